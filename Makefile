@@ -1,0 +1,36 @@
+# Two commands matter: `make run` and `make test`. Both set everything up from a fresh clone
+# and are safe to run again; the other targets are their building blocks.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+NODE_STAMP := node_modules/.installed-stamp
+
+.PHONY: run test setup bench lint
+
+setup: $(STAMP) $(NODE_STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py load_demo
+	DEBUG=$${DEBUG:-1} $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
+
+test: setup
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) -m pytest tests/bench -s -p no:cacheprovider -o python_files='bench_*.py'
+
+lint: setup
+	$(VENV)/bin/ruff check .

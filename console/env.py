@@ -1,0 +1,103 @@
+"""Typed readers for environment variables.
+
+Each helper raises ``ImproperlyConfigured`` naming the variable and the bad value, so a typo in a
+deployment fails at start-up with a readable message instead of somewhere deep in a request.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "", *, environ: Mapping[str, str] | None = None) -> str:
+    return (environ if environ is not None else os.environ).get(name, default)
+
+
+def env_bool(name: str, default: bool = False, *, environ: Mapping[str, str] | None = None) -> bool:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no, on/off), got {raw!r}")
+
+
+def env_int(
+    name: str,
+    default: int,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def env_float(
+    name: str, default: float, *, minimum: float = 0.0, environ: Mapping[str, str] | None = None
+) -> float:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_choice(
+    name: str, default: str, choices: Sequence[str], *, environ: Mapping[str, str] | None = None
+) -> str:
+    value = (environ if environ is not None else os.environ).get(name, default).strip() or default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def env_list(name: str, default: Sequence[str] = (), *, environ: Mapping[str, str] | None = None) -> list[str]:
+    raw = (environ if environ is not None else os.environ).get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_url(
+    name: str, *, schemes: Sequence[str], environ: Mapping[str, str] | None = None
+) -> str | None:
+    """Return the URL in ``name``, or None when unset or empty.
+
+    Only the scheme and the presence of a host are checked here; connecting is the client's job.
+    """
+    raw = (environ if environ is not None else os.environ).get(name, "").strip()
+    if not raw:
+        return None
+    parsed = urlparse(raw)
+    if parsed.scheme not in schemes:
+        raise ImproperlyConfigured(f"{name} must start with one of {', '.join(s + '://' for s in schemes)}")
+    if not parsed.hostname and not parsed.path.strip("/"):
+        raise ImproperlyConfigured(f"{name} has no host: {raw!r}")
+    return raw

@@ -1,0 +1,1 @@
+"""The work-graph domain: models, manifests, planning, execution, logs."""

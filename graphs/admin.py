@@ -1,0 +1,80 @@
+from django.contrib import admin
+
+from graphs import models
+
+
+class MembershipInline(admin.TabularInline):
+    model = models.ProjectMembership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "target_folder", "require_plan_approval"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+class SkillRevisionInline(admin.TabularInline):
+    model = models.SkillRevision
+    extra = 0
+    fields = ["number", "author", "note", "git_commit_sha", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(models.Skill)
+class SkillAdmin(admin.ModelAdmin):
+    list_display = ["skill_id", "name", "owner_org_node", "status", "source", "updated_at"]
+    list_filter = ["status", "owner_org_node", "source"]
+    search_fields = ["skill_id", "name", "description"]
+    readonly_fields = ["team_template", "template_warnings", "created_at", "updated_at"]
+    inlines = [SkillRevisionInline]
+
+
+@admin.register(models.Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["title", "project", "task_type", "status", "created_at"]
+    list_filter = ["status", "task_type", "project"]
+    search_fields = ["title", "goal_text"]
+    raw_id_fields = ["created_by", "skill"]
+
+
+class ExecutionInline(admin.TabularInline):
+    model = models.WorkNodeExecution
+    extra = 0
+    fields = ["node_id", "attempt", "cause", "subagent_type", "status", "started_at", "finished_at"]
+    readonly_fields = fields
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(models.WorkGraphRun)
+class WorkGraphRunAdmin(admin.ModelAdmin):
+    list_display = ["run_id", "task", "status", "manifest_version", "created_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["task", "forked_from"]
+    inlines = [ExecutionInline]
+
+
+@admin.register(models.WorkNodeExecution)
+class WorkNodeExecutionAdmin(admin.ModelAdmin):
+    list_display = ["node_id", "attempt", "cause", "subagent_type", "status", "run", "started_at"]
+    list_filter = ["status", "cause", "subagent_type"]
+    search_fields = ["node_id"]
+    raw_id_fields = ["run", "skill_ref"]
+
+
+@admin.register(models.ExecutionLogFile)
+class ExecutionLogFileAdmin(admin.ModelAdmin):
+    list_display = ["file_path", "status", "last_seq", "created_at"]
+    raw_id_fields = ["node_exec", "project"]
+
+
+@admin.register(models.Artifact)
+class ArtifactAdmin(admin.ModelAdmin):
+    list_display = ["artifact_type", "task", "run", "created_at"]
+    list_filter = ["artifact_type"]
+    raw_id_fields = ["task", "run", "node_exec"]

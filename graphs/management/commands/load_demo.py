@@ -1,0 +1,19 @@
+from django.core.management.base import BaseCommand
+
+from graphs.demo import demo_data_load
+
+
+class Command(BaseCommand):
+    help = "Load the demo project, task and login (idempotent) and print the login."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--password", default="workgraph-demo", help="Password for the demo login.")
+
+    def handle(self, *args, password: str, **options):
+        login = demo_data_load(password=password)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo login — user: {login.username}  password: {login.password}  "
+                f"(open http://127.0.0.1:8000/)"
+            )
+        )

@@ -1,0 +1,335 @@
+"""The persisted work-graph model (DESIGN.md § Glossary and persisted model).
+
+Statuses are nested ``TextChoices``; invariants that must hold whatever code path writes the row live
+in database constraints as well, so a bug elsewhere fails loudly instead of corrupting a run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+PLANNING_NODE_ID = "__planning__"
+
+
+def planning_node_id(org_node: str | None = None) -> str:
+    """Return the synthetic node_id of a planning call: ``__planning__`` or ``__planning__:<org_node>``."""
+    return f"{PLANNING_NODE_ID}:{org_node}" if org_node else PLANNING_NODE_ID
+
+
+class Project(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    target_folder = models.CharField(
+        max_length=1000, help_text="The repository or folder agents work in (their working directory)."
+    )
+    require_plan_approval = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectMembership(models.Model):
+    class Role(models.TextChoices):
+        LEAD = "lead", "Lead"
+        REVIEWER = "reviewer", "Reviewer"
+        VIEWER = "viewer", "Viewer"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project"),
+            models.CheckConstraint(condition=Q(role__in=["lead", "reviewer", "viewer"]), name="membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.project} ({self.role})"
+
+
+class Skill(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        ACTIVE = "active", "Active"
+        DEPRECATED = "deprecated", "Deprecated"
+
+    class Source(models.TextChoices):
+        CONSOLE = "console", "Written in the console"
+        IMPORT = "import", "Imported from a folder"
+
+    skill_id = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    owner_org_node = models.CharField(max_length=100, blank=True, db_index=True)
+    file_path = models.CharField(max_length=1000, blank=True)
+    current_git_commit_sha = models.CharField(max_length=40, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CONSOLE)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    status_reason = models.TextField(blank=True)
+    body = models.TextField(blank=True)
+    team_template = models.JSONField(null=True, blank=True)
+    template_warnings = models.JSONField(default=list, blank=True)
+    defect_reported_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a validator named this skill as the root cause of a failure."
+    )
+    defect_note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["skill_id"]
+        permissions = [("manage_skills", "Can manage skills")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["draft", "active", "deprecated"]), name="skill_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.skill_id
+
+
+class SkillRevision(models.Model):
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    body = models.TextField()
+    git_commit_sha = models.CharField(max_length=40, blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["skill", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["skill", "number"], name="skill_revision_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id} r{self.number}"
+
+
+class Task(models.Model):
+    class TaskType(models.TextChoices):
+        DYNAMIC = "dynamic", "Dynamic (agents plan the graph)"
+        WORKFLOW = "workflow", "Workflow (a fixed workflow)"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PLANNING = "planning", "Planning"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        INCOMPLETE = "incomplete", "Incomplete"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    task_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
+    title = models.CharField(max_length=300)
+    goal_text = models.TextField()
+    deliverables = models.JSONField(default=list, blank=True)
+    acceptance_criteria = models.JSONField(default=list, blank=True)
+    constraints = models.JSONField(default=list, blank=True)
+    resources = models.JSONField(default=list, blank=True)
+    task_type = models.CharField(max_length=16, choices=TaskType.choices, default=TaskType.DYNAMIC)
+    workflow_id = models.CharField(max_length=200, blank=True)
+    skill = models.ForeignKey(
+        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
+        help_text="A skill whose team template guides planning, when chosen explicitly.",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    outcome = models.JSONField(
+        default=dict, blank=True, help_text="What the final verdict decided: verdict, summary, gaps."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "status"], name="task_project_status")]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(task_type="workflow") | ~Q(workflow_id=""),
+                name="task_workflow_needs_workflow_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class WorkGraphRun(models.Model):
+    class Status(models.TextChoices):
+        PLANNING = "planning", "Planning"
+        PLANNING_FAILED = "planning_failed", "Planning failed"
+        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+        READY = "ready", "Ready"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "cancelled"})
+
+    run_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
+    graph_manifest = models.JSONField(default=dict, blank=True)
+    manifest_version = models.PositiveIntegerField(
+        default=0, help_text="Bumped by every planning call that changes the manifest."
+    )
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.PLANNING, db_index=True)
+    forked_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    fork_node_id = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(forked_from__isnull=True) | ~Q(fork_node_id=""), name="run_fork_names_a_node"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} ({self.status})"
+
+    def is_finished(self) -> bool:
+        """Return True once the run can no longer change: planning failed, succeeded, failed or cancelled."""
+        return self.status in self.FINISHED_STATUSES
+
+
+class WorkNodeExecution(models.Model):
+    """One attempt at one node of a run. Rows are never overwritten: a retry is a new row."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Partial"
+        FAILED = "failed", "Failed"
+        BLOCKED = "blocked", "Blocked"
+        CANCELLED = "cancelled", "Cancelled"
+        SUPERSEDED = "superseded", "Superseded"
+
+    FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled", "superseded"})
+
+    class Cause(models.TextChoices):
+        INITIAL = "initial", "Initial"
+        RETRY_SELF = "retry_self", "Retry of itself"
+        LOOP_BACK = "loop_back", "Loop-back"
+        TRANSIENT_RETRY = "transient_retry", "Transient error retry"
+        DYNAMIC_LOOP_BACK = "dynamic_loop_back", "Dynamic loop-back"
+        FORK = "fork", "Fork"
+        PLANNING = "planning", "Planning call"
+
+    node_exec_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="executions")
+    node_id = models.CharField(max_length=200)
+    subagent_type = models.CharField(max_length=100, help_text="The org node that ran (or planned) this.")
+    skill_ref = models.ForeignKey(
+        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="executions"
+    )
+    input_schema_ref = models.CharField(max_length=300, blank=True)
+    output_schema_ref = models.CharField(max_length=300, blank=True)
+    input_payload = models.JSONField(default=dict, blank=True)
+    output_payload = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    attempt = models.PositiveIntegerField(default=1)
+    cause = models.CharField(max_length=24, choices=Cause.choices, default=Cause.INITIAL)
+    cause_node_id = models.CharField(
+        max_length=200, blank=True, help_text="For a loop-back: the failing node that sent the run back here."
+    )
+    judgment_result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    ready_at = models.DateTimeField(null=True, blank=True, help_text="When the node's dependencies were met.")
+    not_before = models.DateTimeField(null=True, blank=True, help_text="Backoff: do not start before this.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "node_id", "attempt"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "node_id", "attempt"], name="execution_unique_attempt"),
+            models.CheckConstraint(condition=Q(attempt__gte=1), name="execution_attempt_positive"),
+        ]
+        indexes = [
+            models.Index(fields=["run", "status"], name="execution_run_status"),
+            models.Index(fields=["run", "node_id", "-attempt"], name="execution_run_node_attempt"),
+            models.Index(fields=["status", "heartbeat_at"], name="execution_status_heartbeat"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} #{self.attempt} ({self.status})"
+
+    @property
+    def is_planning(self) -> bool:
+        """True for the synthetic node recording a planning call (``__planning__``, ``__planning__:<org>``)."""
+        return self.node_id == PLANNING_NODE_ID or self.node_id.startswith(PLANNING_NODE_ID + ":")
+
+    def is_finished(self) -> bool:
+        """Return True once this attempt has ended, whatever the outcome."""
+        return self.status in self.FINISHED_STATUSES
+
+    def duration(self) -> timedelta | None:
+        """Return how long the attempt ran, or None if it has not both started and finished."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+
+class ExecutionLogFile(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    log_file_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    node_exec = models.OneToOneField(WorkNodeExecution, on_delete=models.CASCADE, related_name="log_file")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="log_files")
+    file_path = models.CharField(max_length=1000, help_text="Relative to WORKGRAPH_LOG_DIR.")
+    format = models.CharField(max_length=16, default="jsonl")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN, db_index=True)
+    last_seq = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.file_path
+
+
+class Artifact(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="artifacts")
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="artifacts")
+    node_exec = models.ForeignKey(WorkNodeExecution, on_delete=models.CASCADE, related_name="artifacts")
+    artifact_type = models.CharField(max_length=100, db_index=True)
+    content = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["node_exec", "artifact_type"], name="artifact_once_per_execution"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.artifact_type} of {self.task_id}"

@@ -1,0 +1,85 @@
+"""Suite-wide fixtures and the CI guard.
+
+Under ``CI=true`` the suite must run against the real PostgreSQL and Redis: if either is missing the
+run stops with an error instead of quietly skipping the tests that need them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import redis
+from django.conf import settings
+
+from tests import factories
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _redis_reachable(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not IN_CI:
+        return
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if "postgresql" not in engine:
+        raise pytest.UsageError(f"CI=true needs DATABASE_URL pointing at PostgreSQL; the engine is {engine}")
+    if not settings.REDIS_URL or not _redis_reachable(settings.REDIS_URL):
+        raise pytest.UsageError(f"CI=true needs a reachable Redis at REDIS_URL (got {settings.REDIS_URL!r})")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked ``services`` outside CI when PostgreSQL or Redis is not configured."""
+    if IN_CI:
+        return
+    missing = []
+    if "postgresql" not in settings.DATABASES["default"]["ENGINE"]:
+        missing.append("DATABASE_URL (PostgreSQL)")
+    if not settings.REDIS_URL or not _redis_reachable(settings.REDIS_URL):
+        missing.append("REDIS_URL (reachable Redis)")
+    if not missing:
+        return
+    skip = pytest.mark.skip(reason=f"needs {' and '.join(missing)}; CI=true runs it")
+    for item in items:
+        if "services" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def project(db):
+    return factories.ProjectFactory()
+
+
+@pytest.fixture
+def alice(project):
+    """Alice leads the project."""
+    return factories.member(project, "alice", role="lead")
+
+
+@pytest.fixture
+def bob(project):
+    """Bob reviews the project."""
+    return factories.member(project, "bob", role="reviewer")
+
+
+@pytest.fixture
+def charlie(db):
+    """Charlie has no access to the project."""
+    return factories.UserFactory(username="charlie")
+
+
+@pytest.fixture
+def dana(db):
+    """Dana administers skills and belongs to no project."""
+    return factories.skill_admin("dana")
+
+
+@pytest.fixture
+def task(project, alice):
+    return factories.TaskFactory(project=project, created_by=alice)

@@ -1,0 +1,18 @@
+"""Settings for the test suite: the project's settings with test-only secrets and quick hashing."""
+
+import os
+import tempfile
+
+os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-not-for-deployment")
+os.environ.setdefault("WORKGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="workgraph-test-"))
+os.environ.setdefault("WORKGRAPH_OFFLINE_LINE_DELAY", "0")
+
+from console.settings import *  # noqa: E402,F403
+
+ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SECURE_SSL_REDIRECT = False
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
