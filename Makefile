@@ -18,13 +18,14 @@ $(STAMP): pyproject.toml
 
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	mkdir -p node_modules && touch $@
 
+run: export DEBUG ?= 1
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_demo
-	DEBUG=$${DEBUG:-1} $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
+	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
 test: setup
 	$(PY) -m pytest
