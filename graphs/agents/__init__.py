@@ -1,0 +1,84 @@
+"""Agent runners: one small protocol (``AgentRunner.run(AgentCall) -> AgentResult``), one module each.
+
+``get_runner()`` picks the runner named by ``settings.WORKGRAPH_AGENT``; the runners themselves take
+their configuration as arguments and never read settings, so they can be used and tested on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from graphs.agents.base import (
+    PERMANENT_KINDS,
+    TRANSIENT_KINDS,
+    AgentCall,
+    AgentCancelled,
+    AgentError,
+    AgentResult,
+    AgentRunner,
+)
+from graphs.agents.claude import ClaudeRunner
+from graphs.agents.offline import OfflineRunner
+from graphs.agents.openai import OpenAIRunner
+
+__all__ = [
+    "PERMANENT_KINDS",
+    "TRANSIENT_KINDS",
+    "AgentCall",
+    "AgentCancelled",
+    "AgentError",
+    "AgentResult",
+    "AgentRunner",
+    "ClaudeRunner",
+    "OfflineRunner",
+    "OpenAIRunner",
+    "get_runner",
+    "runner_register",
+]
+
+
+def _claude() -> AgentRunner:
+    return ClaudeRunner(bin=getattr(settings, "WORKGRAPH_CLAUDE_BIN", "claude"))
+
+
+def _openai() -> AgentRunner:
+    base_url = getattr(settings, "WORKGRAPH_OPENAI_BASE_URL", None)
+    if not base_url:
+        raise ImproperlyConfigured("the openai agent runner needs WORKGRAPH_OPENAI_BASE_URL")
+    return OpenAIRunner(
+        base_url=base_url,
+        model=settings.WORKGRAPH_OPENAI_MODEL,
+        api_key=getattr(settings, "WORKGRAPH_OPENAI_API_KEY", "") or "",
+    )
+
+
+def _offline() -> AgentRunner:
+    return OfflineRunner(line_delay=getattr(settings, "WORKGRAPH_OFFLINE_LINE_DELAY", 0.01))
+
+
+# The built-in runners; ``runner_register`` adds more.
+_FACTORIES: dict[str, Callable[[], AgentRunner]] = {"claude": _claude, "openai": _openai, "offline": _offline}
+
+
+def runner_register(name: str, factory: Callable[[], AgentRunner]) -> None:
+    """Make ``get_runner(name)`` build its runner with ``factory``, replacing any earlier one.
+
+    Tests and extensions add their own runners this way (a scripted double, another CLI) without
+    touching this module.
+    """
+    _FACTORIES[name] = factory
+
+
+def get_runner(name: str | None = None) -> AgentRunner:
+    """Return the runner called ``name``, or the one ``settings.WORKGRAPH_AGENT`` selects when None.
+
+    Settings are read on every call, so ``override_settings`` in a test takes effect at once.
+    """
+    chosen = name if name is not None else getattr(settings, "WORKGRAPH_AGENT", "offline")
+    factory = _FACTORIES.get(chosen)
+    if factory is None:
+        raise ImproperlyConfigured(f"unknown agent runner {chosen!r}; choose one of {', '.join(_FACTORIES)}")
+    return factory()

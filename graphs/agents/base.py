@@ -1,0 +1,110 @@
+"""The protocol every agent runner implements, and the errors they raise."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+logger = logging.getLogger(__name__)
+
+Purpose = Literal["plan", "node", "judge"]
+
+# Worth retrying with backoff: the same call may well succeed a little later.
+TRANSIENT_KINDS = frozenset({"timeout", "network", "rate_limit", "unavailable"})
+# Retrying cannot help: a person has to fix configuration, credentials, the prompt or the agent.
+PERMANENT_KINDS = frozenset(
+    {"auth", "quota", "exit_code", "is_error", "invalid_output", "not_found", "bad_request", "cancelled"}
+)
+
+
+@dataclass(frozen=True)
+class AgentCall:
+    """One request to an agent: plan a graph, execute a node, or judge a node's output."""
+
+    org_node: str
+    prompt: str
+    cwd: Path
+    timeout: float
+    purpose: Purpose = "node"
+    # The manifest node being executed or judged.
+    node: Mapping[str, Any] | None = None
+    # The attempt number of the node being executed or judged, starting at 1.
+    attempt: int = 1
+    # Node ids already in the run when planning in append mode.
+    existing_node_ids: tuple[str, ...] = ()
+    # Called with each output line as it arrives, from a runner thread; it must not block for long.
+    on_line: Callable[[str], None] | None = None
+    # Set it to stop the agent promptly; the runner then raises AgentCancelled.
+    cancel_event: threading.Event | None = None
+
+    def cancelled(self) -> bool:
+        """Return True once the caller has asked to stop this call."""
+        return self.cancel_event is not None and self.cancel_event.is_set()
+
+    def emit(self, line: str) -> None:
+        """Hand one output line to ``on_line``; a failing callback is logged, never raised.
+
+        The callback runs on the thread that drains the agent's output: if it raised, that thread
+        would stop reading and the agent could block forever on a full pipe.
+        """
+        if self.on_line is None:
+            return
+        try:
+            self.on_line(line)
+        except Exception:
+            logger.exception("on_line callback failed for a %s call of %s", self.purpose, self.org_node)
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    text: str
+    # The raw payload: the parsed JSON for claude, the response body (or a summary of the stream) for
+    # openai, a small description for offline.
+    raw: Any
+    usage: dict | None
+
+
+class AgentError(Exception):
+    """An agent call that produced no usable answer.
+
+    ``kind`` names the failure; ``transient`` says whether retrying the same call may succeed. The
+    detail fields keep what the agent printed so a reviewer can see why: ``stdout_head`` is the head of
+    the CLI's stdout, or of the HTTP response body for HTTP runners.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        transient: bool | None = None,
+        stderr: str = "",
+        stdout_head: str = "",
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.transient = kind in TRANSIENT_KINDS if transient is None else transient
+        self.stderr = stderr
+        self.stdout_head = stdout_head
+        self.status_code = status_code
+
+
+class AgentCancelled(AgentError):
+    def __init__(self, message: str = "the agent call was cancelled") -> None:
+        super().__init__(message, kind="cancelled", transient=False)
+
+
+class AgentRunner(Protocol):
+    name: str
+
+    def run(self, call: AgentCall) -> AgentResult: ...
+
+
+def output_head(text: str, limit: int = 2000) -> str:
+    """The first ``limit`` characters of an agent's output, for error details."""
+    return text[:limit]

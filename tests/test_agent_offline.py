@@ -1,0 +1,205 @@
+"""The offline agent: deterministic plans that validate, honest placeholders, a judge that loops back once."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from graphs.agents import AgentCall, AgentCancelled, OfflineRunner, get_runner, runner_register
+from graphs.catalogs import ARTIFACT_TYPES
+from graphs.checks import check_run
+from graphs.manifest import extract_graph_manifest, normalize_graph_manifest, validate_graph_manifest
+
+
+def _run(purpose: str = "node", **fields: Any) -> str:
+    call = AgentCall(
+        **(
+            {"org_node": "planner", "prompt": "ignored", "cwd": Path("."), "timeout": 5.0, "purpose": purpose}
+            | fields
+        )
+    )
+    return OfflineRunner(line_delay=0).run(call).text
+
+
+def _plan(org_node: str, existing: tuple[str, ...] = ()) -> dict[str, Any]:
+    text = _run("plan", org_node=org_node, existing_node_ids=existing)
+    manifest = normalize_graph_manifest(extract_graph_manifest(text), existing_node_ids=existing)
+    validate_graph_manifest(manifest, existing_node_ids=existing)
+    return manifest
+
+
+def _ids(manifest: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(node["node_id"] for node in manifest["nodes"])
+
+
+def _merge(*manifests: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "nodes": [node for manifest in manifests for node in manifest["nodes"]],
+        "edges": [edge for manifest in manifests for edge in manifest["edges"]],
+    }
+
+
+def _by_type(manifest: dict[str, Any], node_type: str) -> dict[str, Any]:
+    return next(node for node in manifest["nodes"] if node.get("node_type") == node_type)
+
+
+def test_its_answers_are_deterministic():
+    assert _run("plan", org_node="coder", existing_node_ids=("sdd",)) == _run(
+        "plan", org_node="coder", existing_node_ids=("sdd",)
+    )
+    prd = {"node_id": "prd", "artifact_type": "prd"}
+    assert _run(node=prd) == _run(node=prd)
+
+
+def test_the_plan_is_prose_followed_by_a_fenced_json_manifest():
+    text = _run("plan", org_node="planner")
+
+    assert text.startswith("[offline agent]")
+    assert "```json\n" in text
+
+
+def test_the_planner_plans_catalog_nodes_with_a_loop_back():
+    manifest = _plan("planner")
+
+    assert {node["artifact_type"] for node in manifest["nodes"]} <= set(ARTIFACT_TYPES)
+    loop_backs = [node for node in manifest["nodes"] if node.get("on_fail", {}).get("action") == "loop_back"]
+    assert [node["node_id"] for node in loop_backs] == ["benchmark"]
+    assert {"from": "benchmark", "to": "prd", "edge_type": "on_failure"} in manifest["edges"]
+    prd = next(node for node in manifest["nodes"] if node["node_id"] == "prd")
+    assert prd["judgment"]["kind"] == "llm"
+    assert "{content}" in prd["judgment"]["judge_prompt"]
+    script = next(node for node in manifest["nodes"] if node["artifact_type"] == "test_script")
+    assert script["judgment"] == {"kind": "mechanical", "check_ref": "check_script_compiles"}
+
+
+def test_the_coder_appends_generic_nodes_after_the_planner():
+    planner = _plan("planner")
+    coder = _plan("coder", existing=_ids(planner))
+
+    assert not set(_ids(coder)) & set(_ids(planner))
+    assert all(node["task_prompt"] and "artifact_type" not in node for node in coder["nodes"])
+    assert [node["node_type"] for node in coder["nodes"]] == ["impl", "unit_test", "integration_check"]
+    impl, unit_test = _by_type(coder, "impl"), _by_type(coder, "unit_test")
+    assert impl["depends_on"] == ["sdd", "benchmark"]
+    assert unit_test["on_fail"]["action"] == "loop_back"
+    assert {"from": unit_test["node_id"], "to": impl["node_id"], "edge_type": "on_failure"} in coder["edges"]
+    validate_graph_manifest(_merge(planner, coder))
+
+
+def test_the_validator_appends_a_final_verdict_with_dynamic_loop_back():
+    planner = _plan("planner")
+    coder = _plan("coder", existing=_ids(planner))
+    validator = _plan("validator", existing=_ids(planner) + _ids(coder))
+
+    assert [node["node_type"] for node in validator["nodes"]] == [
+        "independent_benchmark",
+        "test_dataset",
+        "test_script",
+        "final_verdict",
+    ]
+    verdict = _by_type(validator, "final_verdict")
+    assert verdict["judgment"] == {"kind": "mechanical", "check_ref": "verdict_says_pass"}
+    assert verdict["on_fail"]["action"] == "dynamic_loop_back"
+    assert "coder_integration_check" in verdict["depends_on"]
+    dynamic = [
+        node for node in validator["nodes"] if node.get("on_fail", {}).get("action") == "dynamic_loop_back"
+    ]
+    assert dynamic == [verdict]
+    validate_graph_manifest(_merge(planner, coder, validator))
+
+
+def test_appended_ids_never_collide_with_existing_ones():
+    existing = ("coder_impl", "coder_impl_2", "coder_unit_test")
+
+    coder = _plan("coder", existing=existing)
+
+    assert _ids(coder) == ("coder_impl_3", "coder_unit_test_2", "coder_integration_check")
+
+
+def test_any_other_org_node_gets_a_one_node_generic_plan():
+    manifest = _plan("reviewer", existing=("reviewer_work",))
+
+    assert _ids(manifest) == ("reviewer_work_2",)
+    assert manifest["nodes"][0]["task_prompt"]
+
+
+def test_the_judge_fails_the_first_attempt_of_a_loop_back_node_only():
+    loop_back = {"node_id": "benchmark", "on_fail": {"action": "loop_back", "max_attempts": 2}}
+    retry = {"node_id": "prd", "on_fail": {"action": "retry_self"}}
+
+    first = json.loads(_run("judge", node=loop_back, attempt=1))
+    assert first["ok"] is False
+    assert len(first["issues"]) == 1
+    assert "`benchmark`" in first["issues"][0]
+    assert json.loads(_run("judge", node=loop_back, attempt=2)) == {"ok": True, "issues": []}
+    assert json.loads(_run("judge", node=retry, attempt=1)) == {"ok": True, "issues": []}
+
+
+def test_node_output_is_a_labelled_placeholder():
+    text = _run(node={"node_id": "prd", "artifact_type": "prd"})
+
+    assert text.startswith("[offline agent] placeholder Product requirements document (PRD) for node `prd`")
+    assert "(attempt 2" in _run(node={"node_id": "prd", "artifact_type": "prd"}, attempt=2)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"node_id": "test_script", "artifact_type": "test_script"},
+        {"node_id": "validator_test_script", "node_type": "test_script", "task_prompt": "x"},
+    ],
+)
+def test_a_test_script_node_gets_a_script_that_compiles(node):
+    text = _run(node=node)
+
+    assert "[offline agent] placeholder test script" in text
+    assert check_run("check_script_compiles", text).ok
+    compile(text, "placeholder.py", "exec")
+
+
+def test_a_final_verdict_node_says_pass():
+    text = _run(node={"node_id": "verdict", "node_type": "final_verdict", "task_prompt": "x"})
+
+    assert "VERDICT: pass" in text.splitlines()
+    assert check_run("verdict_says_pass", text).ok
+
+
+def test_on_line_receives_every_line_in_order():
+    lines: list[str] = []
+
+    text = _run("plan", org_node="validator", on_line=lines.append)
+
+    assert lines == text.splitlines()
+
+
+def test_setting_the_cancel_event_stops_it():
+    cancel = threading.Event()
+
+    with pytest.raises(AgentCancelled):
+        _run("plan", on_line=lambda line: cancel.set(), cancel_event=cancel)
+
+
+def test_get_runner_defaults_to_the_configured_offline_agent(settings):
+    settings.WORKGRAPH_AGENT = "offline"
+    settings.WORKGRAPH_OFFLINE_LINE_DELAY = 0.005
+
+    runner = get_runner()
+
+    assert (runner.name, runner.line_delay) == ("offline", 0.005)
+
+
+def test_get_runner_refuses_an_unknown_name():
+    with pytest.raises(ImproperlyConfigured, match="unknown agent runner 'gpt'"):
+        get_runner("gpt")
+
+
+def test_a_registered_runner_can_be_selected_by_name():
+    double = OfflineRunner(line_delay=0)
+    runner_register("offline-double", lambda: double)
+
+    assert get_runner("offline-double") is double
