@@ -129,7 +129,18 @@ if WORKGRAPH_AGENT == "openai" and not WORKGRAPH_OPENAI_BASE_URL:
 
 WORKGRAPH_MAX_NODES = env_int("WORKGRAPH_MAX_NODES", 500, minimum=1)
 WORKGRAPH_MAX_DEPTH = env_int("WORKGRAPH_MAX_DEPTH", 50, minimum=1)
+WORKGRAPH_EMBEDDED_WORKERS = env_int("WORKGRAPH_EMBEDDED_WORKERS", 4, minimum=1, maximum=64)
+WORKGRAPH_HEARTBEAT_SECONDS = env_float("WORKGRAPH_HEARTBEAT_SECONDS", 2.0, minimum=0.05)
+WORKGRAPH_REAP_AFTER_SECONDS = env_float("WORKGRAPH_REAP_AFTER_SECONDS", 60.0, minimum=0.5)
+WORKGRAPH_REAP_INTERVAL_SECONDS = env_float("WORKGRAPH_REAP_INTERVAL_SECONDS", 30.0, minimum=0.5)
+WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=0)
+WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
+WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
 WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR", str(VAR_DIR / "logs")))
+# Celery beat (or `celery worker -B`) runs the reaper that recovers executions of dead workers.
+CELERY_BEAT_SCHEDULE = {
+    "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},
+}
 
 # --- Auth, i18n, static ---------------------------------------------------------------------------
 

@@ -194,6 +194,10 @@ class WorkGraphRun(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
     )
     fork_node_id = models.CharField(max_length=200, blank=True)
+    pipeline = models.BooleanField(
+        default=False, help_text="Run as the planner → coder → validator pipeline: stages append in turn."
+    )
+    stage = models.CharField(max_length=100, blank=True, help_text="The org node whose nodes were planned last.")
     error = models.TextField(blank=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -221,15 +225,16 @@ class WorkNodeExecution(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         PARTIAL = "partial", "Partial"
         FAILED = "failed", "Failed"
         BLOCKED = "blocked", "Blocked"
         CANCELLED = "cancelled", "Cancelled"
-        SUPERSEDED = "superseded", "Superseded"
 
-    FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled", "superseded"})
+    FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled"})
+    ACTIVE_STATUSES = frozenset({"pending", "queued", "running"})
 
     class Cause(models.TextChoices):
         INITIAL = "initial", "Initial"

@@ -12,7 +12,10 @@ import pytest
 import redis
 from django.conf import settings
 
+from graphs.agents import runner_register
+from graphs.jobs import InlineExecutor, executor_set
 from tests import factories
+from tests.agents import ScriptedRunner
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -83,3 +86,21 @@ def dana(db):
 @pytest.fixture
 def task(project, alice):
     return factories.TaskFactory(project=project, created_by=alice)
+
+
+@pytest.fixture
+def inline_executor():
+    """Jobs run in the test's own thread when the test calls ``drain()``: deterministic, no threads."""
+    executor = InlineExecutor()
+    previous = executor_set(executor)
+    yield executor
+    executor_set(previous)
+
+
+@pytest.fixture
+def scripted_runner(settings):
+    """Route every agent call of the test to a ``ScriptedRunner`` the test can program and inspect."""
+    runner = ScriptedRunner()
+    runner_register("scripted", lambda: runner)
+    settings.WORKGRAPH_AGENT = "scripted"
+    return runner

@@ -7,7 +7,7 @@ os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-not-for-deployme
 os.environ.setdefault("WORKGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="workgraph-test-"))
 os.environ.setdefault("WORKGRAPH_OFFLINE_LINE_DELAY", "0")
 
-from console.settings import *  # noqa: E402,F403
+from console.settings import *  # noqa: F403
 
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -16,3 +16,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not the shared in-memory database: worker threads then get WAL and the busy timeout.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405

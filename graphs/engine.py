@@ -1,0 +1,723 @@
+"""The orchestrator: runs a run's nodes in dependency order, judges them, retries and loops back.
+
+State lives in the database. Each node attempt is its own ``WorkNodeExecution`` row:
+
+- ``pending``  — created, waiting for its dependencies;
+- ``queued``   — dependencies met (``ready_at``), handed to an executor;
+- ``running``  — claimed by one worker with a conditional update, heart-beating;
+- then ``succeeded`` / ``failed`` / ``blocked`` / ``cancelled``.
+
+A node's current state is its highest attempt. Scheduling decisions (which rows become queued,
+which are blocked, whether the stage is over, which rows a failure creates) are taken under a row
+lock on the run, so any number of workers can finish nodes at once without two of them deciding the
+same thing. Finishing a row is conditional on the worker still owning it: a worker that was presumed
+dead and replaced cannot commit a second result.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from graphs import manifest as manifest_lib
+from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentRunner, get_runner
+from graphs.catalogs import ORG_NODES
+from graphs.checks import check_run, first_root_cause, first_verdict
+from graphs.errors import InvalidTransitionError, WorkGraphError
+from graphs.events import node_states_emit, run_event_emit
+from graphs.jobs import job_handler, job_submit
+from graphs.logs import log_append, log_file_close, log_file_open
+from graphs.manifest import extract_json_payload
+from graphs.models import PLANNING_NODE_ID, Artifact, Skill, Task, WorkGraphRun, WorkNodeExecution
+from graphs.prompts import TaskBrief, judge_prompt, node_prompt
+
+logger = logging.getLogger(__name__)
+
+Status = WorkNodeExecution.Status
+Cause = WorkNodeExecution.Cause
+RunStatus = WorkGraphRun.Status
+
+DEFAULT_MAX_ATTEMPTS = 3
+_TERMINAL_BAD = frozenset({Status.FAILED, Status.BLOCKED, Status.CANCELLED})
+DYNAMIC_ROOT_CAUSES = {"planning": "planner", "coder": "coder", "skill_defect": "coder"}
+
+
+class EngineError(WorkGraphError):
+    """A request the engine cannot carry out (unknown node, run in the wrong state…)."""
+
+
+@dataclass(frozen=True)
+class Judgment:
+    ok: bool
+    kind: str
+    issues: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "kind": self.kind, "issues": self.issues, **self.detail}
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+# --- Starting, advancing, finishing a run ------------------------------------------------------------
+
+
+def run_start(*, run: WorkGraphRun) -> None:
+    """Create a pending first attempt for every manifest node that has none, then schedule what is ready."""
+    with _run_locked(run.run_id) as locked:
+        if locked.status in (RunStatus.PLANNING_FAILED, RunStatus.CANCELLED, RunStatus.AWAITING_APPROVAL):
+            raise InvalidTransitionError(entity="run", current=locked.status, requested=RunStatus.RUNNING)
+        known = set(locked.executions.values_list("node_id", flat=True).distinct())
+        missing = [n for n in manifest_lib.manifest_node_ids(locked.graph_manifest) if n not in known]
+        subagents = _subagent_by_node(locked)
+        created = WorkNodeExecution.objects.bulk_create(
+            [
+                WorkNodeExecution(
+                    run=locked,
+                    node_id=node_id,
+                    subagent_type=subagents.get(node_id, ""),
+                    skill_ref_id=_skill_pk(_manifest_node(locked.graph_manifest, node_id)),
+                    attempt=1,
+                    cause=Cause.INITIAL,
+                )
+                for node_id in missing
+            ]
+        )
+        now = timezone.now()
+        WorkGraphRun.objects.filter(pk=locked.pk).update(
+            status=RunStatus.RUNNING, started_at=locked.started_at or now, finished_at=None
+        )
+        node_states_emit(run_id=locked.pk, rows=created)
+        run_event_emit(run_id=locked.pk, event="run_status", status=RunStatus.RUNNING)
+    run_advance(run_id=run.run_id)
+
+
+def run_advance(*, run_id: Any) -> None:
+    """Queue pending attempts whose dependencies succeeded, block those behind a failure, close stages."""
+    dispatch: list[tuple[str, float]] = []
+    with _run_locked(run_id) as run:
+        if run.status != RunStatus.RUNNING:
+            return
+        latest = _latest_rows(run)
+        dependencies = manifest_lib.data_dependencies(run.graph_manifest)
+        now = timezone.now()
+        to_queue: list[Any] = []
+        changed: list[dict] = []
+        for node_id in manifest_lib.topological_order(run.graph_manifest):
+            row = latest.get(node_id)
+            if row is None or row["status"] != Status.PENDING:
+                continue
+            upstream = [latest.get(dep) for dep in dependencies.get(node_id, [])]
+            bad = [dep for dep, up in zip(dependencies.get(node_id, []), upstream, strict=True)
+                   if up is not None and up["status"] in _TERMINAL_BAD]
+            if bad:
+                reason = f"blocked: upstream {', '.join(bad)} did not succeed"
+                WorkNodeExecution.objects.filter(pk=row["pk"], status=Status.PENDING).update(
+                    status=Status.BLOCKED, error=reason, finished_at=now
+                )
+                row["status"] = Status.BLOCKED
+                changed.append(row)
+                continue
+            if all(up is not None and up["status"] == Status.SUCCEEDED for up in upstream):
+                to_queue.append(row["pk"])
+                delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
+                dispatch.append((str(row["pk"]), max(delay, 0.0)))
+                row["status"] = Status.QUEUED
+                changed.append(row)
+        if to_queue:
+            WorkNodeExecution.objects.filter(pk__in=to_queue, status=Status.PENDING).update(
+                status=Status.QUEUED, ready_at=now
+            )
+        node_states_emit(run_id=run.pk, rows=changed)
+        done = sum(1 for row in latest.values() if row["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
+        run_event_emit(run_id=run.pk, event="progress", done=done, total=len(latest))
+        if done == len(latest):
+            _stage_finished(run, latest)
+        for pk, delay in dispatch:
+            job_submit("node_execute", pk, delay=delay)
+
+
+def _stage_finished(run: WorkGraphRun, latest: dict[str, dict]) -> None:
+    """Every node of the run has ended: continue the pipeline, or finish the run and its task."""
+    now = timezone.now()
+    failed = sorted(node_id for node_id, row in latest.items() if row["status"] in _TERMINAL_BAD)
+    if run.cancel_requested_at is not None:
+        _run_finish(run, status=RunStatus.CANCELLED, error="cancelled", now=now)
+        return
+    if failed:
+        _run_finish(run, status=RunStatus.FAILED, error=f"nodes that did not succeed: {', '.join(failed)}", now=now)
+        return
+    next_stage = pipeline_next_stage(run)
+    if next_stage is not None:
+        job_submit("pipeline_step", str(run.run_id))
+        return
+    _run_finish(run, status=RunStatus.SUCCEEDED, error="", now=now)
+
+
+def pipeline_next_stage(run: WorkGraphRun) -> str | None:
+    """Return the org node that plans next in a pipeline run, or None when the pipeline is done."""
+    if not run.pipeline or run.stage not in ORG_NODES:
+        return None
+    index = ORG_NODES.index(run.stage)
+    return ORG_NODES[index + 1] if index + 1 < len(ORG_NODES) else None
+
+
+def _run_finish(run: WorkGraphRun, *, status: str, error: str, now) -> None:
+    WorkGraphRun.objects.filter(pk=run.pk).update(status=status, error=error, finished_at=now)
+    run.status = status
+    run_event_emit(run_id=run.pk, event="run_status", status=status, error=error)
+    if run.pipeline or status != RunStatus.SUCCEEDED:
+        task_outcome_record(run=run, error=error)
+
+
+def task_outcome_record(*, run: WorkGraphRun, error: str = "") -> None:
+    """Set the task's status and outcome from how its run ended (the final verdict decides a pipeline)."""
+    verdict_row = (
+        run.executions.filter(status=Status.SUCCEEDED, node_id__in=_final_verdict_ids(run.graph_manifest))
+        .order_by("-finished_at")
+        .first()
+    )
+    verdict = first_verdict(verdict_row.output_payload.get("text", "")) if verdict_row else None
+    if run.status == RunStatus.CANCELLED:
+        status = Task.Status.CANCELLED
+    elif run.status == RunStatus.SUCCEEDED:
+        status = Task.Status.SUCCEEDED
+    else:
+        status = Task.Status.FAILED
+    outcome = {"run_id": str(run.run_id), "run_status": run.status, "verdict": verdict, "error": error}
+    Task.objects.filter(pk=run.task_id).update(status=status, outcome=outcome)
+
+
+def _final_verdict_ids(manifest: dict) -> list[str]:
+    return [n["node_id"] for n in manifest.get("nodes", []) if n.get("node_type") == "final_verdict"]
+
+
+# --- Running one node attempt ---------------------------------------------------------------------------
+
+
+@job_handler("node_execute")
+def node_execute_job(node_exec_id: str) -> None:
+    node_execution_run(node_exec_id=node_exec_id)
+
+
+def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:
+    """Claim a queued attempt, produce and judge its output, record the result and advance the run."""
+    me = worker_name()
+    now = timezone.now()
+    claimed = WorkNodeExecution.objects.filter(pk=node_exec_id, status=Status.QUEUED).update(
+        status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=me
+    )
+    if claimed != 1:
+        return  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
+    execution = WorkNodeExecution.objects.select_related("run__task__project").get(pk=node_exec_id)
+    run = execution.run
+    node_states_emit(run_id=run.pk, rows=[execution])
+    log_file_open(execution=execution)
+    log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
+               cause=execution.cause, worker=me)
+    try:
+        _node_execution_body(execution, runner=runner or get_runner(), worker=me)
+    except Exception as error:  # a bug or a lost database must not leave the row running forever
+        logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
+        _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
+    finally:
+        log_file_close(execution=execution)
+    run_advance(run_id=run.run_id)
+
+
+def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, worker: str) -> None:
+    run = execution.run
+    node = _manifest_node(run.graph_manifest, execution.node_id)
+    if node is None:
+        _finish(execution, worker=worker, status=Status.FAILED, error="the node is not in the run's manifest")
+        return
+    if run.cancel_requested_at is not None:
+        _finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
+        return
+    upstream = _upstream_outputs(run, node)
+    feedback = list(execution.input_payload.get("feedback", []))
+    brief = TaskBrief.from_task(run.task)
+    cancel_event = threading.Event()
+    with _heartbeat(execution, worker=worker, cancel_event=cancel_event):
+        try:
+            if _is_zero_token(run.graph_manifest, execution.node_id):
+                prompt = ""
+                text, usage = _aggregate(upstream), None
+                log_append(execution=execution, event="aggregated", upstream=list(upstream))
+            else:
+                prompt = node_prompt(node=node, brief=brief, upstream_outputs=upstream, feedback=feedback)
+                text, usage = _call(runner, execution, node=node, prompt=prompt, purpose="node",
+                                    cancel_event=cancel_event)
+            _save_input(execution, prompt=prompt, upstream=upstream, feedback=feedback)
+            judgment = _judge(runner, execution, node=node, content=text, cancel_event=cancel_event)
+        except AgentCancelled:
+            _finish(execution, worker=worker, status=Status.CANCELLED, error="stopped: the run was cancelled")
+            return
+        except AgentError as error:
+            _agent_failed(execution, worker=worker, error=error)
+            return
+    output = {"text": text, "usage": usage}
+    if judgment.ok:
+        if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
+            _promote_artifact(execution, node=node, content=text)
+        return
+    _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
+
+
+def _call(
+    runner: AgentRunner,
+    execution: WorkNodeExecution,
+    *,
+    node: dict,
+    prompt: str,
+    purpose: str,
+    cancel_event: threading.Event,
+) -> tuple[str, dict | None]:
+    call = AgentCall(
+        org_node=execution.subagent_type or node.get("subagent_type") or "worker",
+        prompt=prompt,
+        cwd=Path(execution.run.task.project.target_folder),
+        timeout=settings.WORKGRAPH_AGENT_TIMEOUT,
+        purpose=purpose,
+        node=node,
+        attempt=execution.attempt,
+        on_line=lambda text: log_append(execution=execution, event="agent_output", purpose=purpose, text=text),
+        cancel_event=cancel_event,
+    )
+    log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
+    result = runner.run(call)
+    return result.text, result.usage
+
+
+def _judge(
+    runner: AgentRunner, execution: WorkNodeExecution, *, node: dict, content: str, cancel_event: threading.Event
+) -> Judgment:
+    spec = node.get("judgment") or {}
+    kind = spec.get("kind", "none")
+    if kind == "mechanical":
+        result = check_run(spec.get("check_ref", ""), content)
+        judgment = Judgment(ok=result.ok, kind=kind, issues=result.issues, detail={"check_ref": spec.get("check_ref")})
+    elif kind == "llm":
+        prompt = judge_prompt(judge_prompt_template=spec.get("judge_prompt", "{content}"), content=content)
+        answer, _ = _call(runner, execution, node=node, prompt=prompt, purpose="judge", cancel_event=cancel_event)
+        verdict = extract_json_payload(answer, required_keys=("ok",))
+        if verdict is None or not isinstance(verdict.get("ok"), bool):
+            judgment = Judgment(ok=False, kind=kind, issues=["the judge's answer held no {ok, issues} JSON object"],
+                                detail={"judge_answer": answer[:4000]})
+        else:
+            issues = [str(issue) for issue in verdict.get("issues") or [] if str(issue).strip()]
+            judgment = Judgment(ok=verdict["ok"], kind=kind, issues=issues)
+    else:
+        judgment = Judgment(ok=True, kind="none")
+    log_append(execution=execution, event="judgment", **judgment.as_dict())
+    return judgment
+
+
+def _agent_failed(execution: WorkNodeExecution, *, worker: str, error: AgentError) -> None:
+    detail = str(error)
+    if error.stderr:
+        detail += f" | stderr: {error.stderr.strip()[:2000]}"
+    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient, message=detail)
+    with _run_locked(execution.run_id) as run:
+        if not _finish(execution, worker=worker, status=Status.FAILED, error=f"agent error ({error.kind}): {detail}"):
+            return
+        if not error.transient:
+            return
+        used = run.executions.filter(node_id=execution.node_id, cause=Cause.TRANSIENT_RETRY).count()
+        if used >= settings.WORKGRAPH_TRANSIENT_RETRIES:
+            return
+        delay = min(settings.WORKGRAPH_BACKOFF_CAP, settings.WORKGRAPH_BACKOFF_BASE * (2**used))
+        _new_attempt(run, execution.node_id, cause=Cause.TRANSIENT_RETRY, not_before_seconds=delay,
+                     feedback=list(execution.input_payload.get("feedback", [])))
+
+
+# --- on_fail ------------------------------------------------------------------------------------------
+
+
+def _on_fail(execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict) -> None:
+    """Record the failed judgment and create the attempts it calls for, or leave it terminal when exhausted.
+
+    Both happen under the run lock, so no scheduler ever sees the failure without its follow-up
+    attempts (it would block the dependants that should wait for the rerun).
+    """
+    on_fail = node.get("on_fail") or {}
+    action = on_fail.get("action", "hard_fail")
+    max_attempts = int(on_fail.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
+    issues = judgment.issues or ["the judge gave no details"]
+    content = output["text"]
+    with _run_locked(execution.run_id) as run:
+        error = "judgment failed: " + "; ".join(judgment.issues)
+        if not _finish(execution, worker=worker, status=Status.FAILED, output=output, judgment=judgment, error=error):
+            return
+        attempts = run.executions.filter(node_id=execution.node_id).exclude(cause=Cause.TRANSIENT_RETRY).count()
+        if action == "hard_fail" or attempts >= max_attempts:
+            reason = "hard_fail" if action == "hard_fail" else f"{action} exhausted after {attempts} attempts"
+            log_append(execution=execution, event="on_fail", action=action, outcome="terminal", reason=reason)
+            return
+        if action == "retry_self":
+            _new_attempt(run, execution.node_id, cause=Cause.RETRY_SELF,
+                         feedback=[f"Your previous attempt was rejected: {issue}" for issue in issues])
+            log_append(execution=execution, event="on_fail", action=action, outcome="retrying")
+            return
+        if action == "loop_back":
+            target = manifest_lib.loop_back_target(run.graph_manifest, execution.node_id)
+            if target is None:
+                log_append(execution=execution, event="on_fail", action=action, outcome="terminal",
+                           reason="no on_failure edge")
+                return
+            rerun = manifest_lib.nodes_between(run.graph_manifest, target=target, failing=execution.node_id)
+            _loop_back(run, rerun=rerun, cause=Cause.LOOP_BACK, failing=execution.node_id, issues=issues)
+            log_append(execution=execution, event="on_fail", action=action, outcome="looped_back", target=target,
+                       rerun=rerun)
+            return
+        if action == "dynamic_loop_back":
+            root_cause = first_root_cause(content) or "coder"
+            stage = DYNAMIC_ROOT_CAUSES.get(root_cause, "coder")
+            if root_cause == "skill_defect":
+                _flag_skills(run, stage=stage, note="; ".join(issues) or content[:2000])
+            rerun = _stage_and_downstream(run, stage=stage, failing=execution.node_id)
+            _loop_back(run, rerun=rerun, cause=Cause.DYNAMIC_LOOP_BACK, failing=execution.node_id,
+                       issues=issues or [content[:2000]])
+            log_append(execution=execution, event="on_fail", action=action, outcome="looped_back",
+                       root_cause=root_cause, stage=stage, rerun=rerun)
+
+
+def _loop_back(run: WorkGraphRun, *, rerun: Sequence[str], cause: str, failing: str, issues: list[str]) -> None:
+    feedback = [f"Node {failing!r} failed its judgment after using this work: {issue}" for issue in issues]
+    for node_id in rerun:
+        _new_attempt(run, node_id, cause=cause, cause_node_id=failing, feedback=feedback)
+
+
+def _stage_and_downstream(run: WorkGraphRun, *, stage: str, failing: str) -> list[str]:
+    manifest = run.graph_manifest
+    owned = {node_id for node_id, org in _subagent_by_node(run).items() if org == stage}
+    chosen = set(owned) | {failing}
+    for node_id in owned:
+        chosen |= manifest_lib.downstream_of(manifest, node_id)
+    return [node_id for node_id in manifest_lib.topological_order(manifest) if node_id in chosen]
+
+
+def _flag_skills(run: WorkGraphRun, *, stage: str, note: str) -> None:
+    skill_ids = {
+        node.get("skill_ref")
+        for node in run.graph_manifest.get("nodes", [])
+        if node.get("skill_ref") and _subagent_by_node(run).get(node["node_id"]) == stage
+    }
+    Skill.objects.filter(skill_id__in=skill_ids).update(defect_reported_at=timezone.now(), defect_note=note[:4000])
+
+
+def _new_attempt(
+    run: WorkGraphRun,
+    node_id: str,
+    *,
+    cause: str,
+    cause_node_id: str = "",
+    feedback: list[str] | None = None,
+    not_before_seconds: float = 0.0,
+) -> WorkNodeExecution:
+    """Add the next attempt of ``node_id`` as a pending row (call under the run lock)."""
+    highest = run.executions.filter(node_id=node_id).aggregate(top=Max("attempt"))["top"] or 0
+    previous = run.executions.filter(node_id=node_id, attempt=highest).first()
+    node = _manifest_node(run.graph_manifest, node_id) or {}
+    created = WorkNodeExecution.objects.create(
+        run=run,
+        node_id=node_id,
+        subagent_type=previous.subagent_type if previous else _subagent_by_node(run).get(node_id, ""),
+        skill_ref_id=_skill_pk(node),
+        attempt=highest + 1,
+        cause=cause,
+        cause_node_id=cause_node_id,
+        input_payload={"feedback": feedback or []},
+        not_before=timezone.now() + timedelta(seconds=not_before_seconds) if not_before_seconds else None,
+    )
+    node_states_emit(run_id=run.pk, rows=[created])
+    return created
+
+
+# --- Cancel, fork, reap ----------------------------------------------------------------------------------
+
+
+def run_cancel(*, run: WorkGraphRun) -> None:
+    """Stop a run: waiting attempts are cancelled now, running agents are stopped by their heartbeat."""
+    now = timezone.now()
+    with _run_locked(run.run_id) as locked:
+        if locked.is_finished():
+            raise InvalidTransitionError(entity="run", current=locked.status, requested=RunStatus.CANCELLED)
+        WorkGraphRun.objects.filter(pk=locked.pk).update(cancel_requested_at=now)
+        waiting = locked.executions.filter(status__in=[Status.PENDING, Status.QUEUED])
+        cancelled = list(waiting.values("pk", "node_id", "attempt", "cause"))
+        waiting.update(status=Status.CANCELLED, error="the run was cancelled", finished_at=now)
+        node_states_emit(run_id=locked.pk, rows=[{**row, "status": Status.CANCELLED} for row in cancelled])
+        if not locked.executions.filter(status=Status.RUNNING).exists():
+            locked.cancel_requested_at = now
+            _run_finish(locked, status=RunStatus.CANCELLED, error="cancelled", now=now)
+
+
+def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
+    """Start a new run of the same manifest that reuses every output upstream of ``node_id``.
+
+    Nodes that are neither ``node_id`` nor downstream of it keep their latest successful output,
+    copied as a ``fork`` attempt; ``node_id`` and everything downstream run again.
+    """
+    manifest = run.graph_manifest
+    if node_id not in manifest_lib.manifest_node_ids(manifest):
+        raise EngineError(f"node {node_id!r} is not in run {run.run_id}")
+    rerun = {node_id} | manifest_lib.downstream_of(manifest, node_id)
+    latest = _latest_rows(run)
+    with transaction.atomic():
+        fork = WorkGraphRun.objects.create(
+            task=run.task, graph_manifest=manifest, manifest_version=run.manifest_version, forked_from=run,
+            fork_node_id=node_id, status=RunStatus.READY, pipeline=False, stage=run.stage,
+        )
+        now = timezone.now()
+        copies = []
+        for planning in run.executions.filter(node_id__startswith=PLANNING_NODE_ID, status=Status.SUCCEEDED):
+            copies.append(_copied_row(planning, fork=fork, cause=Cause.PLANNING, now=now))
+        for kept_node in latest:
+            if kept_node in rerun:
+                continue
+            source = run.executions.filter(node_id=kept_node, status=Status.SUCCEEDED).order_by("-attempt").first()
+            if source is None:
+                raise EngineError(f"cannot fork from {node_id!r}: upstream node {kept_node!r} has no successful output")
+            copies.append(_copied_row(source, fork=fork, cause=Cause.FORK, now=now))
+        WorkNodeExecution.objects.bulk_create(copies)
+        subagents = _subagent_by_node(run)
+        WorkNodeExecution.objects.bulk_create(
+            [
+                WorkNodeExecution(run=fork, node_id=rerun_node, subagent_type=subagents.get(rerun_node, ""),
+                                  skill_ref_id=_skill_pk(_manifest_node(manifest, rerun_node)), attempt=1,
+                                  cause=Cause.FORK if rerun_node == node_id else Cause.INITIAL)
+                for rerun_node in manifest_lib.topological_order(manifest) if rerun_node in rerun
+            ]
+        )
+    run_start(run=fork)
+    fork.refresh_from_db()
+    return fork
+
+
+def _copied_row(source: WorkNodeExecution, *, fork: WorkGraphRun, cause: str, now) -> WorkNodeExecution:
+    return WorkNodeExecution(
+        run=fork, node_id=source.node_id, subagent_type=source.subagent_type, skill_ref_id=source.skill_ref_id,
+        attempt=1, cause=cause, status=Status.SUCCEEDED, input_payload=source.input_payload,
+        output_payload={**source.output_payload, "reused_from": str(source.node_exec_id)},
+        judgment_result=source.judgment_result, ready_at=now, started_at=now, finished_at=now,
+    )
+
+
+@job_handler("reap")
+def reap_job(_: str = "") -> None:
+    executions_reap()
+
+
+def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
+    """Fail attempts whose worker stopped heart-beating, queue a retry for each, and return their ids.
+
+    A worker that died mid-node leaves its row ``running`` forever; the retry is a new attempt with
+    cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
+    Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
+    """
+    stale_after = stale_after or timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
+    cutoff = timezone.now() - stale_after
+    reaped: list[str] = []
+    stale = WorkNodeExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).select_related("run")
+    for execution in stale:
+        error = f"worker {execution.worker} stopped (no heartbeat since {execution.heartbeat_at:%H:%M:%S})"
+        with _run_locked(execution.run_id) as run:
+            moved = WorkNodeExecution.objects.filter(
+                pk=execution.pk, status=Status.RUNNING, heartbeat_at__lt=cutoff
+            ).update(status=Status.FAILED, error=error, finished_at=timezone.now())
+            if moved != 1:
+                continue
+            if not execution.is_planning and run.status == RunStatus.RUNNING and run.cancel_requested_at is None:
+                _new_attempt(run, execution.node_id, cause=Cause.TRANSIENT_RETRY,
+                             feedback=list(execution.input_payload.get("feedback", [])))
+        log_append(execution=execution, event="worker_lost", worker=execution.worker)
+        log_file_close(execution=execution)
+        reaped.append(str(execution.pk))
+        run_advance(run_id=execution.run_id)
+    for pk in WorkNodeExecution.objects.filter(status=Status.QUEUED, ready_at__lt=cutoff).values_list("pk", flat=True):
+        job_submit("node_execute", str(pk))
+    return reaped
+
+
+# --- Helpers ----------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _run_locked(run_id: Any) -> Iterator[WorkGraphRun]:
+    with transaction.atomic():
+        # of=("self",): lock the run row only, not the task and project rows joined in with it.
+        yield WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project").get(pk=run_id)
+
+
+@contextmanager
+def _heartbeat(execution: WorkNodeExecution, *, worker: str, cancel_event: threading.Event) -> Iterator[None]:
+    """Beat while the body runs; set ``cancel_event`` when the run is cancelled or the row is taken away."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        close_old_connections()
+        try:
+            while not stop.wait(settings.WORKGRAPH_HEARTBEAT_SECONDS):
+                alive = WorkNodeExecution.objects.filter(
+                    pk=execution.pk, status=Status.RUNNING, worker=worker, run__cancel_requested_at__isnull=True
+                ).update(heartbeat_at=timezone.now())
+                if alive != 1:
+                    cancel_event.set()
+                    return
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{execution.pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _finish(
+    execution: WorkNodeExecution,
+    *,
+    worker: str,
+    status: str,
+    output: dict | None = None,
+    judgment: Judgment | None = None,
+    error: str = "",
+) -> bool:
+    """Record the end of an attempt if this worker still owns it; return whether it did."""
+    fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "error": error}
+    if output is not None:
+        fields["output_payload"] = output
+    if judgment is not None:
+        fields["judgment_result"] = judgment.as_dict()
+    owned = WorkNodeExecution.objects.filter(pk=execution.pk, status=Status.RUNNING, worker=worker).update(**fields)
+    for name, value in fields.items():
+        setattr(execution, name, value)
+    if owned == 1:
+        node_states_emit(run_id=execution.run_id, rows=[execution])
+    log_append(execution=execution, event="node_finished", status=status, error=error, committed=owned == 1)
+    return owned == 1
+
+
+def _save_input(execution: WorkNodeExecution, *, prompt: str, upstream: dict[str, str], feedback: list[str]) -> None:
+    payload = {**execution.input_payload, "prompt": prompt, "upstream": sorted(upstream), "feedback": feedback}
+    WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
+    execution.input_payload = payload
+
+
+def _promote_artifact(execution: WorkNodeExecution, *, node: dict, content: str) -> None:
+    promote = node.get("promotes_to_artifact") or {}
+    if not promote.get("artifact_type"):
+        return
+    # A node that ran again (a loop-back) replaces its earlier artifact: the task keeps the accepted version.
+    with transaction.atomic():
+        Artifact.objects.filter(
+            run_id=execution.run_id, node_exec__node_id=execution.node_id, artifact_type=promote["artifact_type"]
+        ).delete()
+        Artifact.objects.create(
+            node_exec=execution, artifact_type=promote["artifact_type"], task_id=execution.run.task_id,
+            run_id=execution.run_id, content=content,
+        )
+
+
+def _latest_rows(run: WorkGraphRun) -> dict[str, dict]:
+    latest: dict[str, dict] = {}
+    rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).values(
+        "pk", "node_id", "attempt", "status", "cause", "not_before"
+    )
+    for row in rows:
+        current = latest.get(row["node_id"])
+        if current is None or row["attempt"] > current["attempt"]:
+            latest[row["node_id"]] = row
+    return latest
+
+
+def _upstream_outputs(run: WorkGraphRun, node: dict) -> dict[str, str]:
+    dependencies = list(node.get("depends_on") or [])
+    outputs: dict[str, str] = {}
+    rows = run.executions.filter(node_id__in=dependencies, status=Status.SUCCEEDED).order_by("node_id", "-attempt")
+    for row in rows.only("node_id", "output_payload"):
+        outputs.setdefault(row.node_id, row.output_payload.get("text", ""))
+    return {dep: outputs[dep] for dep in dependencies if dep in outputs}
+
+
+def _is_zero_token(manifest: dict, node_id: str) -> bool:
+    """A node fed only by ``zero_token`` edges is a pure aggregation: it needs no agent call."""
+    incoming = [
+        edge.get("edge_type")
+        for edge in manifest.get("edges", [])
+        if edge.get("to") == node_id and edge.get("edge_type") != "on_failure"
+    ]
+    return bool(incoming) and all(edge_type == "zero_token" for edge_type in incoming)
+
+
+def _aggregate(upstream: dict[str, str]) -> str:
+    return "\n\n".join(f"## {node_id}\n\n{text}" for node_id, text in upstream.items())
+
+
+def _manifest_node(manifest: dict, node_id: str) -> dict | None:
+    for node in manifest.get("nodes", []):
+        if node.get("node_id") == node_id:
+            return node
+    return None
+
+
+def _skill_pk(node: dict | None) -> int | None:
+    skill_id = (node or {}).get("skill_ref")
+    if not skill_id:
+        return None
+    return Skill.objects.filter(skill_id=skill_id).values_list("pk", flat=True).first()
+
+
+def _subagent_by_node(run: WorkGraphRun) -> dict[str, str]:
+    """Map each node_id to the org node that planned it (from the run's planning calls)."""
+    owners: dict[str, str] = {}
+    planning = run.executions.filter(node_id__startswith=PLANNING_NODE_ID, status=Status.SUCCEEDED).order_by(
+        "created_at"
+    )
+    for execution in planning.only("subagent_type", "output_payload"):
+        for node_id in execution.output_payload.get("new_node_ids", []):
+            owners.setdefault(node_id, execution.subagent_type)
+    for node in run.graph_manifest.get("nodes", []):
+        if node.get("subagent_type"):
+            owners[node["node_id"]] = node["subagent_type"]
+    return owners
+
+
+def run_wait_finished(*, run_id: Any, timeout: float, poll: float = 0.2) -> WorkGraphRun:
+    """Poll until the run has finished or ``timeout`` seconds have passed; return it as it is then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = WorkGraphRun.objects.get(pk=run_id)
+        if run.is_finished() or time.monotonic() >= deadline:
+            return run
+        time.sleep(poll)
+
+
+def task_wait_finished(*, task_id: Any, timeout: float, poll: float = 0.2) -> Task:
+    """Poll until the task has an outcome (its pipeline ended) or ``timeout`` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    finished = {Task.Status.SUCCEEDED, Task.Status.FAILED, Task.Status.CANCELLED, Task.Status.INCOMPLETE}
+    while True:
+        task = Task.objects.get(pk=task_id)
+        if task.status in finished or time.monotonic() >= deadline:
+            return task
+        time.sleep(poll)

@@ -1,0 +1,143 @@
+"""Background jobs and where they run.
+
+A job is a name and one id. Engine modules register handlers for their jobs; an executor decides
+where a submitted job runs: on Celery workers (``REDIS_URL`` set), on a thread pool inside the serving
+process (embedded mode), or inline in the caller's thread (management commands and tests drain it).
+Handlers must be idempotent: a job may be delivered again after a worker dies.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+
+logger = logging.getLogger(__name__)
+
+_HANDLERS: dict[str, Callable[[str], None]] = {}
+
+
+def job_handler(name: str) -> Callable[[Callable[[str], None]], Callable[[str], None]]:
+    def register(function: Callable[[str], None]) -> Callable[[str], None]:
+        _HANDLERS[name] = function
+        return function
+
+    return register
+
+
+def job_run(name: str, arg: str) -> None:
+    """Run one job in this thread. Unknown names are a programming error and raise KeyError."""
+    _HANDLERS[name](arg)
+
+
+class Executor(Protocol):
+    def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None: ...
+
+
+class CeleryExecutor:
+    """Queues jobs on the broker once the surrounding transaction commits."""
+
+    def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
+        from graphs.tasks import job_task  # graphs.tasks needs the Celery app, which needs settings loaded
+
+        transaction.on_commit(lambda: job_task.apply_async((name, arg), countdown=max(delay, 0.0) or None))
+
+
+class ThreadExecutor:
+    """Runs jobs on a pool of threads in this process (the embedded mode), reaping lost work on a timer."""
+
+    def __init__(self, workers: int, *, reap_interval: float | None = None) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workgraph")
+        if reap_interval:
+            threading.Thread(target=self._reap_forever, args=(reap_interval,), name="workgraph-reaper",
+                             daemon=True).start()
+
+    def _reap_forever(self, interval: float) -> None:
+        while True:
+            time.sleep(interval)
+            self._pool.submit(_run_in_thread, "reap", "")
+
+    def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
+        transaction.on_commit(lambda: self._submit_now(name, arg, delay))
+
+    def _submit_now(self, name: str, arg: str, delay: float) -> None:
+        if delay > 0:
+            timer = threading.Timer(delay, self._pool.submit, args=(_run_in_thread, name, arg))
+            timer.daemon = True
+            timer.start()
+        else:
+            self._pool.submit(_run_in_thread, name, arg)
+
+
+class InlineExecutor:
+    """Collects jobs and runs them in the caller's thread when ``drain()`` is called, earliest first."""
+
+    def __init__(self) -> None:
+        self._queue: list[tuple[float, int, str, str]] = []
+        self._order = itertools.count()
+
+    def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
+        heapq.heappush(self._queue, (time.monotonic() + max(delay, 0.0), next(self._order), name, arg))
+
+    def drain(self, *, max_jobs: int = 100_000) -> int:
+        """Run queued jobs (and the jobs they queue) until none is left; return how many ran."""
+        ran = 0
+        while self._queue and ran < max_jobs:
+            due, _, name, arg = heapq.heappop(self._queue)
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            job_run(name, arg)
+            ran += 1
+        return ran
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+
+def _run_in_thread(name: str, arg: str) -> None:
+    close_old_connections()
+    try:
+        job_run(name, arg)
+    except Exception:
+        logger.exception("job %s(%s) failed", name, arg)
+    finally:
+        connection.close()
+
+
+_executor: Executor | None = None
+_executor_lock = threading.Lock()
+
+
+def executor_get() -> Executor:
+    """Return the executor for this process, creating the one the settings call for on first use."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            if settings.WORKGRAPH_EXECUTION == "celery":
+                _executor = CeleryExecutor()
+            else:
+                _executor = ThreadExecutor(
+                    workers=settings.WORKGRAPH_EMBEDDED_WORKERS, reap_interval=settings.WORKGRAPH_REAP_INTERVAL_SECONDS
+                )
+        return _executor
+
+
+def executor_set(executor: Executor | None) -> Executor | None:
+    """Replace this process's executor (management commands and tests); return the previous one."""
+    global _executor
+    with _executor_lock:
+        previous, _executor = _executor, executor
+    return previous
+
+
+def job_submit(name: str, arg: str, *, delay: float = 0.0) -> None:
+    executor_get().submit(name, str(arg), delay=delay)

@@ -1,0 +1,199 @@
+"""Durable JSONL execution logs.
+
+Every line is ``{"seq": n, "ts": ..., "event": ..., ...}``. The file is the source of truth: a line is
+written and flushed before anyone is told about it, and ``seq`` is taken from the file itself under an
+exclusive lock, so it keeps increasing across processes and worker restarts and is never reused.
+
+Paths are built only from primary keys (UUIDs), never from names that come in from outside, so a log
+file cannot land outside ``WORKGRAPH_LOG_DIR``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from graphs.models import ExecutionLogFile, WorkNodeExecution
+
+LogLine = dict[str, Any]
+
+# Readers refuse to parse a single line longer than this; a runaway agent line is cut when written.
+MAX_LINE_TEXT = 64_000
+
+_listeners: list[Callable[[WorkNodeExecution, LogLine], None]] = []
+_append_locks: dict[str, threading.Lock] = {}
+_append_locks_guard = threading.Lock()
+
+
+def log_listener_register(listener: Callable[[WorkNodeExecution, LogLine], None]) -> None:
+    """Call ``listener(execution, line)`` after every line is durably written (used to publish live)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def log_root() -> Path:
+    return Path(settings.WORKGRAPH_LOG_DIR)
+
+
+def log_path_for(log_file: ExecutionLogFile) -> Path:
+    """Return the absolute path of a log file, refusing any stored path that escapes the log root."""
+    root = log_root().resolve()
+    path = (root / log_file.file_path).resolve()
+    if not path.is_relative_to(root):
+        raise ValueError(f"log file path {log_file.file_path!r} escapes the log directory")
+    return path
+
+
+def log_file_open(*, execution: WorkNodeExecution) -> ExecutionLogFile:
+    """Create the log file of ``execution`` (idempotent) and return its row."""
+    relative = Path(str(execution.run.task.project_id)) / str(execution.run_id) / f"{execution.node_exec_id}.jsonl"
+    log_file, _ = ExecutionLogFile.objects.get_or_create(
+        node_exec=execution,
+        defaults={"project_id": execution.run.task.project_id, "file_path": str(relative)},
+    )
+    path = log_path_for(log_file)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(exist_ok=True)
+    return log_file
+
+
+def log_append(*, execution: WorkNodeExecution, event: str, **fields: Any) -> LogLine:
+    """Append one line to the execution's log, flush it, then tell the listeners. Returns the line."""
+    log_file = _log_file_of(execution)
+    path = log_path_for(log_file)
+    for key in ("text", "message"):
+        if isinstance(fields.get(key), str) and len(fields[key]) > MAX_LINE_TEXT:
+            fields[key] = fields[key][:MAX_LINE_TEXT] + " …[cut]"
+    with _append_lock(path):
+        line = _append_under_lock(path, event=event, fields=fields)
+    for listener in list(_listeners):
+        listener(execution, line)
+    return line
+
+
+def log_file_close(*, execution: WorkNodeExecution) -> None:
+    """Mark the log closed and record its last seq (kept off the per-line path to spare the database)."""
+    log_file = _log_file_of(execution)
+    with open(log_path_for(log_file), "rb") as handle:
+        last_seq = _last_seq(handle)
+    ExecutionLogFile.objects.filter(pk=log_file.pk, status=ExecutionLogFile.Status.OPEN).update(
+        status=ExecutionLogFile.Status.CLOSED, closed_at=timezone.now(), last_seq=last_seq
+    )
+
+
+def log_read(*, log_file: ExecutionLogFile, after: int = 0, limit: int | None = None) -> list[LogLine]:
+    """Return the lines with ``seq > after`` in order, at most ``limit`` of them."""
+    lines: list[LogLine] = []
+    for line in _iter_lines(log_path_for(log_file)):
+        if line["seq"] > after:
+            lines.append(line)
+            if limit is not None and len(lines) >= limit:
+                break
+    return lines
+
+
+def _log_file_of(execution: WorkNodeExecution) -> ExecutionLogFile:
+    cached = getattr(execution, "_log_file_cache", None)
+    if cached is not None:
+        return cached
+    try:
+        log_file = execution.log_file
+    except ExecutionLogFile.DoesNotExist:
+        log_file = log_file_open(execution=execution)
+    execution._log_file_cache = log_file
+    return log_file
+
+
+def _append_lock(path: Path) -> threading.Lock:
+    # flock is per open file description, so threads of one process need their own lock on top.
+    key = str(path)
+    with _append_locks_guard:
+        return _append_locks.setdefault(key, threading.Lock())
+
+
+def _append_under_lock(path: Path, *, event: str, fields: dict[str, Any]) -> LogLine:
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            line: LogLine = {"seq": _last_seq(handle) + 1, "ts": _now_iso(), "event": event, **fields}
+            end = handle.seek(0, os.SEEK_END)
+            if end and _last_byte(handle, end) != b"\n":
+                handle.write(b"\n")  # seal a line torn by a crash so the new one stands alone
+            handle.write(json.dumps(line, ensure_ascii=False, default=str).encode() + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    return line
+
+
+def _last_seq(handle) -> int:
+    """Read the seq of the last complete line by scanning back from the end of the file."""
+    end = handle.seek(0, os.SEEK_END)
+    if end == 0:
+        return 0
+    block = 4096
+    position = end
+    tail = b""
+    while position > 0:
+        step = min(block, position)
+        position -= step
+        handle.seek(position)
+        tail = handle.read(step) + tail
+        complete = tail.rstrip(b"\n")
+        newline = complete.rfind(b"\n")
+        if newline != -1 or position == 0:
+            last = complete[newline + 1 :]
+            try:
+                return int(json.loads(last)["seq"])
+            except (ValueError, KeyError, TypeError):
+                # A torn last line (a crash mid-write) carries no seq: count the lines instead.
+                return _count_seq(handle)
+    return 0
+
+
+def _last_byte(handle, end: int) -> bytes:
+    handle.seek(end - 1)
+    byte = handle.read(1)
+    handle.seek(0, os.SEEK_END)
+    return byte
+
+
+def _count_seq(handle) -> int:
+    handle.seek(0)
+    highest = 0
+    for raw in handle:
+        try:
+            highest = max(highest, int(json.loads(raw)["seq"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return highest
+
+
+def _iter_lines(path: Path) -> Iterator[LogLine]:
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break  # a line still being written: it will be read next time
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(line, dict) and isinstance(line.get("seq"), int):
+                yield line
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+

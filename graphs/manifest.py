@@ -1,0 +1,811 @@
+"""Pure functions over ``graph_manifest`` dicts: find one in an agent's free text, normalize it,
+validate it, and answer the graph questions the engine asks (DESIGN.md § graph_manifest).
+
+No Django and no I/O. Nothing here recurses, so deep or hostile input never raises RecursionError.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script")
+EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
+JUDGMENT_KINDS = ("none", "mechanical", "llm")
+ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")
+RESERVED_PREFIX = "__"
+
+# An edge without an edge_type still describes a dependency; normalization writes this type, the
+# one that makes the agent read its input rather than skip reasoning about it.
+DEFAULT_EDGE_TYPE = "needs_judgment"
+_ON_FAILURE = "on_failure"
+
+
+class ManifestError(ValueError):
+    """A manifest broke one or more rules; ``errors`` holds one line per problem."""
+
+    def __init__(self, errors: Iterable[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+# --- Extraction ----------------------------------------------------------------------------------
+
+# The json C scanner recurses once per nesting level and shares the interpreter's recursion budget
+# with whoever calls us, so a span nested deeper than this is never handed to it. Real manifests
+# nest about five levels deep.
+_MAX_JSON_NESTING = 100
+
+# Only a brace followed by a quote or a closing brace can start a JSON object.
+_OBJECT_START = re.compile(r'\{[ \t\n\r]*["}]')
+# Decoding starts on this much of a candidate span; a number, literal or escape cut at the window's
+# end fails within _TRUNCATION_MARGIN characters of it.
+_FIRST_DECODE_WINDOW = 4096
+_TRUNCATION_MARGIN = 16
+
+# Outside strings the lexer skips, in one step, everything but brackets and the strings it cannot
+# take whole: those with escapes or control characters, which _string_end follows.
+_SKIP_OUTSIDE_STRINGS = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\x00-\x1f]*+")*+')
+_OPENERS = re.compile(r"[{\[]+")
+# Inside a string only these matter; a raw control character cannot appear in a JSON string.
+_STRING_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+
+
+class _BracketSpans:
+    """Where the bracket opened at a given ``{`` closes, found by lexing forward from it on demand.
+
+    A lexing path started at a brace reads every quote as the start of a string, which goes wrong
+    when the brace sits in prose or inside a string of an earlier object; so a brace no earlier path
+    saw outside a string gets a path of its own. Two paths that stand at the same place outside a
+    string read the same characters from then on, so the later one stops there and borrows the
+    earlier one's results: its open brackets close where the earlier path's brackets at the same
+    levels closed. Every place is therefore lexed about once, however many braces the text holds.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._parent: dict[int, int] = {}  # bracket -> enclosing bracket on its path, -1 for a root
+        self._path: dict[int, int] = {}  # bracket -> the root whose lexing pushed it
+        self._close: dict[int, int] = {}  # bracket -> the bracket closing it; absent when none does
+        self._depth: dict[int, int] = {}  # closed bracket -> nesting levels inside it, itself included
+        self._entries: dict[int, int] = {}  # place a path resumed lexing -> its innermost open bracket
+        self._string_ends: dict[int, int] = {}  # special character inside a string -> that string's end
+
+    def object_at(self, start: int) -> tuple[int, int, int] | None:
+        """``(close, nesting, path)`` when the ``{`` at ``start`` is closed by a ``}``, else None."""
+        if start not in self._parent:
+            self._lex_from(start)
+        close = self._close.get(start)
+        if close is None or self._text[close] != "}":
+            return None
+        return close, self._depth[start], self._path[start]
+
+    def _lex_from(self, root: int) -> None:
+        text, parent, path, close, depth = self._text, self._parent, self._path, self._close, self._depth
+        enter, skip, openers, size = self._entries.setdefault, _SKIP_OUTSIDE_STRINGS.match, _OPENERS.match, len(text)
+        parent[root] = -1
+        path[root] = root
+        stack = [root]
+        inner = [0]  # deepest nesting closed so far under each open bracket
+        pos = root + 1
+        while True:
+            top = stack[-1]
+            # Brackets belong to the one path that pushed them, so another bracket here means
+            # another path got here first.
+            earlier = enter(pos, top)
+            if earlier != top:
+                resume = self._borrow(stack, inner, earlier)
+                if resume is None:
+                    return
+                pos = resume
+                continue
+            at = skip(text, pos).end()
+            if at == size:
+                return  # the text ends with brackets open: none of them is balanced
+            first = text[at]
+            if first == '"':
+                end = self._string_end(at)
+                if end < 0:
+                    return  # an unterminated string leaves every open bracket unbalanced
+                pos = end + 1
+            elif first in "{[":
+                pos = openers(text, at).end()
+                for opened in range(at, pos):
+                    parent[opened] = top
+                    path[opened] = root
+                    stack.append(opened)
+                    inner.append(0)
+                    top = opened
+            else:
+                # Pairs are recorded whatever their kinds: a mismatch only makes that span invalid
+                # JSON, which object_at and the decoder reject, while the path itself goes on.
+                pos = at + 1
+                stack.pop()
+                nesting = inner.pop() + 1
+                close[top] = at
+                depth[top] = nesting
+                if not stack:
+                    return
+                if nesting > inner[-1]:
+                    inner[-1] = nesting
+
+    def _borrow(self, stack: list[int], inner: list[int], theirs: int) -> int | None:
+        """Close our open brackets where an earlier path's did, from ``theirs`` (its innermost) out.
+
+        Returns where to resume lexing when the earlier path ended before ours, or None when nothing
+        is left: every bracket closed, or the earlier path's bracket never closed (so ours cannot).
+        """
+        nesting = 0
+        while True:
+            end = self._close.get(theirs)
+            if end is None:
+                return None
+            ours = stack.pop()
+            # Their count also covers what they nested before the paths met: an overestimate, which
+            # only makes the nesting guard more cautious.
+            nesting = max(inner.pop() + 1, nesting + 1, self._depth[theirs])
+            self._close[ours] = end
+            self._depth[ours] = nesting
+            if not stack:
+                return None
+            theirs = self._parent[theirs]
+            if theirs < 0:
+                inner[-1] = max(inner[-1], nesting)
+                return end + 1
+
+    def _string_end(self, quote: int) -> int:
+        """Where the string opened at ``quote`` closes, or -1 when it never does."""
+        text, known = self._text, self._string_ends
+        walked: list[int] = []
+        pos = quote + 1
+        while True:
+            special = _STRING_SPECIAL.search(text, pos)
+            if special is None:
+                end = -1
+                break
+            at = special.start()
+            if at in known:
+                end = known[at]
+                break
+            walked.append(at)
+            if text[at] == '"':
+                end = at
+                break
+            if text[at] != "\\":
+                end = -1
+                break
+            pos = at + 2
+        # Strings opened at different quotes can run into each other through escaped quotes; the
+        # memo keeps that from lexing the same stretch once per quote.
+        known.update(dict.fromkeys(walked, end))
+        return end
+
+
+def _json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """Every JSON object in ``text`` that ``raw_decode`` accepts, in document order.
+
+    A decoded object is followed by the objects nested in it, and the scan then resumes after it:
+    braces inside its strings are text, not candidates. Only balanced, shallow spans reach the
+    decoder, and a nested span is skipped when an enclosing decode already failed inside it.
+    """
+    spans = _BracketSpans(text)
+    decoder = json.JSONDecoder()
+    failed_at: dict[int, int] = {}  # lexing path -> where the last decode that started on it failed
+    pos = 0
+    while (opening := _OBJECT_START.search(text, pos)) is not None:
+        start = opening.start()
+        pos = start + 1
+        found = spans.object_at(start)
+        if found is None:
+            continue
+        close, nesting, path = found
+        if nesting > _MAX_JSON_NESTING:
+            continue
+        # On the same path, a span that encloses the failure point was decoded as part of the failed
+        # value and would fail at the very same character.
+        failure = failed_at.get(path)
+        if failure is not None and start < failure <= close:
+            continue
+        value, end = _decode_object(decoder, text, start, close)
+        if value is None:
+            failed_at[path] = end
+            continue
+        yield from _dicts_in(value)
+        pos = end
+
+
+def _decode_object(decoder: json.JSONDecoder, text: str, start: int, close: int) -> tuple[Any, int]:
+    """(the object spanning ``text[start:close + 1]``, where it ends), or (None, where decoding failed).
+
+    Decoding works on a copy of the span, first a short one that grows while the decoder keeps
+    needing more: a JSONDecodeError counts the newlines before its position, which on the whole
+    text would make every failed candidate cost the length of everything before it.
+    """
+    width = _FIRST_DECODE_WINDOW
+    while True:
+        stop = min(close + 1, start + width)
+        window = text[start:stop]
+        try:
+            value, end = decoder.raw_decode(window)
+        except json.JSONDecodeError as error:
+            # Cutting the span short fails near the cut, or as an unterminated string anywhere.
+            cut_short = stop <= close and (
+                error.pos >= len(window) - _TRUNCATION_MARGIN or error.msg.startswith("Unterminated string")
+            )
+            if not cut_short:
+                return None, start + error.pos
+            width *= 4
+        else:
+            return value, start + end
+
+
+def _dicts_in(value: Any) -> Iterator[dict[str, Any]]:
+    """``value``'s dicts, outermost first and otherwise in document order."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            yield item
+            pending.extend(reversed(item.values()))
+        elif isinstance(item, list):
+            pending.extend(reversed(item))
+
+
+def _first_object(text: str, accept: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
+    for candidate in _json_objects(text):
+        accepted = accept(candidate)
+        if accepted is not None:
+            return accepted
+    return None
+
+
+def extract_json_payload(text: str, required_keys: Iterable[str] = ()) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` holding every key in ``required_keys``, or None.
+
+    A text that is one JSON object is its own first candidate; after that every ``{`` starts one,
+    so prose, fences and code around or inside the JSON do not matter.
+    """
+    required = tuple(required_keys)
+    return _first_object(text, lambda candidate: candidate if all(k in candidate for k in required) else None)
+
+
+def _manifest_in(candidate: dict[str, Any]) -> dict[str, Any] | None:
+    if isinstance(candidate.get("nodes"), list):
+        return candidate
+    wrapped = candidate.get("graph_manifest")
+    if isinstance(wrapped, dict) and isinstance(wrapped.get("nodes"), list):
+        return wrapped
+    return None
+
+
+def extract_graph_manifest(text: str) -> dict[str, Any] | None:
+    """The first object in ``text`` with a ``nodes`` list, or one wrapped under ``graph_manifest``.
+
+    ``edges`` may be missing (normalization adds an empty list). The object is returned as found.
+    """
+    return _first_object(text, _manifest_in)
+
+
+# --- Normalization -------------------------------------------------------------------------------
+
+
+def normalize_graph_manifest_with_notes(
+    manifest: Mapping[str, Any], existing_node_ids: Iterable[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
+    """A normalized copy of ``manifest`` and one human-readable note per change made.
+
+    A node keyed ``id`` gets ``node_id``; a missing or null ``depends_on`` becomes ``[]``; missing
+    ``edges`` become ``[]``; an edge without ``edge_type`` gets ``needs_judgment``; every edge other
+    than ``on_failure`` between known nodes (this manifest's, or ``existing_node_ids`` in append mode)
+    is added to its target's ``depends_on``. Malformed parts are left for validation to report.
+    """
+    if not isinstance(manifest, Mapping):
+        raise ManifestError(["manifest must be a JSON object"])
+    result: dict[str, Any] = _json_copy(dict(manifest))
+    notes: list[str] = []
+    nodes = result.get("nodes")
+    if not isinstance(nodes, list):
+        return result, notes
+    for index, node in enumerate(nodes):
+        if not isinstance(node, dict):
+            continue
+        if "node_id" not in node and "id" in node:
+            node = nodes[index] = {"node_id": node["id"]} | {k: v for k, v in node.items() if k != "id"}
+            notes.append(f"{_node_label(node, index)}: key 'id' renamed to 'node_id'")
+        if node.get("depends_on") is None:
+            node["depends_on"] = []
+            notes.append(f"{_node_label(node, index)}: missing depends_on set to []")
+    if result.get("edges") is None:
+        result["edges"] = []
+        notes.append("manifest: missing edges set to []")
+    edges = result["edges"]
+    if not isinstance(edges, list):
+        return result, notes
+    by_id: dict[str, dict[str, Any]] = {}
+    for node in nodes:
+        if isinstance(node, dict) and _is_id(node.get("node_id")):
+            by_id.setdefault(node["node_id"], node)
+    known = set(by_id) | set(existing_node_ids)
+    for index, edge in enumerate(edges):
+        if not isinstance(edge, dict):
+            continue
+        if edge.get("edge_type") is None:
+            edge["edge_type"] = DEFAULT_EDGE_TYPE
+            notes.append(f"{_edge_label(edge, index)}: missing edge_type set to {DEFAULT_EDGE_TYPE!r}")
+        source, target = edge.get("from"), edge.get("to")
+        if edge["edge_type"] == _ON_FAILURE or not (_is_id(source) and _is_id(target)):
+            continue
+        node = by_id.get(target)
+        if node is None or source not in known or source == target:
+            continue
+        depends_on = node["depends_on"]
+        if isinstance(depends_on, list) and source not in depends_on:
+            depends_on.append(source)
+            notes.append(f"node {target!r}: dependency on {source!r} back-filled from edge")
+    return result, notes
+
+
+def normalize_graph_manifest(manifest: Mapping[str, Any], existing_node_ids: Iterable[str] = ()) -> dict[str, Any]:
+    """A normalized copy of ``manifest``; see ``normalize_graph_manifest_with_notes``."""
+    return normalize_graph_manifest_with_notes(manifest, existing_node_ids)[0]
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data; ``copy.deepcopy`` recurses once per nesting level."""
+    if not isinstance(value, dict | list):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    pending = [(value, root)]
+    while pending:
+        source, target = pending.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            copied = item
+            if isinstance(item, dict | list):
+                copied = {} if isinstance(item, dict) else []
+                pending.append((item, copied))
+            if isinstance(target, dict):
+                target[key] = copied
+            else:
+                target.append(copied)
+    return root
+
+
+# --- Validation ----------------------------------------------------------------------------------
+
+
+def validate_graph_manifest(
+    manifest: Mapping[str, Any],
+    existing_node_ids: Iterable[str] = (),
+    *,
+    max_nodes: int = 500,
+    max_depth: int = 50,
+) -> None:
+    """Raise ManifestError listing every rule ``manifest`` breaks (DESIGN.md § graph_manifest).
+
+    In append mode ``manifest`` holds only the new nodes and ``existing_node_ids`` the run's nodes:
+    those are valid dependency and loop-back targets, but new ids must not reuse them, and new edges
+    must not add inputs to them. ``max_nodes`` bounds the nodes in ``manifest``; ``max_depth`` bounds
+    the longest dependency chain, where an existing node counts as one level (the caller measures the
+    merged graph with ``graph_depth`` when it needs the exact figure). Missing ``depends_on``,
+    ``edges`` and ``edge_type`` are read as normalization would fill them in.
+    """
+    errors = _manifest_errors(manifest, frozenset(existing_node_ids), max_nodes=max_nodes, max_depth=max_depth)
+    if errors:
+        raise ManifestError(errors)
+
+
+def _manifest_errors(
+    manifest: Any, existing: frozenset[str], *, max_nodes: int, max_depth: int
+) -> list[str]:
+    if not isinstance(manifest, Mapping):
+        return ["manifest must be a JSON object"]
+    nodes, edges = manifest.get("nodes"), manifest.get("edges")
+    errors = []
+    if not isinstance(nodes, list):
+        errors.append("manifest: nodes must be a list")
+    elif not nodes:
+        errors.append("manifest: nodes is empty; a plan needs at least one node")
+    elif len(nodes) > max_nodes:
+        errors.append(f"manifest: {len(nodes)} nodes, over the limit of {max_nodes}")
+    if edges is not None and not isinstance(edges, list):
+        errors.append("manifest: edges must be a list")
+    if errors:
+        return errors
+    edges = edges or []
+
+    named: list[tuple[str, dict[str, Any]]] = []
+    for index, node in enumerate(nodes):
+        if not isinstance(node, dict):
+            errors.append(f"nodes[{index}]: must be an object")
+        elif not _is_id(node.get("node_id")):
+            errors.append(f"nodes[{index}]: node_id must be a non-empty string")
+            errors.extend(_node_shape_errors(node, f"nodes[{index}]"))
+        else:
+            named.append((node["node_id"], node))
+            errors.extend(_node_shape_errors(node, f"node {node['node_id']!r}"))
+    ids = [node_id for node_id, _ in named]
+    own = set(ids)
+    errors.extend(_id_errors(ids, existing))
+
+    dependencies: dict[str, dict[str, None]] = {node_id: {} for node_id in ids}
+    for node_id, node in named:
+        for dep in node.get("depends_on") or []:
+            if not isinstance(dep, str):
+                continue
+            if dep == node_id:
+                errors.append(f"node {node_id!r}: depends on itself")
+            elif dep not in own and dep not in existing:
+                errors.append(f"node {node_id!r}: depends_on names unknown node {dep!r}")
+            else:
+                dependencies[node_id][dep] = None
+
+    failure_edges: dict[str, list[str]] = {}
+    for index, edge in enumerate(edges):
+        if not isinstance(edge, dict):
+            errors.append(f"edges[{index}]: must be an object")
+            continue
+        source, target, edge_type = edge.get("from"), edge.get("to"), edge.get("edge_type")
+        label = _edge_label(edge, index)
+        if not (_is_id(source) and _is_id(target)):
+            errors.append(f"{label}: from and to must be non-empty node_id strings")
+            continue
+        if edge_type is not None and edge_type not in EDGE_TYPES:
+            errors.append(f"{label}: edge_type {edge_type!r} is not one of {_choices(EDGE_TYPES)}")
+            continue
+        unknown = [end for end in (source, target) if end not in own and end not in existing]
+        if unknown:
+            errors.append(f"{label}: names unknown node {' and '.join(map(repr, unknown))}")
+            continue
+        if source == target:
+            errors.append(f"{label}: self-loop (a node cannot feed or loop back to itself)")
+        elif edge_type == _ON_FAILURE:
+            if source not in own:
+                errors.append(f"{label}: on_failure edge from {source!r}, which is not a node of this manifest")
+            else:
+                failure_edges.setdefault(source, []).append(target)
+        elif target not in own:
+            errors.append(f"{label}: data edge into existing node {target!r}; appended nodes cannot add "
+                          "inputs to nodes already in the run")
+        else:
+            dependencies[target][source] = None
+
+    graph = {node_id: list(deps) for node_id, deps in dependencies.items()}
+    order, cycles = _topological(ids, graph)
+    errors.extend(map(_cycle_message, cycles))
+    errors.extend(_on_fail_errors(named, failure_edges, graph, existing))
+    if not cycles:
+        errors.extend(_depth_errors(order, graph, max_depth))
+    return errors
+
+
+def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
+    errors = []
+    depends_on = node.get("depends_on")
+    if depends_on is not None and not (isinstance(depends_on, list) and all(_is_id(d) for d in depends_on)):
+        errors.append(f"{label}: depends_on must be a list of node_id strings")
+
+    has_artifact, has_prompt = "artifact_type" in node, "task_prompt" in node
+    if has_artifact and has_prompt:
+        errors.append(f"{label}: has both artifact_type and task_prompt; a node takes exactly one")
+    elif not (has_artifact or has_prompt):
+        errors.append(f"{label}: needs artifact_type (a catalog node) or task_prompt (a generic node)")
+    elif has_artifact and node["artifact_type"] not in ARTIFACT_TYPES:
+        errors.append(f"{label}: artifact_type {node['artifact_type']!r} is not one of {_choices(ARTIFACT_TYPES)}")
+    elif has_prompt and not (isinstance(node["task_prompt"], str) and node["task_prompt"].strip()):
+        errors.append(f"{label}: task_prompt must be a non-empty string")
+
+    judgment = node.get("judgment")
+    if judgment is not None:
+        kind = judgment.get("kind") if isinstance(judgment, dict) else None
+        if not isinstance(judgment, dict):
+            errors.append(f"{label}: judgment must be an object")
+        elif kind not in JUDGMENT_KINDS:
+            errors.append(f"{label}: judgment.kind {kind!r} is not one of {_choices(JUDGMENT_KINDS)}")
+        elif kind == "llm" and not (
+            isinstance(judgment.get("judge_prompt"), str) and "{content}" in judgment["judge_prompt"]
+        ):
+            errors.append(f"{label}: an llm judgment needs a judge_prompt containing the {{content}} placeholder")
+        elif kind == "mechanical" and not _is_id(judgment.get("check_ref")):
+            errors.append(f"{label}: a mechanical judgment needs check_ref naming the check")
+
+    on_fail = node.get("on_fail")
+    if on_fail is not None:
+        if not isinstance(on_fail, dict):
+            errors.append(f"{label}: on_fail must be an object")
+        else:
+            action, attempts = on_fail.get("action"), on_fail.get("max_attempts")
+            if action not in ON_FAIL_ACTIONS:
+                errors.append(f"{label}: on_fail.action {action!r} is not one of {_choices(ON_FAIL_ACTIONS)}")
+            if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
+                errors.append(f"{label}: on_fail.max_attempts must be a positive integer, not {attempts!r}")
+            if action == "dynamic_loop_back":
+                errors.extend(_dynamic_loop_back_errors(node, label))
+
+    promotes = node.get("promotes_to_artifact")
+    if promotes is not None and not (isinstance(promotes, dict) and _is_id(promotes.get("artifact_type"))):
+        errors.append(f"{label}: promotes_to_artifact must be an object with a non-empty artifact_type")
+    for key in ("subagent_type", "skill_ref", "node_type"):
+        if node.get(key) is not None and not _is_id(node[key]):
+            errors.append(f"{label}: {key} must be a non-empty string")
+    return errors
+
+
+def _dynamic_loop_back_errors(node: dict[str, Any], label: str) -> list[str]:
+    errors = []
+    if node.get("node_type") != "final_verdict":
+        errors.append(f"{label}: dynamic_loop_back is only allowed on a node with node_type 'final_verdict', "
+                      f"not {node.get('node_type')!r}")
+    subagent = node.get("subagent_type")
+    if subagent is not None and subagent != "validator":
+        errors.append(f"{label}: dynamic_loop_back belongs to the validator, not subagent_type {subagent!r}")
+    return errors
+
+
+def _id_errors(ids: list[str], existing: frozenset[str]) -> list[str]:
+    errors = []
+    for node_id, count in Counter(ids).items():
+        if node_id.startswith(RESERVED_PREFIX):
+            errors.append(f"node {node_id!r}: node_ids starting with {RESERVED_PREFIX!r} are reserved for "
+                          "planning nodes")
+        if count > 1:
+            errors.append(f"node {node_id!r}: node_id is used by {count} nodes")
+        if node_id in existing:
+            errors.append(f"node {node_id!r}: node_id already exists in the run")
+    return errors
+
+
+def _on_fail_errors(
+    named: list[tuple[str, dict[str, Any]]],
+    failure_edges: dict[str, list[str]],
+    graph: dict[str, list[str]],
+    existing: frozenset[str],
+) -> list[str]:
+    """loop_back needs exactly one on_failure edge, to an upstream node; nothing else may have one.
+
+    An on_failure edge on a node without loop_back would never be followed, which is almost always
+    a planning slip (a forgotten action, or an edge on the wrong node), so it is an error too.
+    """
+    errors = []
+    actions = {
+        node_id: node["on_fail"].get("action") if isinstance(node.get("on_fail"), dict) else None
+        for node_id, node in named
+    }
+    for node_id, targets in failure_edges.items():
+        if actions.get(node_id) != "loop_back":
+            errors.extend(
+                f"edge {node_id!r} -> {target!r}: on_failure edge from node {node_id!r}, whose on_fail.action "
+                "is not loop_back" for target in targets
+            )
+    for node_id, action in actions.items():
+        if action != "loop_back":
+            continue
+        targets = failure_edges.get(node_id, [])
+        if len(targets) != 1:
+            named_targets = f" (to {', '.join(map(repr, targets))})" if targets else ""
+            errors.append(f"node {node_id!r}: on_fail.action is loop_back, which needs exactly one on_failure "
+                          f"edge from it; it has {len(targets)}{named_targets}")
+        elif targets[0] not in existing and targets[0] not in _reachable(node_id, graph):
+            errors.append(f"node {node_id!r}: loop_back target {targets[0]!r} is not an upstream dependency "
+                          f"of {node_id!r}")
+    return errors
+
+
+def _depth_errors(order: list[str], graph: dict[str, list[str]], max_depth: int) -> list[str]:
+    chains = _longest_chains(order, graph)
+    too_deep = [(length, start, node_id) for node_id, (length, start) in chains.items() if length > max_depth]
+    if not too_deep:
+        return []
+    length, start, end = max(too_deep, key=lambda chain: chain[0])
+    return [f"dependency chain {start!r} -> ... -> {end!r} is {length} nodes deep, over the limit of {max_depth}"]
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _choices(values: Iterable[str]) -> str:
+    return ", ".join(values)
+
+
+def _node_label(node: dict[str, Any], index: int) -> str:
+    node_id = node.get("node_id")
+    return f"node {node_id!r}" if _is_id(node_id) else f"nodes[{index}]"
+
+
+def _edge_label(edge: dict[str, Any], index: int) -> str:
+    source, target = edge.get("from"), edge.get("to")
+    return f"edge {source!r} -> {target!r}" if _is_id(source) and _is_id(target) else f"edges[{index}]"
+
+
+# --- Graph queries ---------------------------------------------------------------------------------
+# These read a manifest that passed validation (a run's stored, merged manifest). Dependencies come
+# from depends_on and from data edges alike; on_failure edges are control flow, never dependencies.
+
+
+def manifest_node_ids(manifest: Mapping[str, Any]) -> list[str]:
+    """The node_ids in manifest order."""
+    return [node["node_id"] for node in manifest.get("nodes") or [] if isinstance(node, dict) and "node_id" in node]
+
+
+def data_dependencies(manifest: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Each node's direct dependencies, without duplicates.
+
+    A dependency on a node outside the manifest (an existing node, when this is an append) is left
+    out: it is not this manifest's to schedule.
+    """
+    ids = manifest_node_ids(manifest)
+    dependencies: dict[str, dict[str, None]] = {node_id: {} for node_id in ids}
+    for node in manifest.get("nodes") or []:
+        if isinstance(node, dict) and node.get("node_id") in dependencies:
+            for dep in node.get("depends_on") or []:
+                if dep in dependencies:
+                    dependencies[node["node_id"]][dep] = None
+    for edge in manifest.get("edges") or []:
+        source, target = edge.get("from"), edge.get("to")
+        if edge.get("edge_type") != _ON_FAILURE and source in dependencies and target in dependencies:
+            dependencies[target][source] = None
+    return {node_id: list(deps) for node_id, deps in dependencies.items()}
+
+
+def topological_order(manifest: Mapping[str, Any]) -> list[str]:
+    """Every node after its dependencies; among nodes ready together, manifest order decides.
+
+    Raises ManifestError naming the cycle when the dependencies are not a DAG.
+    """
+    order, cycles = _topological(manifest_node_ids(manifest), data_dependencies(manifest))
+    if cycles:
+        raise ManifestError(map(_cycle_message, cycles))
+    return order
+
+
+def upstream_of(manifest: Mapping[str, Any], node_id: str) -> set[str]:
+    """Every node ``node_id`` depends on, directly or not. KeyError for an unknown node."""
+    return _reachable(node_id, _checked(data_dependencies(manifest), node_id))
+
+
+def downstream_of(manifest: Mapping[str, Any], node_id: str) -> set[str]:
+    """Every node that depends on ``node_id``, directly or not. KeyError for an unknown node."""
+    return _reachable(node_id, _checked(_dependents(data_dependencies(manifest)), node_id))
+
+
+def nodes_between(manifest: Mapping[str, Any], *, target: str, failing: str) -> list[str]:
+    """What a loop-back from ``failing`` to ``target`` reruns, in topological order.
+
+    That is ``target``, ``failing`` and every node on a data path from one to the other. Raises
+    KeyError for an unknown node and ValueError when ``target`` is not upstream of ``failing``.
+    """
+    dependencies = data_dependencies(manifest)
+    upstream = _reachable(failing, _checked(dependencies, failing))
+    _checked(dependencies, target)
+    if target != failing and target not in upstream:
+        raise ValueError(f"{target!r} is not upstream of {failing!r}")
+    rerun = (_reachable(target, _dependents(dependencies)) & upstream) | {target, failing}
+    return [node_id for node_id in topological_order(manifest) if node_id in rerun]
+
+
+def loop_back_target(manifest: Mapping[str, Any], node_id: str) -> str | None:
+    """Where ``node_id``'s on_failure edge points, or None when it has none. KeyError for an unknown node."""
+    if node_id not in manifest_node_ids(manifest):
+        raise KeyError(node_id)
+    for edge in manifest.get("edges") or []:
+        if edge.get("edge_type") == _ON_FAILURE and edge.get("from") == node_id:
+            return edge.get("to")
+    return None
+
+
+def merge_manifests(existing: Mapping[str, Any], addition: Mapping[str, Any]) -> dict[str, Any]:
+    """A new manifest: ``existing``'s nodes and edges followed by ``addition``'s.
+
+    Nothing is checked here; validate the addition against the existing node_ids first.
+    """
+    merged: dict[str, Any] = _json_copy(dict(existing))
+    merged["nodes"] = merged.get("nodes") or []
+    merged["edges"] = merged.get("edges") or []
+    merged["nodes"].extend(_json_copy(list(addition.get("nodes") or [])))
+    merged["edges"].extend(_json_copy(list(addition.get("edges") or [])))
+    return merged
+
+
+def graph_depth(manifest: Mapping[str, Any]) -> int:
+    """Nodes on the longest dependency chain; 0 for an empty manifest. ManifestError on a cycle."""
+    chains = _longest_chains(topological_order(manifest), data_dependencies(manifest))
+    return max((length for length, _ in chains.values()), default=0)
+
+
+def _checked(graph: dict[str, list[str]], node_id: str) -> dict[str, list[str]]:
+    if node_id not in graph:
+        raise KeyError(node_id)
+    return graph
+
+
+def _dependents(dependencies: dict[str, list[str]]) -> dict[str, list[str]]:
+    dependents: dict[str, list[str]] = {node_id: [] for node_id in dependencies}
+    for node_id, deps in dependencies.items():
+        for dep in deps:
+            if dep in dependents:
+                dependents[dep].append(node_id)
+    return dependents
+
+
+def _reachable(start: str, graph: Mapping[str, list[str]]) -> set[str]:
+    """Nodes reachable from ``start`` along ``graph``, not counting ``start`` unless on a cycle."""
+    seen: set[str] = set()
+    pending = deque(graph.get(start, ()))
+    while pending:
+        node_id = pending.popleft()
+        if node_id not in seen:
+            seen.add(node_id)
+            pending.extend(graph.get(node_id, ()))
+    return seen
+
+
+def _topological(ids: list[str], dependencies: Mapping[str, list[str]]) -> tuple[list[str], list[list[str]]]:
+    """Kahn's algorithm, taking the earliest ready node in manifest order; returns (order, cycles).
+
+    Dependencies on nodes outside ``ids`` count as met.
+    """
+    position = {node_id: index for index, node_id in reversed(list(enumerate(ids)))}
+    waiting = {node_id: sum(dep in position for dep in dependencies.get(node_id, ())) for node_id in position}
+    dependents = _dependents({node_id: list(dependencies.get(node_id, ())) for node_id in position})
+    ready = [position[node_id] for node_id, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        node_id = ids[heapq.heappop(ready)]
+        order.append(node_id)
+        for dependent in dependents[node_id]:
+            waiting[dependent] -= 1
+            if waiting[dependent] == 0:
+                heapq.heappush(ready, position[dependent])
+    if len(order) == len(position):
+        return order, []
+    return order, _cycles_among({node_id for node_id, count in waiting.items() if count}, ids, dependencies)
+
+
+def _cycles_among(stuck: set[str], ids: list[str], dependencies: Mapping[str, list[str]]) -> list[list[str]]:
+    """Distinct cycles among the nodes Kahn's algorithm could not place.
+
+    Each of them waits on another one of them, so following such a dependency from any of them
+    must come back to a node already on the walk: that stretch is a cycle. Nodes merely downstream
+    of a cycle end their walk on an earlier walk instead and are not reported.
+    """
+    cycles = []
+    visited: set[str] = set()
+    for start in ids:
+        if start not in stuck or start in visited:
+            continue
+        walk: dict[str, int] = {}
+        node_id = start
+        while node_id not in visited and node_id not in walk:
+            walk[node_id] = len(walk)
+            node_id = next(dep for dep in dependencies[node_id] if dep in stuck)
+        if node_id in walk:
+            loop = list(walk)[walk[node_id]:]
+            cycles.append([*loop, node_id])
+        visited.update(walk)
+    return cycles
+
+
+def _cycle_message(cycle: list[str]) -> str:
+    return "dependency cycle: " + " -> ".join(map(repr, cycle)) + " (each node depends on the next)"
+
+
+def _longest_chains(order: list[str], dependencies: Mapping[str, list[str]]) -> dict[str, tuple[int, str]]:
+    """For each node in ``order``: (nodes on the longest chain ending at it, the chain's first node).
+
+    A dependency outside ``order`` (an existing node in append mode) counts as a one-node chain.
+    """
+    chains: dict[str, tuple[int, str]] = {}
+    for node_id in order:
+        length, start = 1, node_id
+        for dep in dependencies.get(node_id, ()):
+            dep_length, dep_start = chains.get(dep, (1, dep))
+            if dep_length + 1 > length:
+                length, start = dep_length + 1, dep_start
+        chains[node_id] = (length, start)
+    return chains

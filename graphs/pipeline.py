@@ -1,0 +1,74 @@
+"""The planner → coder → validator pipeline of a task, as jobs.
+
+``pipeline_start`` plans the task with the planner and runs its nodes; each time a stage's nodes have
+all succeeded the engine submits ``pipeline_step``, which lets the next org node append its own nodes
+into the same run and runs them. The final verdict decides the task (``engine.task_outcome_record``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from graphs.engine import pipeline_next_stage, run_start, task_outcome_record
+from graphs.jobs import job_handler, job_submit
+from graphs.models import Task, WorkGraphRun
+from graphs.planning import PlanningFailedError, plan_work_graph
+
+FIRST_STAGE = "planner"
+
+
+def pipeline_start(*, task: Task) -> None:
+    """Queue the pipeline for ``task``; the planner's planning call runs as a background job."""
+    with transaction.atomic():
+        Task.objects.filter(pk=task.pk).update(status=Task.Status.PLANNING, outcome={})
+        job_submit("pipeline_plan", str(task.pk))
+
+
+@job_handler("pipeline_plan")
+def pipeline_plan_job(task_id: str) -> None:
+    task = Task.objects.select_related("project").get(pk=task_id)
+    try:
+        result = plan_work_graph(FIRST_STAGE, task, task.goal_text)
+    except PlanningFailedError as failure:
+        Task.objects.filter(pk=task.pk).update(
+            status=Task.Status.FAILED, outcome={"error": failure.reason, "stage": FIRST_STAGE}
+        )
+        return
+    run = result.run
+    WorkGraphRun.objects.filter(pk=run.pk).update(pipeline=True, stage=FIRST_STAGE)
+    run.pipeline, run.stage = True, FIRST_STAGE
+    Task.objects.filter(pk=task.pk).update(status=Task.Status.RUNNING)
+    if run.status == WorkGraphRun.Status.READY:
+        run_start(run=run)
+
+
+@job_handler("pipeline_step")
+def pipeline_step_job(run_id: str) -> None:
+    """Let the next org node append its nodes to the run, then run them. Idempotent per stage."""
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    stage = pipeline_next_stage(run)
+    if stage is None or run.status != WorkGraphRun.Status.RUNNING:
+        return
+    # Claim the stage so a redelivered job cannot plan it twice.
+    claimed = WorkGraphRun.objects.filter(pk=run.pk, stage=run.stage, status=WorkGraphRun.Status.RUNNING).update(
+        stage=stage
+    )
+    if claimed != 1:
+        return
+    try:
+        plan_work_graph(stage, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+    except PlanningFailedError as failure:
+        _pipeline_fail(run_id=run.run_id, reason=f"{stage} planning failed: {failure.reason}")
+        return
+    run.refresh_from_db()
+    run_start(run=run)
+
+
+def _pipeline_fail(*, run_id: Any, reason: str) -> None:
+    WorkGraphRun.objects.filter(pk=run_id).update(
+        status=WorkGraphRun.Status.FAILED, error=reason, finished_at=timezone.now()
+    )
+    task_outcome_record(run=WorkGraphRun.objects.get(pk=run_id), error=reason)

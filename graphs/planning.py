@@ -1,0 +1,335 @@
+"""Planning: ask an org node's agent for a graph_manifest and record the call as a planning node.
+
+A fresh call creates the run; an append call (``append_to_run_id``) adds the org node's own nodes to
+an existing run. Either way the call is kept as a synthetic ``WorkNodeExecution`` — ``__planning__``
+or ``__planning__:<org_node>`` — holding the prompt, the raw response, the extracted manifest, the
+normalization notes and any validation errors, with its own JSONL log, so a reviewer can open it.
+
+Failure leaves nothing half-written: the manifest is merged in one locked update or not at all, and
+a run being created by a failed call ends ``planning_failed`` with the reason on its planning node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from graphs import manifest as manifest_lib
+from graphs.agents import AgentCall, AgentError, AgentResult, AgentRunner, get_runner
+from graphs.errors import WorkGraphError
+from graphs.events import node_states_emit, run_event_emit
+from graphs.logs import log_append, log_file_close, log_file_open
+from graphs.models import Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
+
+# Transient agent errors (timeouts, rate limits, outages) are retried inside one planning call.
+TRANSIENT_RETRIES = 2
+TRANSIENT_BACKOFF_SECONDS = (2.0, 8.0)
+
+
+class PlanningFailedError(WorkGraphError):
+    """A planning call that produced no usable manifest; the reason is also on its planning node."""
+
+    def __init__(self, reason: str, *, planning_execution: WorkNodeExecution | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.planning_execution = planning_execution
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    run: WorkGraphRun
+    graph_manifest: dict
+    new_node_ids: list[str]
+    planning_execution: WorkNodeExecution
+
+
+@dataclass
+class _Attempt:
+    """What one planning call learned, kept on the planning node whatever the outcome."""
+
+    prompt: str
+    raw_responses: list[str] = field(default_factory=list)
+    extracted: dict | None = None
+    manifest: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    repair_prompt: str | None = None
+    usage: list[dict] = field(default_factory=list)
+
+
+def plan_work_graph(
+    org_node: str,
+    task: Task,
+    goal_text: str,
+    append_to_run_id: Any = None,
+    *,
+    runner: AgentRunner | None = None,
+    timeout: float | None = None,
+) -> PlanResult:
+    """Plan a graph for ``task`` with ``org_node``'s agent; append to an existing run when asked.
+
+    Returns the run, its whole (merged) manifest, the node_ids this call added and the planning node.
+    Raises ``PlanningFailedError`` with the reason when the agent fails or its manifest is unusable.
+    """
+    runner = runner or get_runner()
+    timeout = timeout if timeout is not None else settings.WORKGRAPH_AGENT_TIMEOUT
+    appending = append_to_run_id is not None
+    if appending:
+        run = _run_for_append(append_to_run_id, task=task)
+        existing_ids = manifest_lib.manifest_node_ids(run.graph_manifest or {"nodes": []})
+    else:
+        run = WorkGraphRun.objects.create(task=task, status=WorkGraphRun.Status.PLANNING)
+        existing_ids = []
+
+    brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)
+    attempt = _Attempt(prompt=planning_prompt(org_node=org_node, brief=brief, existing_node_ids=existing_ids))
+    execution = _planning_execution_create(run=run, org_node=org_node, prompt=attempt.prompt, append=appending)
+    call = AgentCall(
+        org_node=org_node,
+        prompt=attempt.prompt,
+        cwd=Path(task.project.target_folder),
+        timeout=timeout,
+        purpose="plan",
+        existing_node_ids=tuple(existing_ids),
+        on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
+    )
+    try:
+        _ask_for_manifest(runner, call, attempt=attempt, existing_ids=existing_ids, execution=execution)
+        if appending:
+            run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node)
+        else:
+            run, new_ids = _store_fresh_manifest(run=run, manifest=attempt.manifest)
+    except PlanningFailedError as failure:
+        _record_failure(execution=execution, run=run, attempt=attempt, reason=failure.reason, fresh=not appending)
+        failure.planning_execution = execution
+        raise
+    except Exception as error:
+        # Whatever broke, the planning node must not be left "running" and the run not "planning".
+        reason = f"planning stopped by an internal error: {error!r}"
+        _record_failure(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending)
+        raise PlanningFailedError(reason, planning_execution=execution) from error
+    _record_success(execution=execution, attempt=attempt, new_node_ids=new_ids)
+    return PlanResult(run=run, graph_manifest=run.graph_manifest, new_node_ids=new_ids, planning_execution=execution)
+
+
+def _run_for_append(run_id: Any, *, task: Task) -> WorkGraphRun:
+    run = WorkGraphRun.objects.filter(pk=run_id).first()
+    if run is None:
+        raise PlanningFailedError(f"there is no run {run_id} to append to")
+    if run.task_id != task.pk:
+        raise PlanningFailedError(f"run {run_id} belongs to another task")
+    if run.is_finished():
+        raise PlanningFailedError(f"run {run_id} is {run.status}; nodes can no longer be appended to it")
+    return run
+
+
+def _planning_execution_create(*, run: WorkGraphRun, org_node: str, prompt: str, append: bool) -> WorkNodeExecution:
+    node_id = planning_node_id(org_node if append else None)
+    now = timezone.now()
+    # The same org node may plan into a run more than once (a dynamic loop-back re-plans a stage):
+    # each call is its own attempt, numbered under the (run, node_id, attempt) unique constraint.
+    for _ in range(5):
+        attempt_number = WorkNodeExecution.objects.filter(run=run, node_id=node_id).count() + 1
+        try:
+            with transaction.atomic():
+                execution = WorkNodeExecution.objects.create(
+                    run=run,
+                    node_id=node_id,
+                    subagent_type=org_node,
+                    attempt=attempt_number,
+                    cause=WorkNodeExecution.Cause.PLANNING,
+                    status=WorkNodeExecution.Status.RUNNING,
+                    input_payload={"org_node": org_node, "prompt": prompt, "append": append},
+                    ready_at=now,
+                    started_at=now,
+                )
+            break
+        except IntegrityError:
+            continue
+    else:
+        raise PlanningFailedError(f"could not record the planning call {node_id} for run {run.run_id}")
+    log_file_open(execution=execution)
+    log_append(execution=execution, event="node_start", node_id=node_id, org_node=org_node, append=append)
+    node_states_emit(run_id=run.pk, rows=[execution])
+    return execution
+
+
+def _ask_for_manifest(
+    runner: AgentRunner,
+    call: AgentCall,
+    *,
+    attempt: _Attempt,
+    existing_ids: Sequence[str],
+    execution: WorkNodeExecution,
+) -> None:
+    """Call the agent (and once more with a repair request if needed) until a valid manifest is in hand."""
+    result = _call_agent(runner, call, attempt=attempt, execution=execution)
+    if _accept_response(result.text, attempt=attempt, existing_ids=existing_ids):
+        return
+    attempt.repair_prompt = repair_prompt(
+        original_prompt=attempt.prompt, raw_response=result.text, errors=attempt.errors
+    )
+    log_append(execution=execution, event="repair_requested", errors=attempt.errors)
+    repair_call = dataclasses.replace(call, prompt=attempt.repair_prompt)
+    result = _call_agent(runner, repair_call, attempt=attempt, execution=execution)
+    if not _accept_response(result.text, attempt=attempt, existing_ids=existing_ids):
+        raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(attempt.errors))
+
+
+def _call_agent(
+    runner: AgentRunner, call: AgentCall, *, attempt: _Attempt, execution: WorkNodeExecution
+) -> AgentResult:
+    for retry in range(TRANSIENT_RETRIES + 1):
+        try:
+            result = runner.run(call)
+        except AgentError as error:
+            detail = _agent_error_detail(error)
+            if error.transient and retry < TRANSIENT_RETRIES:
+                delay = TRANSIENT_BACKOFF_SECONDS[min(retry, len(TRANSIENT_BACKOFF_SECONDS) - 1)]
+                log_append(execution=execution, event="agent_retry", kind=error.kind, message=detail, delay=delay)
+                time.sleep(delay)
+                continue
+            if error.stdout_head:
+                attempt.raw_responses.append(error.stdout_head)
+            raise PlanningFailedError(f"the {call.org_node} agent failed ({error.kind}): {detail}") from error
+        attempt.raw_responses.append(result.text)
+        if result.usage:
+            attempt.usage.append(result.usage)
+        return result
+    raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _accept_response(text: str, *, attempt: _Attempt, existing_ids: Sequence[str]) -> bool:
+    """Extract, normalize and validate; keep what was learned on ``attempt``. True when usable."""
+    extracted = manifest_lib.extract_graph_manifest(text)
+    attempt.extracted = extracted
+    if extracted is None:
+        attempt.errors = ["no graph_manifest JSON object (with a 'nodes' list) was found in the response"]
+        return False
+    try:
+        normalized, notes = manifest_lib.normalize_graph_manifest_with_notes(extracted, existing_ids)
+    except (TypeError, ValueError, AttributeError) as error:
+        attempt.errors = [f"the manifest could not be normalized: {error}"]
+        return False
+    attempt.notes = notes
+    limits = {"max_nodes": settings.WORKGRAPH_MAX_NODES - len(existing_ids), "max_depth": settings.WORKGRAPH_MAX_DEPTH}
+    try:
+        manifest_lib.validate_graph_manifest(normalized, existing_ids, **limits)
+    except manifest_lib.ManifestError as error:
+        attempt.errors = list(error.errors)
+        return False
+    attempt.errors = []
+    attempt.manifest = normalized
+    return True
+
+
+def _store_fresh_manifest(*, run: WorkGraphRun, manifest: dict) -> tuple[WorkGraphRun, list[str]]:
+    needs_approval = run.task.project.require_plan_approval
+    run.graph_manifest = manifest
+    run.manifest_version = 1
+    run.status = WorkGraphRun.Status.AWAITING_APPROVAL if needs_approval else WorkGraphRun.Status.READY
+    run.save(update_fields=["graph_manifest", "manifest_version", "status"])
+    new_ids = manifest_lib.manifest_node_ids(manifest)
+    run_event_emit(run_id=run.pk, event="nodes_appended", org_node=None, new_node_ids=new_ids, manifest_version=1)
+    run_event_emit(run_id=run.pk, event="run_status", status=run.status)
+    return run, new_ids
+
+
+def _merge_into_run(*, run_id: Any, addition: dict, org_node: str) -> tuple[WorkGraphRun, list[str]]:
+    """Merge ``addition`` into the run under a row lock, re-checking against the manifest as it is now.
+
+    The agent was asked with the node_ids of the moment; another append may have landed since, so
+    collisions and limits are checked again inside the lock before anything is written.
+    """
+    with transaction.atomic():
+        run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
+        if run.is_finished():
+            raise PlanningFailedError(f"run {run_id} became {run.status} while planning; nothing was appended")
+        current = run.graph_manifest or {"nodes": [], "edges": []}
+        current_ids = manifest_lib.manifest_node_ids(current)
+        try:
+            manifest_lib.validate_graph_manifest(
+                addition,
+                current_ids,
+                max_nodes=settings.WORKGRAPH_MAX_NODES - len(current_ids),
+                max_depth=settings.WORKGRAPH_MAX_DEPTH,
+            )
+            merged = manifest_lib.merge_manifests(current, addition)
+            depth = manifest_lib.graph_depth(merged)
+        except manifest_lib.ManifestError as error:
+            raise PlanningFailedError("the appended nodes do not fit the run: " + "; ".join(error.errors)) from error
+        if depth > settings.WORKGRAPH_MAX_DEPTH:
+            raise PlanningFailedError(
+                f"the merged graph is {depth} nodes deep, over the limit of {settings.WORKGRAPH_MAX_DEPTH}"
+            )
+        run.graph_manifest = merged
+        run.manifest_version += 1
+        run.save(update_fields=["graph_manifest", "manifest_version"])
+        new_ids = manifest_lib.manifest_node_ids(addition)
+        run_event_emit(
+            run_id=run.pk, event="nodes_appended", org_node=org_node, new_node_ids=new_ids,
+            manifest_version=run.manifest_version,
+        )
+    return run, new_ids
+
+
+def _record_success(*, execution: WorkNodeExecution, attempt: _Attempt, new_node_ids: list[str]) -> None:
+    execution.status = WorkNodeExecution.Status.SUCCEEDED
+    execution.output_payload = _output_payload(attempt, new_node_ids=new_node_ids)
+    execution.finished_at = timezone.now()
+    execution.save(update_fields=["status", "output_payload", "finished_at"])
+    node_states_emit(run_id=execution.run_id, rows=[execution])
+    log_append(execution=execution, event="node_completed", new_node_ids=new_node_ids)
+    log_file_close(execution=execution)
+
+
+def _record_failure(
+    *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool
+) -> None:
+    now = timezone.now()
+    execution.status = WorkNodeExecution.Status.FAILED
+    execution.error = reason
+    execution.output_payload = _output_payload(attempt, new_node_ids=[])
+    execution.finished_at = now
+    execution.save(update_fields=["status", "error", "output_payload", "finished_at"])
+    node_states_emit(run_id=run.pk, rows=[execution])
+    if fresh:
+        WorkGraphRun.objects.filter(pk=run.pk, status=WorkGraphRun.Status.PLANNING).update(
+            status=WorkGraphRun.Status.PLANNING_FAILED, error=reason, finished_at=now
+        )
+        run.refresh_from_db()
+        run_event_emit(run_id=run.pk, event="run_status", status=run.status, error=reason)
+    log_append(execution=execution, event="planning_failed", reason=reason, errors=attempt.errors)
+    log_file_close(execution=execution)
+
+
+def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, Any]:
+    return {
+        "raw_response": attempt.raw_responses[0] if attempt.raw_responses else "",
+        "repair_prompt": attempt.repair_prompt,
+        "repair_response": attempt.raw_responses[1] if len(attempt.raw_responses) > 1 else None,
+        "extracted_manifest": attempt.extracted,
+        "manifest": attempt.manifest,
+        "normalization_notes": attempt.notes,
+        "validation_errors": attempt.errors,
+        "new_node_ids": new_node_ids,
+        "usage": attempt.usage,
+    }
+
+
+def _agent_error_detail(error: AgentError) -> str:
+    parts = [str(error)]
+    if error.stderr:
+        parts.append(f"stderr: {error.stderr.strip()[:2000]}")
+    if error.stdout_head:
+        parts.append(f"stdout: {error.stdout_head.strip()[:2000]}")
+    return " | ".join(parts)

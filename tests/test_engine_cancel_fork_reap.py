@@ -1,0 +1,100 @@
+"""Cancel stops running agents, fork reruns only from the chosen node, the reaper recovers lost work."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from graphs.engine import EngineError, executions_reap, run_cancel, run_fork, run_start, run_wait_finished
+from graphs.jobs import ThreadExecutor, executor_set
+from graphs.models import WorkNodeExecution
+from tests.agents import wait_for_cancel
+from tests.graphs import edges_for, latest, node, planned_run
+
+
+def chain() -> dict:
+    nodes = [node("plan"), node("build", "plan"), node("check", "build"), node("ship", "check")]
+    return {"nodes": nodes, "edges": edges_for(nodes)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_stops_a_running_agent_and_cancels_waiting_nodes(task, scripted_runner, settings):
+    settings.WORKGRAPH_HEARTBEAT_SECONDS = 0.05
+    started = threading.Event()
+
+    def slow(call):
+        started.set()
+        return wait_for_cancel(call)
+
+    scripted_runner.replies[("node", "build")] = slow
+    previous = executor_set(ThreadExecutor(workers=2))
+    try:
+        run = planned_run(task, chain())
+        run_start(run=run)
+        assert started.wait(10), "the build node never started"
+        run_cancel(run=run)
+        run = run_wait_finished(run_id=run.run_id, timeout=10)
+    finally:
+        executor_set(previous)
+    rows = latest(run)
+    assert run.status == "cancelled"
+    assert rows["build"].status == "cancelled"
+    assert rows["build"].error == "stopped: the run was cancelled"
+    assert rows["check"].status == rows["ship"].status == "cancelled"
+    assert run.task.__class__.objects.get(pk=run.task_id).status == "cancelled"
+
+
+@pytest.mark.django_db
+def test_fork_reuses_upstream_outputs_and_reruns_from_the_chosen_node(task, scripted_runner, inline_executor):
+    run = planned_run(task, chain())
+    run_start(run=run)
+    inline_executor.drain()
+    scripted_runner.calls.clear()
+
+    fork = run_fork(run=run, node_id="check")
+    inline_executor.drain()
+    fork.refresh_from_db()
+
+    assert fork.status == "succeeded"
+    assert (fork.forked_from_id, fork.fork_node_id) == (run.run_id, "check")
+    assert scripted_runner.node_calls() == [("check", 1), ("ship", 1)]
+    rows = latest(fork)
+    assert [rows[n].cause for n in ("plan", "build", "check", "ship")] == ["fork", "fork", "fork", "initial"]
+    original_build = latest(run)["build"]
+    assert rows["build"].output_payload["text"] == original_build.output_payload["text"]
+    assert rows["build"].output_payload["reused_from"] == str(original_build.pk)
+    assert fork.executions.filter(node_id="__planning__").exists()
+
+
+@pytest.mark.django_db
+def test_fork_refuses_a_node_that_is_not_in_the_run(task, scripted_runner, inline_executor):
+    run = planned_run(task, chain())
+    with pytest.raises(EngineError, match="node 'deploy' is not in run"):
+        run_fork(run=run, node_id="deploy")
+
+
+@pytest.mark.django_db
+def test_the_reaper_fails_a_silent_execution_and_queues_a_retry(task, scripted_runner, inline_executor):
+    run = planned_run(task, chain())
+    run_start(run=run)
+    first = run.executions.get(node_id="plan")
+    # A worker claimed "plan" and then died: the row stays running with an old heartbeat.
+    long_ago = timezone.now() - timedelta(minutes=10)
+    WorkNodeExecution.objects.filter(pk=first.pk).update(
+        status="running", worker="host:1:1", started_at=long_ago, heartbeat_at=long_ago
+    )
+    inline_executor.drain()  # the queued job finds the row already claimed and does nothing
+
+    assert executions_reap(stale_after=timedelta(seconds=30)) == [str(first.pk)]
+    inline_executor.drain()
+    run.refresh_from_db()
+
+    dead = WorkNodeExecution.objects.get(pk=first.pk)
+    assert dead.status == "failed" and "worker host:1:1 stopped" in dead.error
+    retry = latest(run)["plan"]
+    assert (retry.attempt, retry.cause, retry.status) == (2, "transient_retry", "succeeded")
+    assert run.status == "succeeded"
+    assert executions_reap(stale_after=timedelta(seconds=30)) == []
