@@ -392,8 +392,9 @@ def _on_fail(execution: WorkNodeExecution, *, worker: str, node: dict, judgment:
             if root_cause == "skill_defect":
                 _flag_skills(run, stage=stage, note="; ".join(issues) or content[:2000])
             rerun = _stage_and_downstream(run, stage=stage, failing=execution.node_id)
+            # The verdict's own words say what the stage got wrong; the check's issue only says "fail".
             _loop_back(run, rerun=rerun, cause=Cause.DYNAMIC_LOOP_BACK, failing=execution.node_id,
-                       issues=issues or [content[:2000]])
+                       issues=[*issues, f"the verdict reads:\n{content[:4000]}"])
             log_append(execution=execution, event="on_fail", action=action, outcome="looped_back",
                        root_cause=root_cause, stage=stage, rerun=rerun)
 

@@ -30,10 +30,6 @@ from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
 
-# Transient agent errors (timeouts, rate limits, outages) are retried inside one planning call.
-TRANSIENT_RETRIES = 2
-TRANSIENT_BACKOFF_SECONDS = (2.0, 8.0)
-
 
 class PlanningFailedError(WorkGraphError):
     """A planning call that produced no usable manifest; the reason is also on its planning node."""
@@ -188,13 +184,16 @@ def _ask_for_manifest(
 def _call_agent(
     runner: AgentRunner, call: AgentCall, *, attempt: _Attempt, execution: WorkNodeExecution
 ) -> AgentResult:
-    for retry in range(TRANSIENT_RETRIES + 1):
+    # Transient agent errors (timeouts, rate limits, outages) are retried inside the one planning call,
+    # with the same capped exponential backoff the engine uses for nodes.
+    retries = settings.WORKGRAPH_TRANSIENT_RETRIES
+    for retry in range(retries + 1):
         try:
             result = runner.run(call)
         except AgentError as error:
             detail = _agent_error_detail(error)
-            if error.transient and retry < TRANSIENT_RETRIES:
-                delay = TRANSIENT_BACKOFF_SECONDS[min(retry, len(TRANSIENT_BACKOFF_SECONDS) - 1)]
+            if error.transient and retry < retries:
+                delay = min(settings.WORKGRAPH_BACKOFF_CAP, settings.WORKGRAPH_BACKOFF_BASE * (2**retry))
                 log_append(execution=execution, event="agent_retry", kind=error.kind, message=detail, delay=delay)
                 time.sleep(delay)
                 continue
