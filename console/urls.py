@@ -1,8 +1,28 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
+
+from console import views
 
 urlpatterns = [
-    path("", RedirectView.as_view(url="/admin/", permanent=False)),
+    path("", views.dashboard, name="dashboard"),
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("tasks/", views.task_list, name="task_list"),
+    path("tasks/new/", views.task_new, name="task_new"),
+    path("tasks/<uuid:task_id>/", views.task_detail, name="task_detail"),
+    path("tasks/<uuid:task_id>/plan/", views.task_plan, name="task_plan"),
+    path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
+    path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
+    path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),
+    path("runs/<uuid:run_id>/planning/", views.run_planning, name="run_planning"),
+    path("runs/<uuid:run_id>/start/", views.run_start_view, name="run_start"),
+    path("runs/<uuid:run_id>/cancel/", views.run_cancel_view, name="run_cancel"),
+    path("runs/<uuid:run_id>/fork/", views.run_fork_view, name="run_fork"),
+    path("runs/<uuid:run_id>/approve/", views.run_review_view, {"decision": "approve"}, name="run_approve"),
+    path("runs/<uuid:run_id>/reject/", views.run_review_view, {"decision": "reject"}, name="run_reject"),
+    path("executions/<uuid:node_exec_id>/", views.execution_detail, name="execution_detail"),
+    path("executions/<uuid:node_exec_id>/detail.json", views.execution_json, name="execution_json"),
+    path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
     path("admin/", admin.site.urls),
 ]

@@ -199,6 +199,14 @@ class WorkGraphRun(models.Model):
     )
     stage = models.CharField(max_length=100, blank=True, help_text="The org node whose nodes were planned last.")
     error = models.TextField(blank=True)
+    review_decision = models.CharField(
+        max_length=16, blank=True, choices=[("approved", "Approved"), ("rejected", "Rejected")]
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    review_comment = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -72,3 +72,13 @@ def _pipeline_fail(*, run_id: Any, reason: str) -> None:
         status=WorkGraphRun.Status.FAILED, error=reason, finished_at=timezone.now()
     )
     task_outcome_record(run=WorkGraphRun.objects.get(pk=run_id), error=reason)
+
+
+@job_handler("plan_fresh")
+def plan_fresh_job(task_id: str) -> None:
+    """Plan the task with the planner only (no execution); a failure is recorded on its planning node."""
+    task = Task.objects.select_related("project").get(pk=task_id)
+    try:
+        plan_work_graph(FIRST_STAGE, task, task.goal_text)
+    except PlanningFailedError:
+        return

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from django import forms
+
+from graphs.models import Project, Task
+
+
+class LinesField(forms.CharField):
+    """A textarea holding one item per line, cleaned to a list of non-empty stripped lines."""
+
+    widget = forms.Textarea(attrs={"rows": 3})
+
+    def __init__(self, *args, max_items: int = 50, **kwargs) -> None:
+        self.max_items = max_items
+        super().__init__(*args, **kwargs)
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+    def validate(self, value):
+        if self.required and not value:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+        if len(value) > self.max_items:
+            raise forms.ValidationError(f"At most {self.max_items} items, one per line.", code="max_items")
+        if any(len(item) > 2000 for item in value):
+            raise forms.ValidationError("Each item must be at most 2,000 characters.", code="item_too_long")
+
+
+class TaskForm(forms.Form):
+    project = forms.ModelChoiceField(queryset=Project.objects.none())
+    title = forms.CharField(max_length=300)
+    goal_text = forms.CharField(label="Goal", widget=forms.Textarea(attrs={"rows": 4}), max_length=20_000)
+    deliverables = LinesField(help_text="One per line.")
+    acceptance_criteria = LinesField(help_text="One per line: how we will know the work is done.")
+    constraints = LinesField(required=False, help_text="One per line.")
+    resources = LinesField(required=False, help_text="Files, links or notes the agents may use; one per line.")
+    task_type = forms.ChoiceField(choices=Task.TaskType.choices, initial=Task.TaskType.DYNAMIC)
+    workflow_id = forms.CharField(max_length=200, required=False, help_text="Required for a workflow task.")
+
+    def __init__(self, *args, projects, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = projects
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("task_type") == Task.TaskType.WORKFLOW and not cleaned.get("workflow_id"):
+            self.add_error("workflow_id", "A workflow task needs the id of its workflow.")
+        if cleaned.get("task_type") == Task.TaskType.DYNAMIC:
+            cleaned["workflow_id"] = ""
+        return cleaned
+
+
+class ReviewForm(forms.Form):
+    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=5000)
+
+
+class ForkForm(forms.Form):
+    node_id = forms.CharField(max_length=200)

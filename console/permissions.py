@@ -1,0 +1,61 @@
+"""Who may see and do what. Objects of a project the user is not a member of answer 404, not 403.
+
+Roles: a viewer reads; a reviewer also approves or rejects plans; a lead also creates tasks and
+plans, starts, cancels and forks runs. Skill administration is a global permission.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from graphs.models import ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
+from graphs.selectors import project_role
+
+Role = ProjectMembership.Role
+
+ACTIONS: dict[str, frozenset[str]] = {
+    "read": frozenset({Role.VIEWER, Role.REVIEWER, Role.LEAD}),
+    "review_plan": frozenset({Role.REVIEWER, Role.LEAD}),
+    "create_task": frozenset({Role.LEAD}),
+    "plan": frozenset({Role.LEAD}),
+    "start_run": frozenset({Role.LEAD}),
+    "cancel_run": frozenset({Role.LEAD}),
+    "fork_run": frozenset({Role.LEAD}),
+}
+
+
+def can(role: str | None, action: str) -> bool:
+    return role is not None and role in ACTIONS[action]
+
+
+def require(role: str | None, action: str) -> None:
+    if not can(role, action):
+        raise PermissionDenied(f"your role ({role or 'none'}) may not {action.replace('_', ' ')}")
+
+
+def task_for_member(user: AbstractBaseUser, task_id: Any) -> tuple[Task, str]:
+    task = Task.objects.select_related("project").filter(pk=task_id).first()
+    return _member_or_404(user, task, lambda t: t.project_id)
+
+
+def run_for_member(user: AbstractBaseUser, run_id: Any) -> tuple[WorkGraphRun, str]:
+    run = WorkGraphRun.objects.select_related("task__project").filter(pk=run_id).first()
+    return _member_or_404(user, run, lambda r: r.task.project_id)
+
+
+def execution_for_member(user: AbstractBaseUser, node_exec_id: Any) -> tuple[WorkNodeExecution, str]:
+    execution = WorkNodeExecution.objects.select_related("run__task__project").filter(pk=node_exec_id).first()
+    return _member_or_404(user, execution, lambda e: e.run.task.project_id)
+
+
+def _member_or_404(user, obj, project_of):
+    if obj is None:
+        raise Http404("not found")
+    role = project_role(user, project_of(obj))
+    if role is None:
+        raise Http404("not found")
+    return obj, role

@@ -1,0 +1,322 @@
+"""Server-rendered console pages and their form actions. Live parts are enhanced by static/js."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from console.forms import ForkForm, ReviewForm, TaskForm
+from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
+from graphs import selectors
+from graphs.engine import EngineError, run_cancel, run_fork, run_start
+from graphs.errors import WorkGraphError
+from graphs.jobs import job_submit
+from graphs.logs import log_path_for, log_read
+from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
+from graphs.pipeline import pipeline_start
+from graphs.review import run_plan_approve, run_plan_reject
+
+TASKS_PER_PAGE = 25
+LOG_LINES_ON_PAGE = 2000
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    projects = selectors.projects_for_user(request.user)
+    recent = list(selectors.tasks_for_user(request.user)[:10])
+    progress = selectors.latest_run_progress(recent)
+    return render(
+        request,
+        "console/dashboard.html",
+        {
+            "projects": projects,
+            "recent": [(task, *progress[task.pk]) for task in recent],
+            "in_flight": selectors.runs_in_flight(request.user)[:20],
+        },
+    )
+
+
+@login_required
+def task_list(request: HttpRequest) -> HttpResponse:
+    filters = {
+        "project_slug": request.GET.get("project", "")[:100],
+        "status": request.GET.get("status", "") if request.GET.get("status") in Task.Status.values else "",
+        "text": request.GET.get("q", "")[:200],
+    }
+    page = Paginator(selectors.tasks_for_user(request.user, **filters), TASKS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    progress = selectors.latest_run_progress(list(page.object_list))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "console/task_list.html",
+        {
+            "page": page,
+            "rows": [(task, *progress[task.pk]) for task in page.object_list],
+            "projects": selectors.projects_for_user(request.user),
+            "statuses": Task.Status.choices,
+            "filters": filters,
+            "query": query.urlencode(),
+            "can_create": _lead_projects(request).exists(),
+        },
+    )
+
+
+@login_required
+def task_new(request: HttpRequest) -> HttpResponse:
+    projects = _lead_projects(request)
+    if not projects.exists():
+        require(None, "create_task")
+    form = TaskForm(request.POST or None, projects=projects)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        task = Task.objects.create(
+            project=data["project"], title=data["title"], goal_text=data["goal_text"],
+            deliverables=data["deliverables"], acceptance_criteria=data["acceptance_criteria"],
+            constraints=data["constraints"], resources=data["resources"], task_type=data["task_type"],
+            workflow_id=data["workflow_id"], created_by=request.user,
+        )
+        messages.success(request, "Task created.")
+        return redirect("task_detail", task_id=task.pk)
+    return render(request, "console/task_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+def task_detail(request: HttpRequest, task_id) -> HttpResponse:
+    task, role = task_for_member(request.user, task_id)
+    trees = selectors.task_run_trees(task)
+    return render(
+        request,
+        "console/task_detail.html",
+        {
+            "task": task,
+            "role": role,
+            "trees": trees,
+            "artifacts": task.artifacts.select_related("node_exec").order_by("-created_at"),
+            "can_plan": can(role, "plan"),
+            "can_start": can(role, "start_run"),
+            "can_cancel": can(role, "cancel_run"),
+            "can_fork": can(role, "fork_run"),
+            "can_review": can(role, "review_plan"),
+            "live_run_ids": [tree.run.run_id for tree in trees if not tree.run.is_finished()],
+        },
+    )
+
+
+@login_required
+@require_POST
+def task_plan(request: HttpRequest, task_id) -> HttpResponse:
+    task, role = task_for_member(request.user, task_id)
+    require(role, "plan")
+    job_submit("plan_fresh", str(task.pk))
+    messages.info(request, "The planner is planning this task.")
+    return redirect("task_detail", task_id=task.pk)
+
+
+@login_required
+@require_POST
+def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
+    task, role = task_for_member(request.user, task_id)
+    require(role, "start_run")
+    pipeline_start(task=task)
+    messages.info(request, "The pipeline has started: planner, then coder, then validator.")
+    return redirect("task_detail", task_id=task.pk)
+
+
+@login_required
+def run_graph(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    return render(
+        request,
+        "console/run_graph.html",
+        {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run"),
+         "can_cancel": can(role, "cancel_run")},
+    )
+
+
+@login_required
+def run_graph_json(request: HttpRequest, run_id) -> JsonResponse:
+    run, _ = run_for_member(request.user, run_id)
+    return JsonResponse(selectors.run_graph_data(run))
+
+
+@login_required
+@require_POST
+def run_start_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "start_run")
+    return _act(request, run, lambda: run_start(run=run), "The run has started.")
+
+
+@login_required
+@require_POST
+def run_cancel_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "cancel_run")
+    return _act(request, run, lambda: run_cancel(run=run), "The run is being cancelled.")
+
+
+@login_required
+@require_POST
+def run_fork_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "fork_run")
+    form = ForkForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose the node to fork from.")
+        return redirect("task_detail", task_id=run.task_id)
+    try:
+        fork = run_fork(run=run, node_id=form.cleaned_data["node_id"])
+    except (EngineError, WorkGraphError) as error:
+        messages.error(request, str(error))
+        return redirect("task_detail", task_id=run.task_id)
+    node_id = form.cleaned_data["node_id"]
+    messages.success(request, f"Forked from {node_id}: only that node and its dependants run again.")
+    return redirect("run_graph", run_id=fork.run_id)
+
+
+@login_required
+@require_POST
+def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "review_plan")
+    form = ReviewForm(request.POST)
+    comment = form.cleaned_data["comment"] if form.is_valid() else ""
+    if decision == "reject" and not comment.strip():
+        messages.error(request, "Say why the plan is rejected.")
+        return redirect("run_planning", run_id=run.run_id)
+    action = run_plan_approve if decision == "approve" else run_plan_reject
+    return _act(
+        request, run, lambda: action(run=run, reviewer=request.user, comment=comment),
+        "Plan approved." if decision == "approve" else "Plan rejected.", to="run_planning",
+    )
+
+
+@login_required
+def run_planning(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    calls = list(run.executions.filter(node_id__startswith="__planning__").order_by("created_at"))
+    return render(
+        request,
+        "console/run_planning.html",
+        {
+            "run": run,
+            "task": run.task,
+            "calls": [_planning_call_view(call) for call in calls],
+            "can_review": can(role, "review_plan") and run.status == WorkGraphRun.Status.AWAITING_APPROVAL,
+            "graph_url": f"/runs/{run.run_id}/graph.json",
+        },
+    )
+
+
+@login_required
+def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
+    execution, _ = execution_for_member(request.user, node_exec_id)
+    if execution.is_planning:
+        return redirect(f"/runs/{execution.run_id}/planning/#call-{execution.pk}")
+    attempts = execution.run.executions.filter(node_id=execution.node_id).order_by("attempt")
+    log_file = ExecutionLogFile.objects.filter(node_exec=execution).first()
+    lines = log_read(log_file=log_file, limit=LOG_LINES_ON_PAGE) if log_file else []
+    return render(
+        request,
+        "console/execution_detail.html",
+        {
+            "execution": execution,
+            "run": execution.run,
+            "task": execution.run.task,
+            "attempts": attempts,
+            "log_file": log_file,
+            "lines": lines,
+            "last_seq": lines[-1]["seq"] if lines else 0,
+            "input_json": _pretty(execution.input_payload),
+            "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",
+        },
+    )
+
+
+@login_required
+def execution_json(request: HttpRequest, node_exec_id) -> JsonResponse:
+    """What the run graph's side panel shows for one attempt: prompt, output, judgment, every attempt."""
+    execution, _ = execution_for_member(request.user, node_exec_id)
+    attempts = execution.run.executions.filter(node_id=execution.node_id).order_by("attempt")
+    return JsonResponse(
+        {
+            "node_exec_id": str(execution.pk),
+            "node_id": execution.node_id,
+            "org_node": execution.subagent_type,
+            "attempt": execution.attempt,
+            "cause": execution.cause,
+            "status": execution.status,
+            "error": execution.error,
+            "prompt": execution.input_payload.get("prompt", ""),
+            "output": (execution.output_payload or {}).get("text", ""),
+            "judgment": execution.judgment_result,
+            "attempts": [
+                {"node_exec_id": str(a.pk), "attempt": a.attempt, "status": a.status, "cause": a.cause,
+                 "cause_node_id": a.cause_node_id}
+                for a in attempts.only("node_exec_id", "attempt", "status", "cause", "cause_node_id")
+            ],
+        }
+    )
+
+
+@login_required
+def execution_log_download(request: HttpRequest, node_exec_id) -> FileResponse:
+    execution, _ = execution_for_member(request.user, node_exec_id)
+    log_file = ExecutionLogFile.objects.filter(node_exec=execution).first()
+    if log_file is None:
+        raise Http404("this execution has no log yet")
+    path = log_path_for(log_file)
+    if not path.exists():
+        raise Http404("the log file is missing")
+    return FileResponse(
+        open(path, "rb"), as_attachment=True, filename=f"{execution.node_id}-{execution.attempt}.jsonl",
+        content_type="application/x-ndjson",
+    )
+
+
+def _act(request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail") -> HttpResponse:
+    try:
+        action()
+    except WorkGraphError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, success)
+    if to == "run_planning":
+        return redirect("run_planning", run_id=run.run_id)
+    return redirect("task_detail", task_id=run.task_id)
+
+
+def _lead_projects(request: HttpRequest):
+    return selectors.projects_for_user(request.user).filter(
+        memberships__user=request.user, memberships__role=ProjectMembership.Role.LEAD
+    )
+
+
+def _planning_call_view(call: WorkNodeExecution) -> dict[str, Any]:
+    payload = call.output_payload or {}
+    return {
+        "execution": call,
+        "prompt": call.input_payload.get("prompt", ""),
+        "raw_response": payload.get("raw_response", ""),
+        "repair_prompt": payload.get("repair_prompt"),
+        "repair_response": payload.get("repair_response"),
+        "manifest_json": _pretty(payload.get("manifest")) if payload.get("manifest") else "",
+        "extracted_json": _pretty(payload.get("extracted_manifest")) if payload.get("extracted_manifest") else "",
+        "notes": payload.get("normalization_notes") or [],
+        "errors": payload.get("validation_errors") or [],
+        "new_node_ids": payload.get("new_node_ids") or [],
+    }
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)

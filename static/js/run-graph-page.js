@@ -1,0 +1,124 @@
+// Run graph page: the DAG (or "as it ran" timeline), live over /ws/runs/<id>/, with a side panel.
+import { connectLog, connectRun } from "./live.js";
+import { createRunGraph } from "./dag/run-graph.js";
+
+const container = document.getElementById("dag");
+const panel = document.getElementById("panel");
+const panelTitle = document.getElementById("panel-title");
+const panelBody = document.getElementById("panel-body");
+const statusEl = document.getElementById("run-status");
+const progressEl = document.getElementById("run-progress");
+let panelLog = null;
+let latestData = null;
+
+function el(tag, attrs = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text) node.textContent = text;
+  return node;
+}
+
+function setRunStatus(status) {
+  statusEl.replaceChildren(el("span", { class: `status status-${status}`, "data-status": status }, status));
+}
+
+async function fetchGraph() {
+  const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
+  latestData = await response.json();
+  return latestData;
+}
+
+function section(title, content, open = false) {
+  const details = el("details");
+  if (open) details.open = true;
+  details.append(el("summary", {}, title), content);
+  return details;
+}
+
+async function openPanel(nodeId) {
+  const node = latestData?.nodes.find((n) => n.node_id === nodeId);
+  if (!node) return;
+  panel.hidden = false;
+  panelTitle.textContent = node.label;
+  panelLog?.close();
+  panelLog = null;
+  if (!node.latest_exec_id) {
+    panelBody.replaceChildren(el("p", { class: "muted" }, "This node has not started yet."));
+    return;
+  }
+  const response = await fetch(`/executions/${node.latest_exec_id}/detail.json`, { credentials: "same-origin" });
+  if (!response.ok) {
+    panelBody.replaceChildren(el("p", { class: "error" }, "Could not load this node."));
+    return;
+  }
+  const detail = await response.json();
+  const facts = el("p");
+  facts.append(
+    el("span", { class: `status status-${detail.status}` }, detail.status), " ",
+    el("span", { class: "muted" }, `${detail.org_node || ""} · attempt ${detail.attempt} · ${detail.cause}`),
+  );
+  const attempts = el("ol", { class: "attempts" });
+  for (const attempt of detail.attempts) {
+    const item = el("li");
+    item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
+      " ", el("span", { class: `status status-${attempt.status}` }, attempt.status),
+      " ", el("span", { class: "muted" }, attempt.cause + (attempt.cause_node_id ? ` from ${attempt.cause_node_id}` : "")));
+    attempts.append(item);
+  }
+  const log = el("ol", { class: "log-lines" });
+  const parts = [facts];
+  if (detail.error) parts.push(el("p", { class: "error" }, detail.error));
+  parts.push(el("h3", {}, "Attempts"), attempts);
+  if (detail.judgment) parts.push(section("Judgment", el("pre", { class: "output" }, JSON.stringify(detail.judgment, null, 2)), true));
+  parts.push(section("Output", el("pre", { class: "output" }, detail.output || "(no output yet)"), true));
+  parts.push(section("Prompt", el("pre", { class: "output" }, detail.prompt || "(not built yet)")));
+  parts.push(el("h3", {}, "Live log"), log, el("a", { href: `/executions/${detail.node_exec_id}/` }, "Open the node page →"));
+  panelBody.replaceChildren(...parts);
+  panelLog = connectLog(`/ws/node-executions/${detail.node_exec_id}/log/?after=0`, {
+    onLine(line) {
+      const text = line.text ?? line.message ?? line.status ?? "";
+      log.append(el("li", {}, `${line.seq} ${line.event} ${text}`));
+      log.scrollTop = log.scrollHeight;
+    },
+  });
+}
+
+document.getElementById("panel-close").addEventListener("click", () => {
+  panel.hidden = true;
+  panelLog?.close();
+  panelLog = null;
+});
+
+const graph = createRunGraph(container, { onSelect: openPanel });
+document.getElementById("fit").addEventListener("click", () => graph.fit());
+for (const button of document.querySelectorAll("[data-view]")) {
+  button.addEventListener("click", () => {
+    graph.setView(button.dataset.view);
+    for (const other of document.querySelectorAll("[data-view]")) other.setAttribute("aria-pressed", String(other === button));
+  });
+}
+
+fetchGraph().then((data) => graph.load(data)).then(() => {
+  connectRun(container.dataset.wsUrl, {
+    onSnapshot(snapshot) {
+      setRunStatus(snapshot.run?.status ?? snapshot.status);
+    },
+    async onEvent(event) {
+      if (event.event === "nodes") {
+        graph.updateNodes(event.nodes);
+        if (event.nodes.some((n) => n.cause === "loop_back" || n.cause === "dynamic_loop_back")) {
+          await graph.append(await fetchGraph());
+        }
+      } else if (event.event === "nodes_appended") {
+        await graph.append(await fetchGraph());
+      } else if (event.event === "run_status") {
+        setRunStatus(event.status);
+      } else if (event.event === "progress") {
+        progressEl.textContent = `${event.done}/${event.total} done`;
+      }
+    },
+  });
+}).catch((error) => {
+  container.textContent = `The graph could not be loaded: ${error.message}`;
+});

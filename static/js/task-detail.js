@@ -1,0 +1,62 @@
+// Task detail: keep each in-flight run's to-do tree live over /ws/runs/<id>/.
+// Status changes recolour the node in place; appended nodes and run status changes re-render the
+// run's section from the server (the server-rendered tree stays the single source of markup).
+import { connectRun } from "./live.js";
+
+const runsEl = document.getElementById("runs");
+const liveRunIds = (runsEl?.dataset.liveRuns || "").split(" ").filter(Boolean);
+
+function setStatus(chip, status) {
+  chip.className = `status status-${status}`;
+  chip.dataset.status = status;
+  chip.textContent = status;
+}
+
+function refreshSection(runId) {
+  const section = document.getElementById(`run-${runId}`);
+  if (!section) return;
+  fetch(window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
+    .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
+    .then((html) => {
+      const fresh = new DOMParser().parseFromString(html, "text/html").getElementById(`run-${runId}`);
+      if (!fresh) return;
+      const open = new Set([...section.querySelectorAll("details[open]")].map((d) => d.closest("[data-node-id]")?.dataset.nodeId));
+      section.replaceWith(fresh);
+      fresh.querySelectorAll("[data-node-id]").forEach((item) => {
+        if (open.has(item.dataset.nodeId)) item.querySelector("details")?.setAttribute("open", "");
+      });
+    })
+    .catch(() => {});
+}
+
+function debounce(fn, ms) {
+  const timers = new Map();
+  return (key) => {
+    clearTimeout(timers.get(key));
+    timers.set(key, setTimeout(() => fn(key), ms));
+  };
+}
+
+const scheduleRefresh = debounce(refreshSection, 400);
+
+for (const runId of liveRunIds) {
+  connectRun(`/ws/runs/${runId}/`, {
+    onEvent(event) {
+      const section = document.getElementById(`run-${runId}`);
+      if (!section) return;
+      if (event.event === "nodes") {
+        for (const node of event.nodes) {
+          const item = section.querySelector(`[data-node-id="${CSS.escape(node.node_id)}"]`);
+          const chip = item?.querySelector(".status");
+          if (chip) setStatus(chip, node.status);
+          if (!item || node.attempt > 1 || ["succeeded", "failed"].includes(node.status)) scheduleRefresh(runId);
+        }
+      } else if (event.event === "progress") {
+        const progress = section.querySelector("[data-progress]");
+        if (progress) progress.textContent = `${event.done}/${event.total} done`;
+      } else {
+        scheduleRefresh(runId);
+      }
+    },
+  });
+}

@@ -1,0 +1,73 @@
+"""Creating tasks: the four elements, field-level errors, and the list's filters and pagination."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from graphs.models import Task
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_lead_creates_a_task_with_its_four_elements(project, alice):
+    response = client_for(alice).post(
+        "/tasks/new/",
+        {
+            "project": project.pk, "title": "Export", "goal_text": "Export reports as CSV.",
+            "deliverables": "A button\nAn endpoint\n", "acceptance_criteria": "Opens in a spreadsheet",
+            "constraints": "", "resources": "reports/views.py", "task_type": "dynamic", "workflow_id": "",
+        },
+    )
+    task = Task.objects.get(title="Export")
+    assert response.status_code == 302 and response["Location"] == f"/tasks/{task.pk}/"
+    assert task.deliverables == ["A button", "An endpoint"]
+    assert task.acceptance_criteria == ["Opens in a spreadsheet"]
+    assert task.constraints == []
+    assert task.created_by == alice
+
+
+def test_missing_elements_are_reported_on_their_fields(project, alice):
+    response = client_for(alice).post(
+        "/tasks/new/", {"project": project.pk, "title": "", "goal_text": "", "task_type": "workflow"}
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    for field in ("title", "goal_text", "deliverables", "acceptance_criteria", "workflow_id"):
+        assert f'id="error-{field}"' in html, field
+    assert "A workflow task needs the id of its workflow." in html
+    assert not Task.objects.exists()
+
+
+def test_a_reviewer_cannot_create_tasks(project, bob):
+    assert client_for(bob).get("/tasks/new/").status_code == 403
+
+
+def test_a_lead_cannot_create_a_task_in_someone_elses_project(project, alice):
+    other = factories.ProjectFactory()
+    response = client_for(alice).post(
+        "/tasks/new/",
+        {"project": other.pk, "title": "x", "goal_text": "y", "deliverables": "d", "acceptance_criteria": "a",
+         "task_type": "dynamic"},
+    )
+    assert response.status_code == 400
+    assert 'id="error-project"' in response.content.decode()
+
+
+def test_the_task_list_filters_and_paginates(project, alice):
+    for index in range(30):
+        factories.TaskFactory(project=project, title=f"Report {index}", status="draft" if index % 2 else "failed")
+    factories.TaskFactory(title="Invisible elsewhere")
+    client = client_for(alice)
+    first = client.get("/tasks/").content.decode()
+    assert "Page 1 of 2" in first and "Invisible elsewhere" not in first
+    failed = client.get("/tasks/?status=failed").content.decode()
+    assert "Page 1 of 1" in failed and "Report 1<" not in failed and "Report 2<" in failed
+    assert "Report 17<" in client.get("/tasks/?q=report 17").content.decode()
