@@ -10,11 +10,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import transaction
 
+from graphs.jobs import InlineExecutor, executor_set
 from graphs.models import Project, ProjectMembership, Task
+from graphs.pipeline import pipeline_start
 
 DEMO_USERNAME = "demo"
 DEMO_PROJECT_SLUG = "demo"
 DEMO_TASK_TITLE = "CSV export for the reports page"
+DEMO_WAITING_TASK_TITLE = "Audit log for account changes"
 
 
 @dataclass(frozen=True)
@@ -25,8 +28,8 @@ class DemoLogin:
 
 
 @transaction.atomic
-def demo_data_load(*, password: str) -> DemoLogin:
-    """Create (or refresh) the demo login, project and task; return the login to print."""
+def demo_data_load(*, password: str) -> tuple[DemoLogin, Task]:
+    """Create (or refresh) the demo login, project and tasks; return the login and the task to run."""
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(
         username=DEMO_USERNAME, defaults={"email": "demo@example.test", "is_staff": True, "is_superuser": True}
@@ -43,7 +46,7 @@ def demo_data_load(*, password: str) -> DemoLogin:
     ProjectMembership.objects.get_or_create(
         user=user, project=project, defaults={"role": ProjectMembership.Role.LEAD}
     )
-    Task.objects.get_or_create(
+    finished_task, _ = Task.objects.get_or_create(
         project=project,
         title=DEMO_TASK_TITLE,
         defaults={
@@ -58,4 +61,28 @@ def demo_data_load(*, password: str) -> DemoLogin:
             "created_by": user,
         },
     )
-    return DemoLogin(username=user.username, password=password, created=created)
+    Task.objects.get_or_create(
+        project=project,
+        title=DEMO_WAITING_TASK_TITLE,
+        defaults={
+            "goal_text": "Record who changed which account setting, when, and show it to account admins.",
+            "deliverables": ["An audit-log table", "An 'Activity' tab on the account page"],
+            "acceptance_criteria": ["Every settings change appears within a second", "Entries cannot be edited"],
+            "constraints": ["Keep a year of history"],
+            "created_by": user,
+        },
+    )
+    return DemoLogin(username=user.username, password=password, created=created), finished_task
+
+
+def demo_pipeline_run(*, task: Task) -> None:
+    """Run the offline pipeline for ``task`` in this thread, once, so the demo opens on a finished run."""
+    if task.runs.exists():
+        return
+    executor = InlineExecutor()
+    previous = executor_set(executor)
+    try:
+        pipeline_start(task=task)
+        executor.drain()
+    finally:
+        executor_set(previous)

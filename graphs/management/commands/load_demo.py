@@ -1,6 +1,7 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from graphs.demo import demo_data_load
+from graphs.demo import demo_data_load, demo_pipeline_run
 
 
 class Command(BaseCommand):
@@ -10,7 +11,9 @@ class Command(BaseCommand):
         parser.add_argument("--password", default="workgraph-demo", help="Password for the demo login.")
 
     def handle(self, *args, password: str, **options):
-        login = demo_data_load(password=password)
+        login, task = demo_data_load(password=password)
+        if settings.WORKGRAPH_AGENT == "offline":
+            demo_pipeline_run(task=task)
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo login — user: {login.username}  password: {login.password}  "
