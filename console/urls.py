@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from console import views
+from console.api import api
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -24,5 +25,6 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/", views.execution_detail, name="execution_detail"),
     path("executions/<uuid:node_exec_id>/detail.json", views.execution_json, name="execution_json"),
     path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
+    path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

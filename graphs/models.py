@@ -346,3 +346,25 @@ class Artifact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.artifact_type} of {self.task_id}"
+
+
+class ApiToken(models.Model):
+    """A personal API token. Only a hash is stored; the token itself is shown once, when created."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12, help_text="The first characters, to tell tokens apart.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    def is_active(self) -> bool:
+        """Return True until the token is revoked."""
+        return self.revoked_at is None

@@ -82,3 +82,14 @@ def plan_fresh_job(task_id: str) -> None:
         plan_work_graph(FIRST_STAGE, task, task.goal_text)
     except PlanningFailedError:
         return
+
+
+@job_handler("plan_append")
+def plan_append_job(arg: str) -> None:
+    """Let an org node append its nodes to a run (``<run_id>:<org_node>``); failures stay on its planning node."""
+    run_id, _, org_node = arg.partition(":")
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    try:
+        plan_work_graph(org_node, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+    except PlanningFailedError:
+        return

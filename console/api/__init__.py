@@ -1,0 +1,20 @@
+"""The REST API: one NinjaAPI, a router per area, OpenAPI docs at /api/docs."""
+
+from ninja import NinjaAPI
+
+from console.api import collaboration, runs, tasks, tokens
+from console.api.auth import AUTH
+from console.api.errors import error_handlers_install
+
+api = NinjaAPI(
+    title="Work Graph Console API",
+    version="1.0",
+    description="Plan, run, inspect and repair LLM-agent work graphs.",
+    auth=AUTH,
+    urls_namespace="api",
+)
+error_handlers_install(api)
+api.add_router("/", tasks.router)
+api.add_router("/", runs.router)
+api.add_router("/", tokens.router)
+api.add_router("/v1/collaboration/tasks", collaboration.router)

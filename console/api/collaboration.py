@@ -1,0 +1,167 @@
+"""Endpoints compatible with the task-loop collaboration contract (TaskRequest, dashboard, callback report)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from uuid import UUID
+
+from django.db import transaction
+from django.http import Http404
+from ninja import Field, Router, Schema
+from pydantic import ConfigDict, model_validator
+
+from console.api.errors import ApiError
+from console.permissions import require, task_for_member
+from graphs import selectors
+from graphs.collaboration import loop_task_id_parse, node_result_report
+from graphs.manifest import manifest_node_ids
+from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, Task, WorkGraphRun
+from graphs.pipeline import pipeline_start
+
+router = Router(tags=["collaboration"])
+
+
+class Metadata(Schema):
+    title: str = Field(..., min_length=1, max_length=300)
+    instruction: str = Field(..., min_length=1, max_length=20_000)
+
+
+class Context(Schema):
+    background: str = Field("", max_length=20_000)
+    extend_props: dict[str, Any] = {}
+
+
+class Acceptance(Schema):
+    id: str = Field(..., max_length=50)
+    acceptance: str = Field(..., min_length=1, max_length=2000)
+
+
+class Goal(Schema):
+    objective: str = Field(..., min_length=1, max_length=20_000)
+    acceptances: list[Acceptance] = Field(..., min_length=1, max_length=50)
+
+
+class TaskSpec(Schema):
+    metadata: Metadata
+    context: Context = Context()
+    goal: Goal
+
+
+class ExecutionConfig(Schema):
+    model_config = ConfigDict(extra="allow")
+
+    task_type: Literal["dynamic", "workflow", "yaml"]
+    workflow_id: str = Field("", max_length=200)
+    project: str = Field("", max_length=50, description="Project slug; defaults to the caller's only lead project.")
+
+    @model_validator(mode="after")
+    def _workflow_needs_its_id(self) -> ExecutionConfig:
+        if self.task_type == "workflow" and not self.workflow_id.strip():
+            raise ValueError("execution_config.workflow_id is required when task_type is workflow")
+        if self.task_type == "yaml":
+            raise ValueError("task_type yaml is not supported by this console; use dynamic or workflow")
+        return self
+
+
+class TaskRequest(Schema):
+    task_spec: TaskSpec
+    source_type: Literal["bot", "coop_group", "api"]
+    owner_user_id: str = Field("", max_length=200)
+    owner_bot_id: str = Field("", max_length=200)
+    execution_config: ExecutionConfig
+
+
+class ReportResult(Schema):
+    success: bool
+    data: dict[str, Any] = {}
+    gaps: list[str] = Field([], max_length=100)
+
+
+class ReportIn(Schema):
+    loop_task_id: str = Field(..., max_length=300)
+    result: ReportResult
+
+
+class Envelope(Schema):
+    success: bool
+    data: dict[str, Any]
+
+
+@router.post("/execute", response={200: Envelope})
+def collaboration_execute(request, payload: TaskRequest):
+    project = _project_for(request.auth, payload.execution_config.project)
+    spec = payload.task_spec
+    with transaction.atomic():
+        task = Task.objects.create(
+            project=project,
+            title=spec.metadata.title,
+            goal_text=spec.goal.objective + ("\n\n" + spec.metadata.instruction if spec.metadata.instruction else ""),
+            deliverables=[spec.metadata.instruction],
+            acceptance_criteria=[item.acceptance for item in spec.goal.acceptances],
+            constraints=[],
+            resources=[spec.context.background] if spec.context.background else [],
+            task_type=payload.execution_config.task_type,
+            workflow_id=payload.execution_config.workflow_id,
+            created_by=request.auth,
+        )
+        pipeline_start(task=task)
+    task.refresh_from_db()
+    return {"success": True, "data": {"task_id": str(task.pk), "status": task.status}}
+
+
+@router.get("/dashboard", response={200: Envelope})
+def collaboration_dashboard(request, task_id: UUID):
+    task, _ = task_for_member(request.auth, task_id)
+    run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
+    nodes = []
+    if run is not None:
+        latest: dict[str, Any] = {}
+        for row in run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).order_by("attempt"):
+            latest[row.node_id] = row
+        for node_id in manifest_node_ids(run.graph_manifest or {}):
+            row = latest.get(node_id)
+            if row is None:
+                continue
+            nodes.append({
+                "node_id": node_id, "loop_task_id": f"{task.pk}::{node_id}", "status": row.status,
+                "attempt": row.attempt, "output": (row.output_payload or {}).get("text", ""),
+                "judgment": row.judgment_result, "error": row.error,
+            })
+    progress = selectors.latest_run_progress([task])[task.pk][1]
+    return {
+        "success": True,
+        "data": {
+            "task": {"task_id": str(task.pk), "title": task.title, "status": task.status, "outcome": task.outcome,
+                     "goal": task.goal_text, "acceptance_criteria": task.acceptance_criteria},
+            "run": {"run_id": str(run.run_id), "status": run.status} if run else None,
+            "progress": {"done": progress.done, "total": progress.total},
+            "nodes": nodes,
+        },
+    }
+
+
+@router.post("/callback/report", response={200: Envelope})
+def collaboration_report(request, payload: ReportIn):
+    task_id, node_id = loop_task_id_parse(payload.loop_task_id)
+    task, role = task_for_member(request.auth, task_id)
+    require(role, "start_run")
+    outcome = node_result_report(
+        task=task, node_id=node_id, success=payload.result.success, data=payload.result.data,
+        gaps=payload.result.gaps, reporter=request.auth,
+    )
+    return {"success": True, "data": {"node_exec_id": outcome.node_exec_id, "status": outcome.status,
+                                      "changed": outcome.changed}}
+
+
+def _project_for(user, slug: str) -> Project:
+    leads = Project.objects.filter(memberships__user=user, memberships__role=ProjectMembership.Role.LEAD)
+    if slug:
+        project = Project.objects.filter(slug=slug).first()
+        if project is None or selectors.project_role(user, project.pk) is None:
+            raise Http404("no such project")
+        require(selectors.project_role(user, project.pk), "create_task")
+        return project
+    candidates = list(leads[:2])
+    if len(candidates) != 1:
+        raise ApiError(400, "project_required", "name the project in execution_config.project")
+    return candidates[0]

@@ -1,0 +1,68 @@
+"""Every API error is JSON with a stable ``code``, a human ``message`` and, for validation, the fields."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, HttpRequest
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from graphs.collaboration import ReportRejected
+from graphs.errors import InvalidTransitionError, WorkGraphError
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error_handlers_install(api: NinjaAPI) -> None:
+    def reply(request: HttpRequest, status: int, code: str, message: str, fields: list | None = None):
+        return api.create_response(request, {"code": code, "message": message, "fields": fields or []}, status=status)
+
+    @api.exception_handler(ApiError)
+    def _api_error(request, error: ApiError):
+        return reply(request, error.status, error.code, error.message)
+
+    @api.exception_handler(ValidationError)
+    def _validation(request, error: ValidationError):
+        fields = [
+            {"field": ".".join(str(part) for part in item.get("loc", []) if part not in ("body", "payload")),
+             "message": item.get("msg", "invalid")}
+            for item in error.errors
+        ]
+        return reply(request, 400, "validation_error", "The request is not valid.", fields)
+
+    @api.exception_handler(AuthenticationError)
+    def _unauthenticated(request, error):
+        return reply(request, 401, "unauthenticated", "Sign in or send a valid API token.")
+
+    @api.exception_handler(Http404)
+    def _not_found(request, error):
+        return reply(request, 404, "not_found", "Not found.")
+
+    @api.exception_handler(PermissionDenied)
+    def _forbidden(request, error):
+        return reply(request, 403, "forbidden", str(error) or "You may not do that.")
+
+    @api.exception_handler(RequestDataTooBig)
+    def _too_big(request, error):
+        return reply(request, 413, "too_large", "The request body is too large.")
+
+    @api.exception_handler(ReportRejected)
+    def _report(request, error: ReportRejected):
+        status = 409 if error.code in ("already_finished", "busy") else 400
+        return reply(request, status, error.code, str(error))
+
+    @api.exception_handler(InvalidTransitionError)
+    def _transition(request, error):
+        return reply(request, 409, "invalid_state", str(error))
+
+    @api.exception_handler(WorkGraphError)
+    def _domain(request, error):
+        return reply(request, 409, "conflict", str(error))
+
+    @api.exception_handler(HttpError)
+    def _http(request, error: HttpError):
+        return reply(request, error.status_code, "error", str(error))

@@ -1,0 +1,145 @@
+"""Runs, planning calls, node executions and their logs, and the actions on runs."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from ninja import Router, Status
+
+from console.api.errors import ApiError
+from console.api.schemas import (
+    AcceptedOut,
+    CommentIn,
+    ErrorOut,
+    ExecutionDetailOut,
+    ExecutionOut,
+    ForkIn,
+    LogPage,
+    OrgNodeIn,
+    PlanningCallOut,
+    RejectIn,
+    RunOut,
+)
+from console.permissions import execution_for_member, require, run_for_member
+from graphs.engine import run_cancel, run_fork, run_start
+from graphs.jobs import job_submit
+from graphs.logs import log_read
+from graphs.models import PLANNING_NODE_ID, ExecutionLogFile
+from graphs.review import run_plan_approve, run_plan_reject
+
+router = Router(tags=["runs"])
+MAX_LOG_PAGE = 1000
+
+
+@router.get("/runs/{run_id}", response={200: RunOut, 404: ErrorOut})
+def runs_detail(request, run_id: UUID):
+    run, _ = run_for_member(request.auth, run_id)
+    run.executions_list = list(run.executions.defer("input_payload", "output_payload").order_by("created_at"))
+    return _run_out(run)
+
+
+@router.get("/runs/{run_id}/planning", response={200: list[PlanningCallOut], 404: ErrorOut})
+def runs_planning(request, run_id: UUID):
+    run, _ = run_for_member(request.auth, run_id)
+    calls = run.executions.filter(node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
+    return [
+        {
+            "node_exec_id": call.pk, "node_id": call.node_id, "org_node": call.subagent_type, "attempt": call.attempt,
+            "status": call.status, "error": call.error, "prompt": call.input_payload.get("prompt", ""),
+            "raw_response": call.output_payload.get("raw_response", ""),
+            "manifest": call.output_payload.get("manifest"),
+            "normalization_notes": call.output_payload.get("normalization_notes") or [],
+            "validation_errors": call.output_payload.get("validation_errors") or [],
+            "new_node_ids": call.output_payload.get("new_node_ids") or [],
+        }
+        for call in calls
+    ]
+
+
+@router.get("/executions/{node_exec_id}", response={200: ExecutionDetailOut, 404: ErrorOut})
+def executions_detail(request, node_exec_id: UUID):
+    execution, _ = execution_for_member(request.auth, node_exec_id)
+    return execution
+
+
+@router.get("/executions/{node_exec_id}/attempts", response={200: list[ExecutionOut], 404: ErrorOut})
+def executions_attempts(request, node_exec_id: UUID):
+    execution, _ = execution_for_member(request.auth, node_exec_id)
+    return list(execution.run.executions.filter(node_id=execution.node_id).order_by("attempt"))
+
+
+@router.get("/executions/{node_exec_id}/log", response={200: LogPage, 400: ErrorOut, 404: ErrorOut})
+def executions_log(request, node_exec_id: UUID, after: int = 0, limit: int = 200):
+    execution, _ = execution_for_member(request.auth, node_exec_id)
+    if not 1 <= limit <= MAX_LOG_PAGE:
+        raise ApiError(400, "bad_limit", f"limit must be between 1 and {MAX_LOG_PAGE}")
+    if after < 0:
+        raise ApiError(400, "bad_after", "after must be 0 or more")
+    log_file = ExecutionLogFile.objects.filter(node_exec=execution).first()
+    if log_file is None:
+        return {"lines": [], "next_after": after, "complete": execution.is_finished()}
+    lines = log_read(log_file=log_file, after=after, limit=limit)
+    next_after = lines[-1]["seq"] if lines else after
+    complete = log_file.status == ExecutionLogFile.Status.CLOSED and len(lines) < limit
+    return {"lines": lines, "next_after": next_after, "complete": complete}
+
+
+@router.post("/runs/{run_id}/append", response={202: AcceptedOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+def runs_append(request, run_id: UUID, payload: OrgNodeIn):
+    run, role = run_for_member(request.auth, run_id)
+    require(role, "plan")
+    if run.is_finished():
+        raise ApiError(409, "invalid_state", f"run is {run.status}; nodes can no longer be appended")
+    job_submit("plan_append", f"{run.run_id}:{payload.org_node}")
+    return Status(202, {"detail": f"{payload.org_node} is planning nodes to append"})
+
+
+@router.post("/runs/{run_id}/approve", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+def runs_approve(request, run_id: UUID, payload: CommentIn):
+    run, role = run_for_member(request.auth, run_id)
+    require(role, "review_plan")
+    return _run_out(run_plan_approve(run=run, reviewer=request.auth, comment=payload.comment))
+
+
+@router.post("/runs/{run_id}/reject", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+def runs_reject(request, run_id: UUID, payload: RejectIn):
+    run, role = run_for_member(request.auth, run_id)
+    require(role, "review_plan")
+    return _run_out(run_plan_reject(run=run, reviewer=request.auth, comment=payload.comment))
+
+
+@router.post("/runs/{run_id}/start", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+def runs_start(request, run_id: UUID):
+    run, role = run_for_member(request.auth, run_id)
+    require(role, "start_run")
+    run_start(run=run)
+    run.refresh_from_db()
+    return _run_out(run)
+
+
+@router.post("/runs/{run_id}/cancel", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+def runs_cancel(request, run_id: UUID):
+    run, role = run_for_member(request.auth, run_id)
+    require(role, "cancel_run")
+    run_cancel(run=run)
+    run.refresh_from_db()
+    return _run_out(run)
+
+
+@router.post("/runs/{run_id}/fork", response={201: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+def runs_fork(request, run_id: UUID, payload: ForkIn):
+    run, role = run_for_member(request.auth, run_id)
+    require(role, "fork_run")
+    return Status(201, _run_out(run_fork(run=run, node_id=payload.node_id)))
+
+
+def _run_out(run) -> dict:
+    executions = getattr(run, "executions_list", None)
+    if executions is None:
+        executions = list(run.executions.defer("input_payload", "output_payload").order_by("created_at"))
+    fields = (
+        "run_id", "task_id", "status", "manifest_version", "graph_manifest", "pipeline", "stage", "error",
+        "forked_from_id", "fork_node_id", "review_decision", "review_comment", "created_at", "started_at",
+        "finished_at",
+    )
+    return {**{name: getattr(run, name) for name in fields}, "executions": executions}

@@ -1,0 +1,187 @@
+"""Request and response shapes of the REST API. Validation lives here, not in the operations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from ninja import Field, Schema
+from pydantic import field_validator, model_validator
+
+from graphs.models import Task
+
+MAX_ITEMS = 50
+MAX_ITEM_CHARS = 2000
+
+
+def _clean_items(values: list[str]) -> list[str]:
+    items = [value.strip() for value in values if value and value.strip()]
+    if len(items) > MAX_ITEMS:
+        raise ValueError(f"at most {MAX_ITEMS} items")
+    if any(len(item) > MAX_ITEM_CHARS for item in items):
+        raise ValueError(f"each item must be at most {MAX_ITEM_CHARS} characters")
+    return items
+
+
+class ErrorOut(Schema):
+    code: str
+    message: str
+    fields: list[dict[str, Any]] = []
+
+
+class ProjectOut(Schema):
+    slug: str
+    name: str
+    target_folder: str
+    require_plan_approval: bool
+    role: str
+
+
+class TaskIn(Schema):
+    project: str = Field(..., description="The project's slug.", max_length=50)
+    title: str = Field(..., min_length=1, max_length=300)
+    goal_text: str = Field(..., min_length=1, max_length=20_000)
+    deliverables: list[str] = Field(..., min_length=1)
+    acceptance_criteria: list[str] = Field(..., min_length=1)
+    constraints: list[str] = []
+    resources: list[str] = []
+    task_type: Literal["dynamic", "workflow"] = "dynamic"
+    workflow_id: str = Field("", max_length=200)
+
+    _items = field_validator("deliverables", "acceptance_criteria", "constraints", "resources")(_clean_items)
+
+    @model_validator(mode="after")
+    def _workflow_needs_id(self) -> TaskIn:
+        if self.task_type == Task.TaskType.WORKFLOW and not self.workflow_id.strip():
+            raise ValueError("a workflow task needs workflow_id")
+        if not self.deliverables or not self.acceptance_criteria:
+            raise ValueError("deliverables and acceptance_criteria need at least one non-empty item")
+        return self
+
+
+class TaskOut(Schema):
+    task_id: UUID
+    project: str
+    title: str
+    goal_text: str
+    deliverables: list[Any]
+    acceptance_criteria: list[Any]
+    constraints: list[Any]
+    resources: list[Any]
+    task_type: str
+    workflow_id: str
+    status: str
+    outcome: dict[str, Any]
+    created_at: datetime
+
+    @staticmethod
+    def resolve_project(task: Task) -> str:
+        return task.project.slug
+
+
+class TaskPage(Schema):
+    items: list[TaskOut]
+    count: int
+    page: int
+    pages: int
+
+
+class ExecutionOut(Schema):
+    node_exec_id: UUID
+    node_id: str
+    is_planning: bool
+    subagent_type: str
+    attempt: int
+    cause: str
+    cause_node_id: str
+    status: str
+    judgment_result: dict[str, Any] | None
+    error: str
+    ready_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class ExecutionDetailOut(ExecutionOut):
+    run_id: UUID
+    input_payload: dict[str, Any]
+    output_payload: dict[str, Any]
+
+
+class RunOut(Schema):
+    run_id: UUID
+    task_id: UUID
+    status: str
+    manifest_version: int
+    graph_manifest: dict[str, Any]
+    pipeline: bool
+    stage: str
+    error: str
+    forked_from_id: UUID | None
+    fork_node_id: str
+    review_decision: str
+    review_comment: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    executions: list[ExecutionOut]
+
+
+class PlanningCallOut(Schema):
+    node_exec_id: UUID
+    node_id: str
+    org_node: str
+    attempt: int
+    status: str
+    error: str
+    prompt: str
+    raw_response: str
+    manifest: dict[str, Any] | None
+    normalization_notes: list[str]
+    validation_errors: list[str]
+    new_node_ids: list[str]
+
+
+class LogPage(Schema):
+    lines: list[dict[str, Any]]
+    next_after: int
+    complete: bool
+
+
+class OrgNodeIn(Schema):
+    org_node: str = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+
+
+class CommentIn(Schema):
+    comment: str = Field("", max_length=5000)
+
+
+class RejectIn(Schema):
+    comment: str = Field(..., min_length=1, max_length=5000)
+
+
+class ForkIn(Schema):
+    node_id: str = Field(..., min_length=1, max_length=200)
+
+
+class AcceptedOut(Schema):
+    accepted: bool = True
+    detail: str
+
+
+class TokenIn(Schema):
+    name: str = Field(..., min_length=1, max_length=100)
+
+
+class TokenOut(Schema):
+    id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class TokenCreatedOut(TokenOut):
+    token: str = Field(..., description="Shown once: store it now, it cannot be read again.")

@@ -1,0 +1,85 @@
+"""Projects and tasks."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.core.paginator import Paginator
+from django.http import Http404
+from ninja import Query, Router, Schema, Status
+
+from console.api.errors import ApiError
+from console.api.schemas import AcceptedOut, ErrorOut, ProjectOut, TaskIn, TaskOut, TaskPage
+from console.permissions import require, task_for_member
+from graphs import selectors
+from graphs.jobs import job_submit
+from graphs.models import Project, ProjectMembership, Task
+from graphs.pipeline import pipeline_start
+
+router = Router(tags=["projects and tasks"])
+MAX_PAGE_SIZE = 100
+
+
+class TaskFilters(Schema):
+    project: str = ""
+    status: str = ""
+    q: str = ""
+    page: int = 1
+    page_size: int = 25
+
+
+@router.get("/projects", response=list[ProjectOut])
+def projects_list(request):
+    roles = dict(ProjectMembership.objects.filter(user=request.auth).values_list("project_id", "role"))
+    return [
+        {**{f: getattr(p, f) for f in ("slug", "name", "target_folder", "require_plan_approval")}, "role": roles[p.pk]}
+        for p in selectors.projects_for_user(request.auth)
+    ]
+
+
+@router.get("/tasks", response={200: TaskPage, 400: ErrorOut})
+def tasks_list(request, filters: Query[TaskFilters]):
+    if not 1 <= filters.page_size <= MAX_PAGE_SIZE:
+        raise ApiError(400, "bad_page_size", f"page_size must be between 1 and {MAX_PAGE_SIZE}")
+    if filters.status and filters.status not in Task.Status.values:
+        raise ApiError(400, "bad_status", f"status must be one of {', '.join(Task.Status.values)}")
+    tasks = selectors.tasks_for_user(request.auth, project_slug=filters.project, status=filters.status, text=filters.q)
+    paginator = Paginator(tasks, filters.page_size)
+    page = paginator.get_page(filters.page)
+    return {"items": list(page.object_list), "count": paginator.count, "page": page.number,
+            "pages": paginator.num_pages}
+
+
+@router.post("/tasks", response={201: TaskOut, 403: ErrorOut, 404: ErrorOut})
+def tasks_create(request, payload: TaskIn):
+    project = Project.objects.filter(slug=payload.project).first()
+    role = selectors.project_role(request.auth, project.pk) if project else None
+    if role is None:
+        raise Http404("no such project")
+    require(role, "create_task")
+    data = payload.dict()
+    data.pop("project")
+    task = Task.objects.create(project=project, created_by=request.auth, **data)
+    return Status(201, task)
+
+
+@router.get("/tasks/{task_id}", response={200: TaskOut, 404: ErrorOut})
+def tasks_detail(request, task_id: UUID):
+    task, _ = task_for_member(request.auth, task_id)
+    return task
+
+
+@router.post("/tasks/{task_id}/plan", response={202: AcceptedOut, 403: ErrorOut, 404: ErrorOut})
+def tasks_plan(request, task_id: UUID):
+    task, role = task_for_member(request.auth, task_id)
+    require(role, "plan")
+    job_submit("plan_fresh", str(task.pk))
+    return Status(202, {"detail": "the planner is planning the task"})
+
+
+@router.post("/tasks/{task_id}/pipeline", response={202: AcceptedOut, 403: ErrorOut, 404: ErrorOut})
+def tasks_pipeline(request, task_id: UUID):
+    task, role = task_for_member(request.auth, task_id)
+    require(role, "start_run")
+    pipeline_start(task=task)
+    return Status(202, {"detail": "the pipeline has started"})

@@ -1,0 +1,157 @@
+"""Every API route as every persona: alice leads P, bob reviews P, charlie has no access, dana administers skills.
+
+The table must name every route the API serves: a new route without an entry fails
+``test_the_table_covers_every_api_route``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from django.test import Client
+
+from console.api import api
+from graphs.engine import run_start
+from graphs.tokens import token_create
+from tests import factories
+from tests.graphs import edges_for, node, planned_run
+
+OK, DENIED, HIDDEN, ANON = "ok", 403, 404, 401
+READ = {"alice": OK, "bob": OK, "charlie": HIDDEN, "dana": HIDDEN}
+LEAD = {"alice": OK, "bob": DENIED, "charlie": HIDDEN, "dana": HIDDEN}
+REVIEW = {"alice": OK, "bob": OK, "charlie": HIDDEN, "dana": HIDDEN}
+ANYONE = {"alice": OK, "bob": OK, "charlie": OK, "dana": OK}
+
+
+@dataclass
+class World:
+    project: object
+    task: object
+    done: object
+    waiting: object
+    ready: object
+    running: object
+    reported_task: object
+
+
+def chain() -> dict:
+    nodes = [node("a"), node("b", "a")]
+    return {"nodes": nodes, "edges": edges_for(nodes)}
+
+
+@pytest.fixture
+def world(project, alice, bob, charlie, dana, task, scripted_runner, inline_executor) -> World:
+    done = planned_run(task, chain())
+    run_start(run=done)
+    inline_executor.drain()
+    waiting = planned_run(task, chain(), status="awaiting_approval")
+    ready = planned_run(task, chain(), status="ready")
+    running = planned_run(task, chain())
+    run_start(run=running)
+    reported_task = factories.TaskFactory(project=project)
+    reported = planned_run(reported_task, chain())
+    run_start(run=reported)
+    # The queued jobs of the last two runs are dropped: their nodes stay queued for cancel and report.
+    inline_executor.discard()
+    return World(project, task, done, waiting, ready, running, reported_task)
+
+
+def first_exec(run) -> str:
+    return str(run.executions.get(node_id="a").pk)
+
+
+ROUTES = {
+    "GET /api/projects": (ANYONE, lambda w: ("/api/projects", None)),
+    "GET /api/tasks": (ANYONE, lambda w: ("/api/tasks", None)),
+    "POST /api/tasks": (LEAD, lambda w: ("/api/tasks", {
+        "project": w.project.slug, "title": "T", "goal_text": "G", "deliverables": ["d"],
+        "acceptance_criteria": ["a"]})),
+    "GET /api/tasks/{task_id}": (READ, lambda w: (f"/api/tasks/{w.task.pk}", None)),
+    "POST /api/tasks/{task_id}/plan": (LEAD, lambda w: (f"/api/tasks/{w.task.pk}/plan", {})),
+    "POST /api/tasks/{task_id}/pipeline": (LEAD, lambda w: (f"/api/tasks/{w.task.pk}/pipeline", {})),
+    "GET /api/runs/{run_id}": (READ, lambda w: (f"/api/runs/{w.done.run_id}", None)),
+    "GET /api/runs/{run_id}/planning": (READ, lambda w: (f"/api/runs/{w.done.run_id}/planning", None)),
+    "GET /api/executions/{node_exec_id}": (READ, lambda w: (f"/api/executions/{first_exec(w.done)}", None)),
+    "GET /api/executions/{node_exec_id}/attempts": (
+        READ, lambda w: (f"/api/executions/{first_exec(w.done)}/attempts", None)),
+    "GET /api/executions/{node_exec_id}/log": (READ, lambda w: (f"/api/executions/{first_exec(w.done)}/log", None)),
+    "POST /api/runs/{run_id}/append": (LEAD, lambda w: (f"/api/runs/{w.ready.run_id}/append", {"org_node": "coder"})),
+    "POST /api/runs/{run_id}/approve": (REVIEW, lambda w: (f"/api/runs/{w.waiting.run_id}/approve", {})),
+    "POST /api/runs/{run_id}/reject": (REVIEW, lambda w: (f"/api/runs/{w.waiting.run_id}/reject", {"comment": "no"})),
+    "POST /api/runs/{run_id}/start": (LEAD, lambda w: (f"/api/runs/{w.ready.run_id}/start", {})),
+    "POST /api/runs/{run_id}/cancel": (LEAD, lambda w: (f"/api/runs/{w.running.run_id}/cancel", {})),
+    "POST /api/runs/{run_id}/fork": (LEAD, lambda w: (f"/api/runs/{w.done.run_id}/fork", {"node_id": "b"})),
+    "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
+    "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
+    "DELETE /api/tokens/{token_id}": (ANYONE, None),
+    "POST /api/v1/collaboration/tasks/execute": (LEAD, lambda w: ("/api/v1/collaboration/tasks/execute", {
+        "task_spec": {"metadata": {"title": "T", "instruction": "Do it"},
+                      "goal": {"objective": "O", "acceptances": [{"id": "ac1", "acceptance": "works"}]}},
+        "source_type": "api", "execution_config": {"task_type": "dynamic", "project": w.project.slug}})),
+    "GET /api/v1/collaboration/tasks/dashboard": (
+        READ, lambda w: (f"/api/v1/collaboration/tasks/dashboard?task_id={w.task.pk}", None)),
+    "POST /api/v1/collaboration/tasks/callback/report": (LEAD, lambda w: (
+        "/api/v1/collaboration/tasks/callback/report",
+        {"loop_task_id": f"{w.reported_task.pk}::a", "result": {"success": True, "data": {"result": "done"}}},
+    )),
+}
+
+
+def served_routes() -> set[str]:
+    routes = set()
+    for prefix, router in api._routers:
+        for path, view in router.path_operations.items():
+            for operation in view.operations:
+                for method in operation.methods:
+                    routes.add(f"{method} /api{prefix.rstrip('/')}{path}".replace("/api//", "/api/"))
+    return routes
+
+
+def test_the_table_covers_every_api_route():
+    assert served_routes() == set(ROUTES)
+
+
+def _request(client: Client, method: str, url: str, body, **headers):
+    if method == "GET":
+        return client.get(url, **headers)
+    if method == "DELETE":
+        return client.delete(url, **headers)
+    return client.post(url, data=json.dumps(body or {}), content_type="application/json", **headers)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("persona", ["alice", "bob", "charlie", "dana", "anonymous"])
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_each_persona_gets_the_expected_answer(route, persona, world, django_user_model, settings):
+    method, _ = route.split(" ", 1)
+    expected_by_persona, build = ROUTES[route]
+    client = Client()
+    user = None
+    if persona != "anonymous":
+        user = django_user_model.objects.get(username=persona)
+        client.force_login(user)
+    if build is None:  # DELETE a token: each persona revokes one of their own
+        owner = user or django_user_model.objects.get(username="alice")
+        token, _ = token_create(user=owner, name="old")
+        url, body = f"/api/tokens/{token.pk}", None
+    else:
+        url, body = build(world)
+    response = _request(client, method, url, body)
+    expected = ANON if persona == "anonymous" else expected_by_persona[persona]
+    if expected == OK:
+        assert 200 <= response.status_code < 300, (route, persona, response.status_code, response.content[:300])
+    else:
+        assert response.status_code == expected, (route, persona, response.content[:300])
+        assert response.json()["code"] in {"unauthenticated", "forbidden", "not_found"}
+
+
+@pytest.mark.django_db
+def test_a_bearer_token_authenticates_like_its_owner(world, alice, charlie):
+    _, raw = token_create(user=alice, name="cli")
+    client = Client()
+    assert client.get(f"/api/tasks/{world.task.pk}", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+    _, stranger = token_create(user=charlie, name="cli")
+    assert client.get(f"/api/tasks/{world.task.pk}", HTTP_AUTHORIZATION=f"Bearer {stranger}").status_code == 404
+    assert client.get("/api/tasks", HTTP_AUTHORIZATION="Bearer wgc_made-up").status_code == 401
