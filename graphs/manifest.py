@@ -72,7 +72,7 @@ class _BracketSpans:
         self._path: dict[int, int] = {}  # bracket -> the root whose lexing pushed it
         self._close: dict[int, int] = {}  # bracket -> the bracket closing it; absent when none does
         self._depth: dict[int, int] = {}  # closed bracket -> nesting levels inside it, itself included
-        self._entries: dict[int, int] = {}  # place a path resumed lexing -> its innermost open bracket
+        self._entries: dict[int, int] = {}  # place a lexing step began -> the innermost open bracket there
         self._string_ends: dict[int, int] = {}  # special character inside a string -> that string's end
 
     def object_at(self, start: int) -> tuple[int, int, int] | None:
@@ -86,7 +86,8 @@ class _BracketSpans:
 
     def _lex_from(self, root: int) -> None:
         text, parent, path, close, depth = self._text, self._parent, self._path, self._close, self._depth
-        enter, skip, openers, size = self._entries.setdefault, _SKIP_OUTSIDE_STRINGS.match, _OPENERS.match, len(text)
+        enter, size = self._entries.setdefault, len(text)
+        skip, openers = _SKIP_OUTSIDE_STRINGS.match, _OPENERS.match
         parent[root] = -1
         path[root] = root
         stack = [root]
@@ -186,11 +187,12 @@ class _BracketSpans:
 
 
 def _json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """Every JSON object in ``text`` that ``raw_decode`` accepts, in document order.
+    """The JSON objects in ``text``, in document order.
 
-    A decoded object is followed by the objects nested in it, and the scan then resumes after it:
-    braces inside its strings are text, not candidates. Only balanced, shallow spans reach the
-    decoder, and a nested span is skipped when an enclosing decode already failed inside it.
+    Each ``{`` whose span decodes yields that object and then the objects nested in it; scanning
+    resumes after it, so braces inside its strings are text, not candidates. Spans nested deeper
+    than _MAX_JSON_NESTING never reach the decoder (objects inside them still do), and a span is
+    skipped when a decode that enclosed it already failed inside it.
     """
     spans = _BracketSpans(text)
     decoder = json.JSONDecoder()
@@ -255,7 +257,9 @@ def _dicts_in(value: Any) -> Iterator[dict[str, Any]]:
             pending.extend(reversed(item))
 
 
-def _first_object(text: str, accept: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
+def _first_object(
+    text: str, accept: Callable[[dict[str, Any]], dict[str, Any] | None]
+) -> dict[str, Any] | None:
     for candidate in _json_objects(text):
         accepted = accept(candidate)
         if accepted is not None:
@@ -349,7 +353,9 @@ def normalize_graph_manifest_with_notes(
     return result, notes
 
 
-def normalize_graph_manifest(manifest: Mapping[str, Any], existing_node_ids: Iterable[str] = ()) -> dict[str, Any]:
+def normalize_graph_manifest(
+    manifest: Mapping[str, Any], existing_node_ids: Iterable[str] = ()
+) -> dict[str, Any]:
     """A normalized copy of ``manifest``; see ``normalize_graph_manifest_with_notes``."""
     return normalize_graph_manifest_with_notes(manifest, existing_node_ids)[0]
 
@@ -394,14 +400,14 @@ def validate_graph_manifest(
     merged graph with ``graph_depth`` when it needs the exact figure). Missing ``depends_on``,
     ``edges`` and ``edge_type`` are read as normalization would fill them in.
     """
-    errors = _manifest_errors(manifest, frozenset(existing_node_ids), max_nodes=max_nodes, max_depth=max_depth)
+    errors = _manifest_errors(
+        manifest, frozenset(existing_node_ids), max_nodes=max_nodes, max_depth=max_depth
+    )
     if errors:
         raise ManifestError(errors)
 
 
-def _manifest_errors(
-    manifest: Any, existing: frozenset[str], *, max_nodes: int, max_depth: int
-) -> list[str]:
+def _manifest_errors(manifest: Any, existing: frozenset[str], *, max_nodes: int, max_depth: int) -> list[str]:
     if not isinstance(manifest, Mapping):
         return ["manifest must be a JSON object"]
     nodes, edges = manifest.get("nodes"), manifest.get("edges")
@@ -434,9 +440,10 @@ def _manifest_errors(
 
     dependencies: dict[str, dict[str, None]] = {node_id: {} for node_id in ids}
     for node_id, node in named:
-        for dep in node.get("depends_on") or []:
-            if not isinstance(dep, str):
-                continue
+        depends_on = node.get("depends_on")
+        for dep in depends_on if isinstance(depends_on, list) else ():
+            if not _is_id(dep):
+                continue  # already reported as a malformed depends_on
             if dep == node_id:
                 errors.append(f"node {node_id!r}: depends on itself")
             elif dep not in own and dep not in existing:
@@ -465,12 +472,16 @@ def _manifest_errors(
             errors.append(f"{label}: self-loop (a node cannot feed or loop back to itself)")
         elif edge_type == _ON_FAILURE:
             if source not in own:
-                errors.append(f"{label}: on_failure edge from {source!r}, which is not a node of this manifest")
+                errors.append(
+                    f"{label}: on_failure edge from {source!r}, which is not a node of this manifest"
+                )
             else:
                 failure_edges.setdefault(source, []).append(target)
         elif target not in own:
-            errors.append(f"{label}: data edge into existing node {target!r}; appended nodes cannot add "
-                          "inputs to nodes already in the run")
+            errors.append(
+                f"{label}: data edge into existing node {target!r}; appended nodes cannot add "
+                "inputs to nodes already in the run"
+            )
         else:
             dependencies[target][source] = None
 
@@ -495,7 +506,9 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
     elif not (has_artifact or has_prompt):
         errors.append(f"{label}: needs artifact_type (a catalog node) or task_prompt (a generic node)")
     elif has_artifact and node["artifact_type"] not in ARTIFACT_TYPES:
-        errors.append(f"{label}: artifact_type {node['artifact_type']!r} is not one of {_choices(ARTIFACT_TYPES)}")
+        errors.append(
+            f"{label}: artifact_type {node['artifact_type']!r} is not one of {_choices(ARTIFACT_TYPES)}"
+        )
     elif has_prompt and not (isinstance(node["task_prompt"], str) and node["task_prompt"].strip()):
         errors.append(f"{label}: task_prompt must be a non-empty string")
 
@@ -509,7 +522,9 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
         elif kind == "llm" and not (
             isinstance(judgment.get("judge_prompt"), str) and "{content}" in judgment["judge_prompt"]
         ):
-            errors.append(f"{label}: an llm judgment needs a judge_prompt containing the {{content}} placeholder")
+            errors.append(
+                f"{label}: an llm judgment needs a judge_prompt containing the {{content}} placeholder"
+            )
         elif kind == "mechanical" and not _is_id(judgment.get("check_ref")):
             errors.append(f"{label}: a mechanical judgment needs check_ref naming the check")
 
@@ -521,7 +536,9 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
             action, attempts = on_fail.get("action"), on_fail.get("max_attempts")
             if action not in ON_FAIL_ACTIONS:
                 errors.append(f"{label}: on_fail.action {action!r} is not one of {_choices(ON_FAIL_ACTIONS)}")
-            if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
+            if attempts is not None and (
+                isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1
+            ):
                 errors.append(f"{label}: on_fail.max_attempts must be a positive integer, not {attempts!r}")
             if action == "dynamic_loop_back":
                 errors.extend(_dynamic_loop_back_errors(node, label))
@@ -538,8 +555,10 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
 def _dynamic_loop_back_errors(node: dict[str, Any], label: str) -> list[str]:
     errors = []
     if node.get("node_type") != "final_verdict":
-        errors.append(f"{label}: dynamic_loop_back is only allowed on a node with node_type 'final_verdict', "
-                      f"not {node.get('node_type')!r}")
+        errors.append(
+            f"{label}: dynamic_loop_back is only allowed on a node with node_type 'final_verdict', "
+            f"not {node.get('node_type')!r}"
+        )
     subagent = node.get("subagent_type")
     if subagent is not None and subagent != "validator":
         errors.append(f"{label}: dynamic_loop_back belongs to the validator, not subagent_type {subagent!r}")
@@ -550,8 +569,10 @@ def _id_errors(ids: list[str], existing: frozenset[str]) -> list[str]:
     errors = []
     for node_id, count in Counter(ids).items():
         if node_id.startswith(RESERVED_PREFIX):
-            errors.append(f"node {node_id!r}: node_ids starting with {RESERVED_PREFIX!r} are reserved for "
-                          "planning nodes")
+            errors.append(
+                f"node {node_id!r}: node_ids starting with {RESERVED_PREFIX!r} are reserved for "
+                "planning nodes"
+            )
         if count > 1:
             errors.append(f"node {node_id!r}: node_id is used by {count} nodes")
         if node_id in existing:
@@ -578,8 +599,9 @@ def _on_fail_errors(
     for node_id, targets in failure_edges.items():
         if actions.get(node_id) != "loop_back":
             errors.extend(
-                f"edge {node_id!r} -> {target!r}: on_failure edge from node {node_id!r}, whose on_fail.action "
-                "is not loop_back" for target in targets
+                f"edge {node_id!r} -> {target!r}: on_failure edge from node {node_id!r}, whose "
+                "on_fail.action is not loop_back"
+                for target in targets
             )
     for node_id, action in actions.items():
         if action != "loop_back":
@@ -587,11 +609,15 @@ def _on_fail_errors(
         targets = failure_edges.get(node_id, [])
         if len(targets) != 1:
             named_targets = f" (to {', '.join(map(repr, targets))})" if targets else ""
-            errors.append(f"node {node_id!r}: on_fail.action is loop_back, which needs exactly one on_failure "
-                          f"edge from it; it has {len(targets)}{named_targets}")
+            errors.append(
+                f"node {node_id!r}: on_fail.action is loop_back, which needs exactly one on_failure "
+                f"edge from it; it has {len(targets)}{named_targets}"
+            )
         elif targets[0] not in existing and targets[0] not in _reachable(node_id, graph):
-            errors.append(f"node {node_id!r}: loop_back target {targets[0]!r} is not an upstream dependency "
-                          f"of {node_id!r}")
+            errors.append(
+                f"node {node_id!r}: loop_back target {targets[0]!r} is not an upstream dependency "
+                f"of {node_id!r}"
+            )
     return errors
 
 
@@ -601,7 +627,9 @@ def _depth_errors(order: list[str], graph: dict[str, list[str]], max_depth: int)
     if not too_deep:
         return []
     length, start, end = max(too_deep, key=lambda chain: chain[0])
-    return [f"dependency chain {start!r} -> ... -> {end!r} is {length} nodes deep, over the limit of {max_depth}"]
+    return [
+        f"dependency chain {start!r} -> ... -> {end!r} is {length} nodes deep, over the limit of {max_depth}"
+    ]
 
 
 def _is_id(value: Any) -> bool:
@@ -629,7 +657,11 @@ def _edge_label(edge: dict[str, Any], index: int) -> str:
 
 def manifest_node_ids(manifest: Mapping[str, Any]) -> list[str]:
     """The node_ids in manifest order."""
-    return [node["node_id"] for node in manifest.get("nodes") or [] if isinstance(node, dict) and "node_id" in node]
+    return [
+        node["node_id"]
+        for node in manifest.get("nodes") or []
+        if isinstance(node, dict) and "node_id" in node
+    ]
 
 
 def data_dependencies(manifest: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -785,7 +817,7 @@ def _cycles_among(stuck: set[str], ids: list[str], dependencies: Mapping[str, li
             walk[node_id] = len(walk)
             node_id = next(dep for dep in dependencies[node_id] if dep in stuck)
         if node_id in walk:
-            loop = list(walk)[walk[node_id]:]
+            loop = list(walk)[walk[node_id] :]
             cycles.append([*loop, node_id])
         visited.update(walk)
     return cycles
