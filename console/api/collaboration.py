@@ -11,6 +11,7 @@ from ninja import Field, Router, Schema
 from pydantic import ConfigDict, model_validator
 
 from console.api.errors import ApiError
+from console.api.schemas import ERRORS
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
@@ -87,7 +88,7 @@ class Envelope(Schema):
     data: dict[str, Any]
 
 
-@router.post("/execute", response={200: Envelope})
+@router.post("/execute", response={200: Envelope, **ERRORS})
 def collaboration_execute(request, payload: TaskRequest):
     project = _project_for(request.auth, payload.execution_config.project)
     spec = payload.task_spec
@@ -109,7 +110,7 @@ def collaboration_execute(request, payload: TaskRequest):
     return {"success": True, "data": {"task_id": str(task.pk), "status": task.status}}
 
 
-@router.get("/dashboard", response={200: Envelope})
+@router.get("/dashboard", response={200: Envelope, **ERRORS})
 def collaboration_dashboard(request, task_id: UUID):
     task, _ = task_for_member(request.auth, task_id)
     run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
@@ -140,7 +141,7 @@ def collaboration_dashboard(request, task_id: UUID):
     }
 
 
-@router.post("/callback/report", response={200: Envelope})
+@router.post("/callback/report", response={200: Envelope, **ERRORS})
 def collaboration_report(request, payload: ReportIn):
     task_id, node_id = loop_task_id_parse(payload.loop_task_id)
     task, role = task_for_member(request.auth, task_id)

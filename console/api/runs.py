@@ -8,9 +8,9 @@ from ninja import Router, Status
 
 from console.api.errors import ApiError
 from console.api.schemas import (
+    ERRORS,
     AcceptedOut,
     CommentIn,
-    ErrorOut,
     ExecutionDetailOut,
     ExecutionOut,
     ForkIn,
@@ -31,14 +31,14 @@ router = Router(tags=["runs"])
 MAX_LOG_PAGE = 1000
 
 
-@router.get("/runs/{run_id}", response={200: RunOut, 404: ErrorOut})
+@router.get("/runs/{run_id}", response={200: RunOut, **ERRORS})
 def runs_detail(request, run_id: UUID):
     run, _ = run_for_member(request.auth, run_id)
     run.executions_list = list(run.executions.defer("input_payload", "output_payload").order_by("created_at"))
     return _run_out(run)
 
 
-@router.get("/runs/{run_id}/planning", response={200: list[PlanningCallOut], 404: ErrorOut})
+@router.get("/runs/{run_id}/planning", response={200: list[PlanningCallOut], **ERRORS})
 def runs_planning(request, run_id: UUID):
     run, _ = run_for_member(request.auth, run_id)
     calls = run.executions.filter(node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
@@ -56,19 +56,19 @@ def runs_planning(request, run_id: UUID):
     ]
 
 
-@router.get("/executions/{node_exec_id}", response={200: ExecutionDetailOut, 404: ErrorOut})
+@router.get("/executions/{node_exec_id}", response={200: ExecutionDetailOut, **ERRORS})
 def executions_detail(request, node_exec_id: UUID):
     execution, _ = execution_for_member(request.auth, node_exec_id)
     return execution
 
 
-@router.get("/executions/{node_exec_id}/attempts", response={200: list[ExecutionOut], 404: ErrorOut})
+@router.get("/executions/{node_exec_id}/attempts", response={200: list[ExecutionOut], **ERRORS})
 def executions_attempts(request, node_exec_id: UUID):
     execution, _ = execution_for_member(request.auth, node_exec_id)
     return list(execution.run.executions.filter(node_id=execution.node_id).order_by("attempt"))
 
 
-@router.get("/executions/{node_exec_id}/log", response={200: LogPage, 400: ErrorOut, 404: ErrorOut})
+@router.get("/executions/{node_exec_id}/log", response={200: LogPage, **ERRORS})
 def executions_log(request, node_exec_id: UUID, after: int = 0, limit: int = 200):
     execution, _ = execution_for_member(request.auth, node_exec_id)
     if not 1 <= limit <= MAX_LOG_PAGE:
@@ -84,7 +84,7 @@ def executions_log(request, node_exec_id: UUID, after: int = 0, limit: int = 200
     return {"lines": lines, "next_after": next_after, "complete": complete}
 
 
-@router.post("/runs/{run_id}/append", response={202: AcceptedOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+@router.post("/runs/{run_id}/append", response={202: AcceptedOut, **ERRORS})
 def runs_append(request, run_id: UUID, payload: OrgNodeIn):
     run, role = run_for_member(request.auth, run_id)
     require(role, "plan")
@@ -94,21 +94,21 @@ def runs_append(request, run_id: UUID, payload: OrgNodeIn):
     return Status(202, {"detail": f"{payload.org_node} is planning nodes to append"})
 
 
-@router.post("/runs/{run_id}/approve", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+@router.post("/runs/{run_id}/approve", response={200: RunOut, **ERRORS})
 def runs_approve(request, run_id: UUID, payload: CommentIn):
     run, role = run_for_member(request.auth, run_id)
     require(role, "review_plan")
     return _run_out(run_plan_approve(run=run, reviewer=request.auth, comment=payload.comment))
 
 
-@router.post("/runs/{run_id}/reject", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+@router.post("/runs/{run_id}/reject", response={200: RunOut, **ERRORS})
 def runs_reject(request, run_id: UUID, payload: RejectIn):
     run, role = run_for_member(request.auth, run_id)
     require(role, "review_plan")
     return _run_out(run_plan_reject(run=run, reviewer=request.auth, comment=payload.comment))
 
 
-@router.post("/runs/{run_id}/start", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+@router.post("/runs/{run_id}/start", response={200: RunOut, **ERRORS})
 def runs_start(request, run_id: UUID):
     run, role = run_for_member(request.auth, run_id)
     require(role, "start_run")
@@ -117,7 +117,7 @@ def runs_start(request, run_id: UUID):
     return _run_out(run)
 
 
-@router.post("/runs/{run_id}/cancel", response={200: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+@router.post("/runs/{run_id}/cancel", response={200: RunOut, **ERRORS})
 def runs_cancel(request, run_id: UUID):
     run, role = run_for_member(request.auth, run_id)
     require(role, "cancel_run")
@@ -126,7 +126,7 @@ def runs_cancel(request, run_id: UUID):
     return _run_out(run)
 
 
-@router.post("/runs/{run_id}/fork", response={201: RunOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut})
+@router.post("/runs/{run_id}/fork", response={201: RunOut, **ERRORS})
 def runs_fork(request, run_id: UUID, payload: ForkIn):
     run, role = run_for_member(request.auth, run_id)
     require(role, "fork_run")

@@ -185,3 +185,7 @@ class TokenOut(Schema):
 
 class TokenCreatedOut(TokenOut):
     token: str = Field(..., description="Shown once: store it now, it cannot be read again.")
+
+
+# Every operation may answer with these; declaring them keeps the OpenAPI document honest.
+ERRORS = {status: ErrorOut for status in (400, 401, 403, 404, 409, 413)}

@@ -9,7 +9,7 @@ from django.http import Http404
 from ninja import Query, Router, Schema, Status
 
 from console.api.errors import ApiError
-from console.api.schemas import AcceptedOut, ErrorOut, ProjectOut, TaskIn, TaskOut, TaskPage
+from console.api.schemas import ERRORS, AcceptedOut, ProjectOut, TaskIn, TaskOut, TaskPage
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.jobs import job_submit
@@ -28,7 +28,7 @@ class TaskFilters(Schema):
     page_size: int = 25
 
 
-@router.get("/projects", response=list[ProjectOut])
+@router.get("/projects", response={200: list[ProjectOut], **ERRORS})
 def projects_list(request):
     roles = dict(ProjectMembership.objects.filter(user=request.auth).values_list("project_id", "role"))
     return [
@@ -37,7 +37,7 @@ def projects_list(request):
     ]
 
 
-@router.get("/tasks", response={200: TaskPage, 400: ErrorOut})
+@router.get("/tasks", response={200: TaskPage, **ERRORS})
 def tasks_list(request, filters: Query[TaskFilters]):
     if not 1 <= filters.page_size <= MAX_PAGE_SIZE:
         raise ApiError(400, "bad_page_size", f"page_size must be between 1 and {MAX_PAGE_SIZE}")
@@ -50,7 +50,7 @@ def tasks_list(request, filters: Query[TaskFilters]):
             "pages": paginator.num_pages}
 
 
-@router.post("/tasks", response={201: TaskOut, 403: ErrorOut, 404: ErrorOut})
+@router.post("/tasks", response={201: TaskOut, **ERRORS})
 def tasks_create(request, payload: TaskIn):
     project = Project.objects.filter(slug=payload.project).first()
     role = selectors.project_role(request.auth, project.pk) if project else None
@@ -63,13 +63,13 @@ def tasks_create(request, payload: TaskIn):
     return Status(201, task)
 
 
-@router.get("/tasks/{task_id}", response={200: TaskOut, 404: ErrorOut})
+@router.get("/tasks/{task_id}", response={200: TaskOut, **ERRORS})
 def tasks_detail(request, task_id: UUID):
     task, _ = task_for_member(request.auth, task_id)
     return task
 
 
-@router.post("/tasks/{task_id}/plan", response={202: AcceptedOut, 403: ErrorOut, 404: ErrorOut})
+@router.post("/tasks/{task_id}/plan", response={202: AcceptedOut, **ERRORS})
 def tasks_plan(request, task_id: UUID):
     task, role = task_for_member(request.auth, task_id)
     require(role, "plan")
@@ -77,7 +77,7 @@ def tasks_plan(request, task_id: UUID):
     return Status(202, {"detail": "the planner is planning the task"})
 
 
-@router.post("/tasks/{task_id}/pipeline", response={202: AcceptedOut, 403: ErrorOut, 404: ErrorOut})
+@router.post("/tasks/{task_id}/pipeline", response={202: AcceptedOut, **ERRORS})
 def tasks_pipeline(request, task_id: UUID):
     task, role = task_for_member(request.auth, task_id)
     require(role, "start_run")

@@ -1,0 +1,62 @@
+"""Schemathesis generates requests from the live OpenAPI schema: no 5xx, no answer outside the schema.
+
+Runs as the lead persona with a seeded project, so generated requests reach real objects' code paths
+as well as the not-found ones.
+"""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from graphs.engine import run_start
+from graphs.tokens import token_create
+from tests.graphs import edges_for, node, planned_run
+
+
+@pytest.fixture
+def api_schema(db):
+    # As Django's test client does: keep the test's connection (and its transaction) open across requests.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield schemathesis.openapi.from_wsgi("/api/openapi.json", get_wsgi_application())
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@pytest.fixture
+def lead_token(alice, task, scripted_runner, inline_executor) -> str:
+    nodes = [node("a"), node("b", "a")]
+    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
+    run_start(run=run)
+    inline_executor.drain()
+    _, raw = token_create(user=alice, name="fuzz")
+    return raw
+
+
+@schema.parametrize()
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+def test_generated_requests_get_no_server_error_and_match_the_schema(case, lead_token):
+    case.call_and_validate(
+        headers={"Authorization": f"Bearer {lead_token}"},
+        checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
+    )
