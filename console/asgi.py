@@ -1,4 +1,8 @@
-"""ASGI entry point, served by daphne: HTTP through Django, WebSockets through Channels."""
+"""ASGI entry point, served by daphne: HTTP through Django, WebSockets through Channels.
+
+WebSockets pass the Origin check against ALLOWED_HOSTS (a page of another site cannot open a socket
+with the user's cookies), then session authentication, then the routes of ``console.routing``.
+"""
 
 import os
 
@@ -7,6 +11,16 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (needs the app registry loaded above)
+# These need the app registry loaded above.
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from console.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

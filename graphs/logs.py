@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -24,12 +25,15 @@ from django.utils import timezone
 
 from graphs.models import ExecutionLogFile, WorkNodeExecution
 
+logger = logging.getLogger(__name__)
+
 LogLine = dict[str, Any]
 
 # Readers refuse to parse a single line longer than this; a runaway agent line is cut when written.
 MAX_LINE_TEXT = 64_000
 
 _listeners: list[Callable[[WorkNodeExecution, LogLine], None]] = []
+_close_listeners: list[Callable[[WorkNodeExecution, int], None]] = []
 _append_locks: dict[str, threading.Lock] = {}
 _append_locks_guard = threading.Lock()
 
@@ -38,6 +42,12 @@ def log_listener_register(listener: Callable[[WorkNodeExecution, LogLine], None]
     """Call ``listener(execution, line)`` after every line is durably written (used to publish live)."""
     if listener not in _listeners:
         _listeners.append(listener)
+
+
+def log_close_listener_register(listener: Callable[[WorkNodeExecution, int], None]) -> None:
+    """Call ``listener(execution, last_seq)`` once, when the log is marked closed."""
+    if listener not in _close_listeners:
+        _close_listeners.append(listener)
 
 
 def log_root() -> Path:
@@ -75,8 +85,7 @@ def log_append(*, execution: WorkNodeExecution, event: str, **fields: Any) -> Lo
             fields[key] = fields[key][:MAX_LINE_TEXT] + " …[cut]"
     with _append_lock(path):
         line = _append_under_lock(path, event=event, fields=fields)
-    for listener in list(_listeners):
-        listener(execution, line)
+    _notify(_listeners, execution, line)
     return line
 
 
@@ -84,10 +93,13 @@ def log_file_close(*, execution: WorkNodeExecution) -> None:
     """Mark the log closed and record its last seq (kept off the per-line path to spare the database)."""
     log_file = _log_file_of(execution)
     with open(log_path_for(log_file), "rb") as handle:
+        os.fsync(handle.fileno())
         last_seq = _last_seq(handle)
-    ExecutionLogFile.objects.filter(pk=log_file.pk, status=ExecutionLogFile.Status.OPEN).update(
+    closed = ExecutionLogFile.objects.filter(pk=log_file.pk, status=ExecutionLogFile.Status.OPEN).update(
         status=ExecutionLogFile.Status.CLOSED, closed_at=timezone.now(), last_seq=last_seq
     )
+    if closed:
+        _notify(_close_listeners, execution, last_seq)
 
 
 def log_read(*, log_file: ExecutionLogFile, after: int = 0, limit: int | None = None) -> list[LogLine]:
@@ -99,6 +111,72 @@ def log_read(*, log_file: ExecutionLogFile, after: int = 0, limit: int | None = 
             if limit is not None and len(lines) >= limit:
                 break
     return lines
+
+
+def log_read_from(
+    *, log_file: ExecutionLogFile, offset: int = 0, after: int = 0, limit: int | None = None
+) -> tuple[list[LogLine], int]:
+    """Read complete lines from byte ``offset`` on; return those with ``seq > after`` and the next offset.
+
+    A reader that keeps the returned offset parses each byte of the file once however often it reads,
+    and a file that has not grown past ``offset`` costs one ``stat``. A line still being written is
+    left for the next read; at most ``limit`` lines are returned, the offset stopping right after them.
+    """
+    path = log_path_for(log_file)
+    try:
+        if path.stat().st_size <= offset:
+            return [], offset
+    except FileNotFoundError:
+        return [], offset
+    lines: list[LogLine] = []
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break
+            offset += len(raw)
+            line = _parse(raw)
+            if line is not None and line["seq"] > after:
+                lines.append(line)
+                if limit is not None and len(lines) >= limit:
+                    break
+    return lines, offset
+
+
+def log_last_seq(*, log_file: ExecutionLogFile) -> int:
+    """Return the seq of the last complete line in the file (0 for an empty or missing file).
+
+    Reads only the end of the file. A reader takes no lock, so a line still being written at the end
+    is skipped rather than parsed; the window grows only when the last lines are that long.
+    """
+    try:
+        handle = open(log_path_for(log_file), "rb")
+    except FileNotFoundError:
+        return 0
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        window = 8192
+        while True:
+            start = max(0, end - window)
+            handle.seek(start)
+            chunk = handle.read(end - start)
+            complete = chunk[: chunk.rfind(b"\n") + 1].split(b"\n")[:-1]
+            for raw in reversed(complete[1:] if start else complete):  # the first may be cut by the window
+                line = _parse(raw)
+                if line is not None:
+                    return line["seq"]
+            if start == 0:
+                return 0
+            window *= 4
+
+
+def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
+    for listener in list(listeners):
+        try:
+            listener(*args)
+        except Exception:
+            # The line is already durable; a failing live listener must not fail the work that wrote it.
+            logger.exception("log listener %r failed", listener)
 
 
 def _log_file_of(execution: WorkNodeExecution) -> ExecutionLogFile:
@@ -129,8 +207,9 @@ def _append_under_lock(path: Path, *, event: str, fields: dict[str, Any]) -> Log
             if end and _last_byte(handle, end) != b"\n":
                 handle.write(b"\n")  # seal a line torn by a crash so the new one stands alone
             handle.write(json.dumps(line, ensure_ascii=False, default=str).encode() + b"\n")
+            # Flushed to the OS before anyone is told: a crashed worker loses nothing. The fsync that
+            # also survives a power cut is paid once, when the log closes, not on every line.
             handle.flush()
-            os.fsync(handle.fileno())
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
     return line
@@ -186,12 +265,17 @@ def _iter_lines(path: Path) -> Iterator[LogLine]:
         for raw in handle:
             if not raw.endswith(b"\n"):
                 break  # a line still being written: it will be read next time
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(line, dict) and isinstance(line.get("seq"), int):
+            line = _parse(raw)
+            if line is not None:
                 yield line
+
+
+def _parse(raw: bytes) -> LogLine | None:
+    try:
+        line = json.loads(raw)
+    except ValueError:
+        return None
+    return line if isinstance(line, dict) and isinstance(line.get("seq"), int) else None
 
 
 def _now_iso() -> str:

@@ -51,6 +51,8 @@ for (const runId of liveRunIds) {
           if (chip) setStatus(chip, node.status);
           if (!item || node.attempt > 1 || ["succeeded", "failed"].includes(node.status)) scheduleRefresh(runId);
         }
+      } else if (event.event === "log") {
+        // Log lines are for the node pages; the tree changes only with statuses and appends.
       } else if (event.event === "progress") {
         const progress = section.querySelector("[data-progress]");
         if (progress) progress.textContent = `${event.done}/${event.total} done`;

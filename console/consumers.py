@@ -1,0 +1,327 @@
+"""WebSocket consumers: one execution's live log, and one run's live events (DESIGN.md § Live logs).
+
+Both authenticate with the session, authorise by project membership (any role; superusers get no
+exception, membership decides), join their group and relay. A refused socket is accepted and then
+closed, so the browser reads the reason as a close code instead of a failed handshake:
+
+- ``4400`` — ``after`` is not a non-negative integer;
+- ``4401`` — not signed in;
+- ``4404`` — no such execution or run, *or* not a member of its project: one code for both, so a
+  stranger cannot learn that an id exists;
+- ``1000`` — the log is complete: sent right after ``{"type": "end", "last_seq": n}``.
+
+A foreign ``Origin`` never reaches a consumer: ``AllowedHostsOriginValidator`` refuses the handshake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from graphs.live import live_consumer_loop_register, node_exec_group, run_group
+from graphs.logs import log_last_seq, log_path_for, log_read_from
+from graphs.models import PLANNING_NODE_ID, ExecutionLogFile, WorkGraphRun, WorkNodeExecution
+
+logger = logging.getLogger(__name__)
+
+CLOSE_BAD_REQUEST = 4400
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_FOUND = 4404
+
+# How often a log consumer looks at the file for lines nobody published to this process.
+POLL_SECONDS = 0.5
+# How often a quiet log's row is read to notice a close the layer could not announce.
+STATE_CHECK_SECONDS = 2.0
+# Backlogs are read and sent in slices, so a long log never sits whole in memory.
+READ_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class _LogState:
+    log_file: ExecutionLogFile | None
+    complete: bool  # the log was closed, or the execution ended without ever opening one
+
+
+class _LiveConsumer(AsyncJsonWebsocketConsumer):
+    """What both consumers share: joining a group, and handling the publisher's messages fast."""
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes stale database connections before every message, on a hop to the one
+        # thread all database work of the process shares: every line to every socket would queue
+        # there. Relaying touches no database (the few queries go through database_sync_to_async,
+        # which does that cleanup itself), so layer messages skip it; socket events keep it.
+        if message["type"].startswith("websocket."):
+            await super().dispatch(message)
+        else:
+            await getattr(self, get_handler_name(message))(message)
+
+    async def live_batch(self, message: dict[str, Any]) -> None:
+        """Several messages the publisher packed into one (see ``graphs.live``): handle each, in order."""
+        for inner in message["messages"]:
+            await getattr(self, get_handler_name(inner))(inner)
+
+    async def _group_join(self, group: str) -> None:
+        self.groups.append(group)  # websocket_disconnect leaves every group listed here
+        await self.channel_layer.group_add(group, self.channel_name)
+
+
+class NodeExecutionLogConsumer(_LiveConsumer):
+    """``/ws/node-executions/<uuid>/log/?after=<seq>``: the backlog after ``seq``, live lines, then ``end``.
+
+    Sends ``{"type": "line", "line": {...}}`` per line, in seq order, each once; then, when the log is
+    closed and everything is sent, ``{"type": "end", "last_seq": n}`` and a normal close.
+
+    The group is joined before the file is read, so no line falls between the two; a line met both
+    ways is dropped by seq. A live line past the next expected seq means the layer dropped some
+    (channels-redis does so silently past a channel's capacity): the missing ones come from the file
+    first. A poll covers what the layer never brings here: a run executed by another process with the
+    in-memory layer, lines dropped at the end of a burst, a close announced elsewhere.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The poll task and the message handlers both send: one at a time, so seq order holds.
+        self._lock = asyncio.Lock()
+        self._node_exec_id: Any = None
+        self._log_file: ExecutionLogFile | None = None
+        self._offset = 0
+        self._last_sent = 0
+        self._due_seq = 0
+        self._seen_size = -1
+        self._state_checked_at = 0.0
+        self._finished = False
+        self._poll_task: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        after = _after_param(self.scope)
+        if after is None:
+            await self.close(code=CLOSE_BAD_REQUEST)
+            return
+        self._node_exec_id = self.scope["url_route"]["kwargs"]["node_exec_id"]
+        if not await _execution_visible(self._node_exec_id, user=user):
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        live_consumer_loop_register(asyncio.get_running_loop())
+        await self._group_join(node_exec_group(self._node_exec_id))
+        self._last_sent = after
+        async with self._lock:
+            await self._state_apply(await _log_state_read(self._node_exec_id))
+        if not self._finished:
+            self._poll_task = asyncio.create_task(self._poll())
+
+    async def disconnect(self, code: int) -> None:
+        self._finished = True
+        if self._poll_task is not None:
+            self._poll_task.cancel()
+
+    async def log_line(self, message: dict[str, Any]) -> None:
+        line = message["line"]
+        async with self._lock:
+            if self._finished or line["seq"] <= self._last_sent:
+                return
+            if line["seq"] > self._last_sent + 1:
+                await self._log_file_ensure()
+                await self._catch_up()
+            if line["seq"] > self._last_sent:
+                await self._send_line(line)
+
+    async def log_closed(self, message: dict[str, Any]) -> None:
+        async with self._lock:
+            if not self._finished:
+                await self._log_file_ensure()
+                await self._catch_up()
+                await self._finish()
+
+    async def _state_apply(self, state: _LogState | None) -> None:
+        if state is None:  # the execution was deleted while watched
+            await self._finish()
+            return
+        self._log_file = state.log_file or self._log_file
+        await self._catch_up()
+        if state.complete:
+            await self._finish()
+
+    async def _log_file_ensure(self) -> None:
+        # Lines can arrive before this consumer saw the log's row: the execution started after it connected.
+        if self._log_file is None:
+            state = await _log_state_read(self._node_exec_id)
+            self._log_file = state.log_file if state is not None else None
+
+    async def _catch_up(self) -> None:
+        """Send every line of the file after the last one sent."""
+        if self._log_file is None:
+            return
+        while True:
+            lines, self._offset = await asyncio.to_thread(
+                log_read_from, log_file=self._log_file, offset=self._offset, after=self._last_sent, limit=READ_CHUNK
+            )
+            for line in lines:
+                await self._send_line(line)
+            if len(lines) < READ_CHUNK:
+                return
+
+    async def _send_line(self, line: dict[str, Any]) -> None:
+        await self.send_json({"type": "line", "line": line})
+        self._last_sent = line["seq"]
+
+    async def _finish(self) -> None:
+        self._finished = True
+        await self.send_json({"type": "end", "last_seq": self._last_sent})
+        await self.close()
+
+    async def _poll(self) -> None:
+        while not self._finished:
+            await asyncio.sleep(POLL_SECONDS)
+            async with self._lock:
+                if self._finished:
+                    return
+                try:
+                    await self._poll_once()
+                except Exception:
+                    logger.exception("polling the log of %s failed", self._node_exec_id)
+
+    async def _poll_once(self) -> None:
+        # A line that was in the file a whole interval ago and has still not arrived live was never
+        # published to this process, or was dropped on the way: read it from the file.
+        if self._due_seq > self._last_sent:
+            await self._catch_up()
+        if self._log_file is not None:
+            size, last_seq = await asyncio.to_thread(_file_tail, self._log_file, self._seen_size)
+            if size != self._seen_size:
+                self._seen_size, self._due_seq = size, last_seq
+                return
+        # A quiet file may belong to a log closed by a process whose notice cannot reach this one.
+        if time.monotonic() - self._state_checked_at >= STATE_CHECK_SECONDS:
+            self._state_checked_at = time.monotonic()
+            await self._state_apply(await _log_state_read(self._node_exec_id))
+
+
+class RunEventsConsumer(_LiveConsumer):
+    """``/ws/runs/<uuid>/``: a ``snapshot`` of the run on connect, then every run event as it happens.
+
+    Sends ``{"type": "snapshot", "run_id", "status", "manifest_version", "progress": {"done", "total"},
+    "nodes": [{"node_id", "node_exec_id", "attempt", "status", "cause"}, ...]}`` (each node's latest
+    attempt, planning calls included; progress counts the work nodes as the engine does), then
+    ``{"type": "event", "event": {...}}`` per run event — ``nodes``, ``nodes_appended``, ``run_status``,
+    ``progress`` as the engine emits them, and ``{"event": "log", "node_exec_id", "node_id", "seq",
+    "line_event"}`` per log line. The group is joined before the snapshot is read, so an event may be
+    reflected in both; events state facts, applying one twice is harmless. A page that suspects it
+    missed one reconnects for a fresh snapshot.
+    """
+
+    async def connect(self) -> None:
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        run_id = self.scope["url_route"]["kwargs"]["run_id"]
+        if not await _run_visible(run_id, user=user):
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        live_consumer_loop_register(asyncio.get_running_loop())
+        await self._group_join(run_group(run_id))
+        snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
+        if snapshot is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        await self.send_json({"type": "snapshot", **snapshot})
+
+    async def run_event(self, message: dict[str, Any]) -> None:
+        await self.send_json({"type": "event", "event": message["event"]})
+
+
+def run_snapshot_read(*, run_id: Any) -> dict[str, Any] | None:
+    """Return the run's status, manifest version, progress and each node's latest attempt (two queries).
+
+    Returns None when the run does not exist.
+    """
+    run = WorkGraphRun.objects.filter(pk=run_id).values("status", "manifest_version").first()
+    if run is None:
+        return None
+    latest = (
+        WorkNodeExecution.objects.filter(run_id=run_id)
+        .annotate(rank=Window(RowNumber(), partition_by=[F("node_id")], order_by=F("attempt").desc()))
+        .filter(rank=1)
+        .order_by("created_at", "node_id")
+        .values("node_exec_id", "node_id", "attempt", "status", "cause")
+    )
+    nodes = [{**row, "node_exec_id": str(row["node_exec_id"])} for row in latest]
+    work = [node for node in nodes if not node["node_id"].startswith(PLANNING_NODE_ID)]
+    done = sum(1 for node in work if node["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
+    return {
+        "run_id": str(run_id),
+        "status": run["status"],
+        "manifest_version": run["manifest_version"],
+        "progress": {"done": done, "total": len(work)},
+        "nodes": nodes,
+    }
+
+
+@database_sync_to_async
+def _execution_visible(node_exec_id: Any, *, user: Any) -> bool:
+    return WorkNodeExecution.objects.filter(pk=node_exec_id, run__task__project__memberships__user=user).exists()
+
+
+@database_sync_to_async
+def _run_visible(run_id: Any, *, user: Any) -> bool:
+    return WorkGraphRun.objects.filter(pk=run_id, task__project__memberships__user=user).exists()
+
+
+@database_sync_to_async
+def _log_state_read(node_exec_id: Any) -> _LogState | None:
+    """Return where the execution's log stands, or None when the execution does not exist."""
+    row = (
+        WorkNodeExecution.objects.filter(pk=node_exec_id)
+        .values("status", "log_file__log_file_id", "log_file__file_path", "log_file__status")
+        .first()
+    )
+    if row is None:
+        return None
+    if row["log_file__log_file_id"] is None:
+        return _LogState(log_file=None, complete=row["status"] in WorkNodeExecution.FINISHED_STATUSES)
+    # Only the path and status are needed to read the file: the payload columns stay in the database.
+    log_file = ExecutionLogFile(
+        log_file_id=row["log_file__log_file_id"], file_path=row["log_file__file_path"], status=row["log_file__status"]
+    )
+    return _LogState(log_file=log_file, complete=log_file.status == ExecutionLogFile.Status.CLOSED)
+
+
+def _file_tail(log_file: ExecutionLogFile, seen_size: int) -> tuple[int, int]:
+    """Return the file's size and, when it differs from ``seen_size``, the seq of its last line (else 0).
+
+    An unchanged file costs one ``stat``, a changed one a read of its last few kilobytes.
+    """
+    try:
+        size = os.stat(log_path_for(log_file)).st_size
+    except FileNotFoundError:
+        return seen_size, 0
+    return size, (log_last_seq(log_file=log_file) if size != seen_size else 0)
+
+
+def _after_param(scope: dict[str, Any]) -> int | None:
+    """Return ``?after=`` as an int (0 when absent), or None when it is not a non-negative integer."""
+    values = parse_qs(scope.get("query_string", b"").decode("latin1")).get("after")
+    if not values:
+        return 0
+    try:
+        after = int(values[0])
+    except ValueError:
+        return None
+    return after if after >= 0 else None

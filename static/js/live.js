@@ -1,0 +1,175 @@
+/**
+ * Live execution logs and run events over WebSockets (see console/consumers.py for the protocol).
+ *
+ * Both helpers connect, reconnect after a lost connection with exponential back-off (0.5 s doubling,
+ * capped at 10 s, with jitter so many tabs do not return at once) and stop for good when the server
+ * refuses the socket (close codes 4400 bad request, 4401 not signed in, 4404 not found) or, for a
+ * log, once it said the log is complete. A log resumes with `?after=<last seq seen>`, and a line whose
+ * seq was already seen is dropped, so a page gets every line exactly once across reconnects.
+ *
+ * Status callbacks receive one of: "connecting", "open", "reconnecting" (detail: {delay, attempt}),
+ * "ended", "refused" (detail: {code}), "closed" (after `close()`).
+ *
+ * @example
+ * const log = connectLog(`/ws/node-executions/${id}/log/`, { after: 0, onLine: (line) => show(line) });
+ * log.close();
+ */
+
+const REFUSED_CODES = new Set([4400, 4401, 4404]);
+const FIRST_DELAY_MS = 500;
+const MAX_DELAY_MS = 10_000;
+
+/**
+ * @typedef {object} LogLine  One JSONL line of an execution's log.
+ * @property {number} seq     Position in the log, from 1, without gaps.
+ * @property {string} ts      ISO timestamp.
+ * @property {string} event   What happened: node_start, agent_output, node_finished…
+ */
+
+/**
+ * @typedef {object} Connection
+ * @property {() => void} close  Stop for good: close the socket and cancel any pending reconnect.
+ */
+
+/**
+ * @typedef {object} TransportOptions  Seams for tests; pages leave them out.
+ * @property {typeof WebSocket} [WebSocket]  Constructor to use instead of the browser's.
+ * @property {(fn: () => void, ms: number) => any} [setTimer]  Defaults to setTimeout.
+ * @property {(handle: any) => void} [clearTimer]  Defaults to clearTimeout.
+ * @property {() => number} [random]  Defaults to Math.random (the back-off jitter).
+ */
+
+/**
+ * Follow one execution's log: the lines after `after`, then live lines, until the log is complete.
+ *
+ * @param {string} url  `/ws/node-executions/<id>/log/`, relative to the page or absolute (ws:, wss:, http:, https:).
+ *   An `after` already in its query string is the starting point unless `options.after` is given.
+ * @param {{onLine?: (line: LogLine) => void, onEnd?: (end: {last_seq: number}) => void,
+ *   onStatus?: (status: string, detail?: object) => void, after?: number} & TransportOptions} [options]
+ * @returns {Connection & {readonly lastSeq: number}}
+ */
+export function connectLog(url, { onLine, onEnd, onStatus, after, ...transport } = {}) {
+  const base = toSocketUrl(url);
+  let lastSeq = after ?? (Number(base.searchParams.get("after")) || 0);
+  const stream = reconnecting({
+    url() {
+      base.searchParams.set("after", String(lastSeq));
+      return base.href;
+    },
+    onMessage(message) {
+      if (message.type === "line") {
+        if (message.line.seq <= lastSeq) return;
+        lastSeq = message.line.seq;
+        onLine?.(message.line);
+      } else if (message.type === "end") {
+        stream.finish("ended");
+        onEnd?.(message);
+      }
+    },
+    onStatus,
+    transport,
+  });
+  return {
+    close: stream.close,
+    get lastSeq() {
+      return lastSeq;
+    },
+  };
+}
+
+/**
+ * Follow one run: a snapshot on every (re)connect, then each run event as it happens.
+ *
+ * @param {string} url  `/ws/runs/<id>/`, relative to the page or absolute.
+ * @param {{onSnapshot?: (snapshot: object) => void, onEvent?: (event: object) => void,
+ *   onStatus?: (status: string, detail?: object) => void} & TransportOptions} [options]
+ * @returns {Connection}
+ */
+export function connectRun(url, { onSnapshot, onEvent, onStatus, ...transport } = {}) {
+  const target = toSocketUrl(url).href;
+  const stream = reconnecting({
+    url: () => target,
+    onMessage(message) {
+      if (message.type === "snapshot") onSnapshot?.(message);
+      else if (message.type === "event") onEvent?.(message.event);
+    },
+    onStatus,
+    transport,
+  });
+  return { close: stream.close };
+}
+
+function reconnecting({ url, onMessage, onStatus, transport }) {
+  const Socket = transport.WebSocket ?? globalThis.WebSocket;
+  const setTimer = transport.setTimer ?? setTimeout;
+  const clearTimer = transport.clearTimer ?? clearTimeout;
+  const random = transport.random ?? Math.random;
+  let socket = null;
+  let timer = null;
+  let failures = 0;
+  let stopped = false;
+
+  function report(status, detail) {
+    onStatus?.(status, detail);
+  }
+
+  function open() {
+    timer = null;
+    report("connecting");
+    const current = new Socket(url());
+    socket = current;
+    current.onopen = () => report("open");
+    current.onmessage = (event) => {
+      if (current !== socket) return;
+      // A message proves the stream works (an accepted socket may still be refused right after).
+      failures = 0;
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      onMessage(message);
+    };
+    current.onclose = (event) => {
+      if (current !== socket) return;
+      socket = null;
+      if (stopped) return;
+      if (REFUSED_CODES.has(event.code)) {
+        stopped = true;
+        report("refused", { code: event.code });
+        return;
+      }
+      const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** failures) * (0.75 + random() / 4);
+      failures += 1;
+      report("reconnecting", { delay, attempt: failures });
+      timer = setTimer(open, delay);
+    };
+  }
+
+  function stop(status) {
+    if (stopped) return;
+    stopped = true;
+    if (timer !== null) clearTimer(timer);
+    timer = null;
+    report(status);
+  }
+
+  open();
+  return {
+    finish: stop,
+    close() {
+      const current = socket;
+      stop("closed");
+      socket = null;
+      current?.close(1000);
+    },
+  };
+}
+
+function toSocketUrl(url) {
+  const resolved = new URL(url, globalThis.location?.href);
+  if (resolved.protocol === "http:") resolved.protocol = "ws:";
+  if (resolved.protocol === "https:") resolved.protocol = "wss:";
+  return resolved;
+}

@@ -1,0 +1,132 @@
+"""Who may open a live socket: members of the execution's or run's project, from an allowed Origin."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.db import connections
+from django.test import Client
+
+from console.asgi import application
+from console.consumers import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from graphs.logs import log_append, log_file_open
+from tests import factories
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TIMEOUT = 3
+ALLOWED_ORIGIN = (b"origin", b"http://testserver")
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer(settings):
+    """A new layer for each test: channels-redis binds its per-channel locks to the loop that used them."""
+    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
+
+
+@pytest.fixture(autouse=True)
+async def close_consumer_connections():
+    """The consumers' queries run on asgiref's sync thread: close its connection so the test DB can go."""
+    yield
+    await sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def execution(task):
+    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
+    log_file_open(execution=execution)
+    log_append(execution=execution, event="agent_output", text="a secret")
+    return execution
+
+
+def log_path(execution_id) -> str:
+    return f"/ws/node-executions/{execution_id}/log/"
+
+
+def run_path(run_id) -> str:
+    return f"/ws/runs/{run_id}/"
+
+
+async def session_cookie(user) -> tuple[bytes, bytes]:
+    def session_key() -> str:
+        client = Client()
+        client.force_login(user)
+        return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+    return b"cookie", f"{settings.SESSION_COOKIE_NAME}={await sync_to_async(session_key)()}".encode()
+
+
+async def close_code_for(path: str, headers: list[tuple[bytes, bytes]]) -> int:
+    """Connect, expect the socket to be accepted and then closed at once, and return the close code."""
+    communicator = WebsocketCommunicator(application, path, headers=headers)
+    try:
+        connected, _ = await communicator.connect(timeout=TIMEOUT)
+        assert connected
+        closing = await communicator.receive_output(timeout=TIMEOUT)
+        assert closing["type"] == "websocket.close", closing
+        return closing["code"]
+    finally:
+        await communicator.disconnect()
+
+
+async def test_alice_who_leads_the_project_may_watch_the_log(alice, execution):
+    communicator = WebsocketCommunicator(
+        application, log_path(execution.pk), headers=[ALLOWED_ORIGIN, await session_cookie(alice)]
+    )
+    try:
+        assert (await communicator.connect(timeout=TIMEOUT))[0]
+        message = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert message["line"]["text"] == "a secret"
+    finally:
+        await communicator.disconnect()
+
+
+async def test_bob_who_reviews_the_project_may_watch_the_run(bob, execution):
+    communicator = WebsocketCommunicator(
+        application, run_path(execution.run_id), headers=[ALLOWED_ORIGIN, await session_cookie(bob)]
+    )
+    try:
+        assert (await communicator.connect(timeout=TIMEOUT))[0]
+        assert (await communicator.receive_json_from(timeout=TIMEOUT))["type"] == "snapshot"
+    finally:
+        await communicator.disconnect()
+
+
+@pytest.mark.parametrize("path_for", [log_path, run_path])
+async def test_an_anonymous_visitor_is_told_to_sign_in(execution, path_for):
+    target = execution.pk if path_for is log_path else execution.run_id
+    assert await close_code_for(path_for(target), [ALLOWED_ORIGIN]) == CLOSE_UNAUTHENTICATED
+
+
+@pytest.mark.parametrize("path_for", [log_path, run_path])
+async def test_charlie_who_is_no_member_gets_the_same_answer_as_for_an_unknown_id(charlie, execution, path_for):
+    target = execution.pk if path_for is log_path else execution.run_id
+    headers = [ALLOWED_ORIGIN, await session_cookie(charlie)]
+    assert await close_code_for(path_for(target), headers) == CLOSE_NOT_FOUND
+    assert await close_code_for(path_for(uuid.uuid4()), headers) == CLOSE_NOT_FOUND
+
+
+async def test_dana_the_skill_admin_sees_no_project_logs(dana, execution):
+    headers = [ALLOWED_ORIGIN, await session_cookie(dana)]
+    assert await close_code_for(log_path(execution.pk), headers) == CLOSE_NOT_FOUND
+
+
+async def test_a_malformed_after_is_refused(alice, execution):
+    headers = [ALLOWED_ORIGIN, await session_cookie(alice)]
+    assert await close_code_for(log_path(execution.pk) + "?after=-1", headers) == CLOSE_BAD_REQUEST
+    assert await close_code_for(log_path(execution.pk) + "?after=two", headers) == CLOSE_BAD_REQUEST
+
+
+@pytest.mark.parametrize("origin", [b"http://evil.example", None])
+async def test_a_page_of_another_site_cannot_open_a_socket_with_alices_cookie(alice, execution, origin):
+    headers = [await session_cookie(alice)] + ([(b"origin", origin)] if origin else [])
+    communicator = WebsocketCommunicator(application, log_path(execution.pk), headers=headers)
+    try:
+        connected, _ = await communicator.connect(timeout=TIMEOUT)
+        assert not connected
+    finally:
+        await communicator.disconnect()

@@ -1,0 +1,345 @@
+"""The live log of one execution over a WebSocket: backlog, live lines, reconnects, gaps, polling, end.
+
+These run over whichever channel layer the settings pick: in-memory by default, channels-redis under
+``CI=true`` (``REDIS_URL`` set).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.db import connections
+from django.test import Client
+
+from console import consumers
+from console.asgi import application
+from graphs import live, logs
+from graphs.logs import log_append, log_file_close, log_file_open, log_path_for
+from graphs.models import ExecutionLogFile
+from tests import factories
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TIMEOUT = 3
+
+append = sync_to_async(log_append)
+close_log = sync_to_async(log_file_close)
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer(settings):
+    """A new layer for each test: channels-redis binds its per-channel locks to the loop that used them."""
+    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
+
+
+@pytest.fixture(autouse=True)
+async def close_consumer_connections():
+    """The consumers' queries run on asgiref's sync thread: close its connection so the test DB can go."""
+    yield
+    await sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def execution(task):
+    execution = new_execution(task, status="running")
+    log_file_open(execution=execution)
+    return execution
+
+
+def new_execution(task, *, status: str):
+    return factories.ExecutionFactory(run=factories.RunFactory(task=task), status=status)
+
+
+@pytest.fixture
+def slow_poll(monkeypatch):
+    """Only the layer can bring lines quickly: the file poll waits longer than any assertion."""
+    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)
+
+
+async def connect_log(user, execution, *, after: int | None = None) -> WebsocketCommunicator:
+    path = f"/ws/node-executions/{execution.pk}/log/" + (f"?after={after}" if after is not None else "")
+    communicator = WebsocketCommunicator(application, path, headers=await browser_headers(user))
+    connected, _ = await communicator.connect(timeout=TIMEOUT)
+    assert connected
+    return communicator
+
+
+async def browser_headers(user) -> list[tuple[bytes, bytes]]:
+    def session_key() -> str:
+        client = Client()
+        client.force_login(user)
+        return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+    cookie = f"{settings.SESSION_COOKIE_NAME}={await sync_to_async(session_key)()}"
+    return [(b"origin", b"http://testserver"), (b"cookie", cookie.encode())]
+
+
+async def receive_seqs(communicator: WebsocketCommunicator, count: int) -> list[int]:
+    seqs = []
+    for _ in range(count):
+        message = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert message["type"] == "line", message
+        seqs.append(message["line"]["seq"])
+    return seqs
+
+
+async def assert_end(communicator: WebsocketCommunicator, last_seq: int) -> None:
+    assert await communicator.receive_json_from(timeout=TIMEOUT) == {"type": "end", "last_seq": last_seq}
+    closing = await communicator.receive_output(timeout=TIMEOUT)
+    assert closing["type"] == "websocket.close"
+    assert closing.get("code", 1000) == 1000
+
+
+def write_unpublished(execution, text: str) -> int:
+    """Append a line the way another process would: to the file only, announced to no one here."""
+    log_file = ExecutionLogFile.objects.get(node_exec=execution)
+    path = log_path_for(log_file)
+    seq = sum(1 for _ in path.open("rb")) + 1
+    line = {"seq": seq, "ts": datetime.now(UTC).isoformat(), "event": "agent_output", "text": text}
+    with path.open("a") as handle:
+        handle.write(json.dumps(line) + "\n")
+    return seq
+
+
+async def test_it_sends_the_backlog_then_live_lines_in_order(alice, execution):
+    for number in range(3):
+        await append(execution=execution, event="agent_output", text=f"line {number}")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 3) == [1, 2, 3]
+        await append(execution=execution, event="agent_output", text="live one")
+        await append(execution=execution, event="agent_output", text="live two")
+        message = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert message["line"]["seq"] == 4
+        assert message["line"]["text"] == "live one"
+        assert message["line"]["event"] == "agent_output"
+        assert await receive_seqs(communicator, 1) == [5]
+        await close_log(execution=execution)
+        await assert_end(communicator, last_seq=5)
+    finally:
+        await communicator.disconnect()
+
+
+async def test_lines_from_a_worker_thread_of_the_serving_process_arrive_live(alice, execution, slow_poll):
+    await append(execution=execution, event="node_start")  # also caches the log row: the thread needs no query
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 1) == [1]
+        # A plain thread, like the embedded executor's: no event loop of its own, none inherited.
+        await asyncio.to_thread(log_append, execution=execution, event="agent_output", text="from a worker")
+        assert await receive_seqs(communicator, 1) == [2]
+    finally:
+        await communicator.disconnect()
+
+
+async def test_it_sends_only_lines_after_the_given_seq(alice, execution):
+    for number in range(5):
+        await append(execution=execution, event="agent_output", text=f"line {number}")
+    communicator = await connect_log(alice, execution, after=3)
+    try:
+        assert await receive_seqs(communicator, 2) == [4, 5]
+        assert await communicator.receive_nothing(timeout=0.2)
+    finally:
+        await communicator.disconnect()
+
+
+async def test_a_reconnect_with_after_loses_and_duplicates_nothing(alice, execution):
+    await append(execution=execution, event="agent_output", text="before")
+    first = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(first, 1) == [1]
+        await append(execution=execution, event="agent_output", text="seen live")
+        assert await receive_seqs(first, 1) == [2]
+    finally:
+        await first.disconnect()
+    for number in range(3):
+        await append(execution=execution, event="agent_output", text=f"while away {number}")
+
+    second = await connect_log(alice, execution, after=2)
+    try:
+        assert await receive_seqs(second, 3) == [3, 4, 5]
+        await append(execution=execution, event="agent_output", text="after the reconnect")
+        assert await receive_seqs(second, 1) == [6]
+        await close_log(execution=execution)
+        await assert_end(second, last_seq=6)
+    finally:
+        await second.disconnect()
+
+
+async def test_a_line_the_layer_dropped_is_refilled_from_the_file_before_the_next(alice, execution, slow_poll):
+    await append(execution=execution, event="agent_output", text="one")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 1) == [1]
+        assert await sync_to_async(write_unpublished)(execution, "dropped on the way") == 2
+        await append(execution=execution, event="agent_output", text="three")
+        first = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert first["line"] == {**first["line"], "seq": 2, "text": "dropped on the way"}
+        assert await receive_seqs(communicator, 1) == [3]
+        assert await communicator.receive_nothing(timeout=0.2)
+    finally:
+        await communicator.disconnect()
+
+
+async def test_a_line_written_by_another_process_arrives_through_the_file_poll(alice, execution):
+    await append(execution=execution, event="agent_output", text="one")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 1) == [1]
+        await sync_to_async(write_unpublished)(execution, "from a management command")
+        message = await communicator.receive_json_from(timeout=consumers.POLL_SECONDS * 2 + TIMEOUT)
+        assert message["line"]["seq"] == 2
+        assert message["line"]["text"] == "from a management command"
+    finally:
+        await communicator.disconnect()
+
+
+async def test_a_close_by_another_process_is_noticed_from_the_database(alice, execution, monkeypatch):
+    monkeypatch.setattr(consumers, "STATE_CHECK_SECONDS", 0.1)
+    await append(execution=execution, event="agent_output", text="one")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 1) == [1]
+        await sync_to_async(write_unpublished)(execution, "last words")
+        await sync_to_async(ExecutionLogFile.objects.filter(node_exec=execution).update)(status="closed", last_seq=2)
+        assert await receive_seqs(communicator, 1) == [2]
+        await assert_end(communicator, last_seq=2)
+    finally:
+        await communicator.disconnect()
+
+
+async def test_a_closed_log_is_sent_whole_then_ends(alice, execution):
+    for number in range(3):
+        await append(execution=execution, event="agent_output", text=f"line {number}")
+    await close_log(execution=execution)
+    communicator = await connect_log(alice, execution, after=1)
+    try:
+        assert await receive_seqs(communicator, 2) == [2, 3]
+        await assert_end(communicator, last_seq=3)
+    finally:
+        await communicator.disconnect()
+
+
+async def test_lines_of_an_execution_that_starts_after_the_page_opened_arrive(alice, task, slow_poll):
+    execution = await sync_to_async(new_execution)(task, status="queued")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await communicator.receive_nothing(timeout=0.1)
+        await sync_to_async(log_file_open)(execution=execution)
+        await append(execution=execution, event="node_start")
+        assert await receive_seqs(communicator, 1) == [1]
+        await sync_to_async(write_unpublished)(execution, "dropped")
+        await append(execution=execution, event="agent_output", text="three")
+        assert await receive_seqs(communicator, 2) == [2, 3]
+    finally:
+        await communicator.disconnect()
+
+
+async def test_an_execution_that_ended_without_a_log_ends_at_once(alice, task):
+    execution = await sync_to_async(new_execution)(task, status="blocked")
+    communicator = await connect_log(alice, execution)
+    try:
+        await assert_end(communicator, last_seq=0)
+    finally:
+        await communicator.disconnect()
+
+
+class RecordingLayer(InMemoryChannelLayer):
+    """An in-process layer that records what is sent, and can be told to fail or to hang."""
+
+    def __init__(self, *, behaviour: str = "deliver") -> None:
+        super().__init__()
+        self.behaviour = behaviour
+        self.sent: list[tuple[str, dict]] = []
+        self.called = asyncio.Event()
+
+    async def group_send(self, group: str, message: dict) -> None:
+        self.sent.append((group, message))
+        self.called.set()
+        if self.behaviour == "fail":
+            raise ConnectionError("the layer is down")
+        if self.behaviour == "hang":
+            await asyncio.Event().wait()
+
+
+@pytest.fixture
+def recording_layer(monkeypatch):
+    def install(behaviour: str = "deliver") -> RecordingLayer:
+        layer = RecordingLayer(behaviour=behaviour)
+        monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
+        live.live_consumer_loop_register(asyncio.get_running_loop())
+        return layer
+
+    return install
+
+
+async def test_a_burst_for_one_group_travels_as_one_batch_in_order(recording_layer):
+    layer = recording_layer()
+    for seq in (1, 2, 3):
+        live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
+    live.live_publish(group="run.b", message={"type": "run.event", "event": {"event": "progress"}})
+    while len(layer.sent) < 2:
+        await layer.called.wait()
+        layer.called.clear()
+    sent = dict(layer.sent)
+    assert [m["line"]["seq"] for m in sent["node_exec.a"]["messages"]] == [1, 2, 3]
+    assert sent["node_exec.a"]["type"] == "live.batch"
+    assert sent["run.b"] == {"type": "run.event", "event": {"event": "progress"}}
+
+
+async def test_a_failing_layer_never_raises_into_the_caller(recording_layer):
+    layer = recording_layer("fail")
+    live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 1}})
+    await layer.called.wait()
+    layer.called.clear()
+    live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 2}})
+    await layer.called.wait()
+    assert [m["line"]["seq"] for _, m in layer.sent] == [1, 2]
+
+
+async def test_a_stalled_layer_never_blocks_the_caller_and_drops_the_oldest(recording_layer, monkeypatch):
+    monkeypatch.setattr(live, "MAX_PENDING", 5)
+    monkeypatch.setattr(live, "SEND_TIMEOUT_SECONDS", 0.2)
+    layer = recording_layer("hang")
+    live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 0}})
+    await layer.called.wait()
+    layer.called.clear()
+    for seq in range(1, 21):  # returns at once although the first send is stuck
+        live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
+    await layer.called.wait()  # the stuck send timed out; the survivors go next
+    _, batch = layer.sent[1]
+    assert [m["line"]["seq"] for m in batch["messages"]] == [16, 17, 18, 19, 20]
+
+
+def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch):
+    def broken(*_):
+        raise RuntimeError("publisher bug")
+
+    monkeypatch.setattr(logs, "_listeners", [broken])
+    line = log_append(execution=execution, event="agent_output", text="still written")
+    assert logs.log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))[-1] == line
+
+
+async def test_a_batch_from_the_layer_is_sent_line_by_line_without_duplicates(alice, execution, slow_poll):
+    await append(execution=execution, event="agent_output", text="one")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 1) == [1]
+        for number in (2, 3):
+            await sync_to_async(write_unpublished)(execution, f"line {number}")
+        lines = await sync_to_async(logs.log_read)(
+            log_file=await sync_to_async(ExecutionLogFile.objects.get)(node_exec=execution)
+        )
+        batch = {"type": "live.batch", "messages": [{"type": "log.line", "line": line} for line in lines]}
+        await get_channel_layer().group_send(live.node_exec_group(execution.pk), batch)
+        assert await receive_seqs(communicator, 2) == [2, 3]
+        assert await communicator.receive_nothing(timeout=0.2)
+    finally:
+        await communicator.disconnect()
