@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from console import views
 from console.api import api
@@ -26,5 +26,6 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/detail.json", views.execution_json, name="execution_json"),
     path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
     path("api/", api.urls),
+    path("skills/", include("console.skill_urls")),  # issue 7: skill administration
     path("admin/", admin.site.urls),
 ]

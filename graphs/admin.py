@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from graphs import models
+from graphs.skills import skill_save
 
 
 class MembershipInline(admin.TabularInline):
@@ -30,8 +31,19 @@ class SkillAdmin(admin.ModelAdmin):
     list_display = ["skill_id", "name", "owner_org_node", "status", "source", "updated_at"]
     list_filter = ["status", "owner_org_node", "source"]
     search_fields = ["skill_id", "name", "description"]
-    readonly_fields = ["team_template", "template_warnings", "created_at", "updated_at"]
+    # Status moves only through skill_status_change (the console's skill page), which
+    # checks the transition and records the reason.
+    readonly_fields = [
+        "status", "status_reason", "team_template", "template_warnings", "created_at", "updated_at",
+    ]
     inlines = [SkillRevisionInline]
+
+    def save_model(self, request, obj, form, change):
+        # Admin edits go through skill_save too, so they keep revisions and re-parse the template.
+        skill_save(skill=obj, body=obj.body, author=request.user, note="edited in the Django admin")
+        # skill_save leaves the defect flag alone (the engine sets it); here an admin may clear it on purpose.
+        if change and {"defect_reported_at", "defect_note"} & set(form.changed_data):
+            obj.save(update_fields=["defect_reported_at", "defect_note"])
 
 
 @admin.register(models.Task)
