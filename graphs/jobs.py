@@ -43,12 +43,30 @@ class Executor(Protocol):
 
 
 class CeleryExecutor:
-    """Queues jobs on the broker once the surrounding transaction commits."""
+    """Queues jobs on the broker once the surrounding transaction commits.
+
+    ``broker_url`` and ``queue`` send them elsewhere than the Celery app's broker and default queue:
+    a process feeding workers started with their own (the tests and benchmarks do this).
+    """
+
+    def __init__(self, *, broker_url: str | None = None, queue: str | None = None) -> None:
+        self._broker_url = broker_url
+        self._queue = queue
 
     def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
+        transaction.on_commit(lambda: self._publish(name, arg, delay))
+
+    def _publish(self, name: str, arg: str, delay: float) -> None:
         from graphs.tasks import job_task  # graphs.tasks needs the Celery app, which needs settings loaded
 
-        transaction.on_commit(lambda: job_task.apply_async((name, arg), countdown=max(delay, 0.0) or None))
+        options: dict = {"countdown": max(delay, 0.0) or None}
+        if self._queue is not None:
+            options["queue"] = self._queue
+        if self._broker_url is None:
+            job_task.apply_async((name, arg), **options)
+            return
+        with job_task.app.connection_for_write(self._broker_url) as connection:
+            job_task.apply_async((name, arg), connection=connection, **options)
 
 
 class ThreadExecutor:
@@ -101,6 +119,12 @@ class InlineExecutor:
 
     def pending(self) -> int:
         return len(self._queue)
+
+    def discard(self) -> int:
+        """Drop every queued job without running it (as a lost broker would); return how many."""
+        dropped = len(self._queue)
+        self._queue.clear()
+        return dropped
 
 
 def _run_in_thread(name: str, arg: str) -> None:
