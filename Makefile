@@ -6,9 +6,18 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NODE_STAMP := node_modules/.installed-stamp
 
-.PHONY: run test setup bench lint
+.PHONY: run test setup browser bench lint
 
 setup: $(STAMP) $(NODE_STAMP)
+
+# The browser tests drive Debian's Chromium (Playwright never downloads a browser of its own here).
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "Browser tests need Debian's chromium: sudo apt-get install chromium"; \
+	  fi; }
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,7 +36,7 @@ run: setup
 	$(PY) manage.py load_demo
 	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
-test: setup
+test: setup browser
 	$(PY) -m pytest
 
 bench: setup

@@ -98,7 +98,9 @@ REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss", "unix"))
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # Pub/sub delivers each message to a server process once and fans out locally, instead of
+            # one Redis round trip per message per listener; consumers refill any gap from the log file.
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL]},
         }
     }
@@ -114,6 +116,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# The queue the console publishes jobs to and workers consume: consoles (or test runs) sharing one
+# Redis keep their jobs apart by naming their own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("WORKGRAPH_CELERY_QUEUE") or "celery"
 
 # --- Agents and graphs ----------------------------------------------------------------------------
 
@@ -137,6 +142,22 @@ WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=
 WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
 WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
 WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR", str(VAR_DIR / "logs")))
+# --- Skills' team templates (issue 7): tools a template-guided plan may request, by risk. Low and
+# medium tools are granted; high-risk tools and names missing here are removed from the plan with a
+# warning. A deployment lists its own tools by overriding this dict in its settings module.
+WORKGRAPH_TOOL_REGISTRY = {
+    "read_file": "low",
+    "search": "low",
+    "web_search": "low",
+    "web_fetch": "low",
+    "shell": "medium",
+    "write_file": "medium",
+    "deploy": "high",
+    "delete_repository": "high",
+    "send_email": "high",
+}
+WORKGRAPH_TEMPLATE_MAX_DEPTH = env_int("WORKGRAPH_TEMPLATE_MAX_DEPTH", 4, minimum=1)
+# --- end of issue 7 settings
 # Celery beat (or `celery worker -B`) runs the reaper that recovers executions of dead workers.
 CELERY_BEAT_SCHEDULE = {
     "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},

@@ -39,10 +39,19 @@ from graphs.catalogs import ORG_NODES
 from graphs.checks import check_run, first_root_cause, first_verdict
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
+from graphs.evidence import node_evidence_gaps, node_required_for_completion, run_incompleteness
 from graphs.jobs import job_handler, job_submit
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.manifest import extract_json_payload
-from graphs.models import PLANNING_NODE_ID, Artifact, Skill, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import (
+    PLANNING_NODE_ID,
+    Artifact,
+    Skill,
+    Task,
+    WorkGraphRun,
+    WorkNodeExecution,
+    planning_node_id,
+)
 from graphs.prompts import TaskBrief, judge_prompt, node_prompt
 
 logger = logging.getLogger(__name__)
@@ -111,21 +120,25 @@ def run_start(*, run: WorkGraphRun) -> None:
 def run_advance(*, run_id: Any) -> None:
     """Queue pending attempts whose dependencies succeeded, block those behind a failure, close stages."""
     dispatch: list[tuple[str, float]] = []
-    with _run_locked(run_id) as run:
+    with _run_locked(run_id, with_manifest=False) as run:
         if run.status != RunStatus.RUNNING:
             return
+        shape = _graph_shape(run)
+        manifest = shape.manifest
         latest = _latest_rows(run)
-        dependencies = manifest_lib.data_dependencies(run.graph_manifest)
         now = timezone.now()
         to_queue: list[Any] = []
         changed: list[dict] = []
-        for node_id in manifest_lib.topological_order(run.graph_manifest):
-            row = latest.get(node_id)
-            if row is None or row["status"] != Status.PENDING:
-                continue
-            upstream = [latest.get(dep) for dep in dependencies.get(node_id, [])]
-            bad = [dep for dep, up in zip(dependencies.get(node_id, []), upstream, strict=True)
-                   if up is not None and up["status"] in _TERMINAL_BAD]
+        # Topological order matters: a node blocked here blocks its own pending dependants in the same pass.
+        pending = sorted(
+            (row for row in latest.values() if row["status"] == Status.PENDING),
+            key=lambda row: shape.position.get(row["node_id"], 0),
+        )
+        for row in pending:
+            dependencies = shape.dependencies.get(row["node_id"], [])
+            upstream = [latest.get(dep) for dep in dependencies]
+            bad = [dep for dep, up in zip(dependencies, upstream, strict=True)
+                   if up is not None and _upstream_bad(manifest, dep, up["status"])]
             if bad:
                 reason = f"blocked: upstream {', '.join(bad)} did not succeed"
                 WorkNodeExecution.objects.filter(pk=row["pk"], status=Status.PENDING).update(
@@ -134,7 +147,8 @@ def run_advance(*, run_id: Any) -> None:
                 row["status"] = Status.BLOCKED
                 changed.append(row)
                 continue
-            if all(up is not None and up["status"] == Status.SUCCEEDED for up in upstream):
+            if all(up is not None and _upstream_done(manifest, dep, up["status"])
+                   for dep, up in zip(dependencies, upstream, strict=True)):
                 to_queue.append(row["pk"])
                 delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
                 dispatch.append((str(row["pk"]), max(delay, 0.0)))
@@ -147,16 +161,69 @@ def run_advance(*, run_id: Any) -> None:
         node_states_emit(run_id=run.pk, rows=changed)
         done = sum(1 for row in latest.values() if row["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
         run_event_emit(run_id=run.pk, event="progress", done=done, total=len(latest))
-        if done == len(latest):
+        if done == len(latest) and _stage_complete(run, latest, node_count=len(shape.position)):
             _stage_finished(run, latest)
         for pk, delay in dispatch:
             job_submit("node_execute", pk, delay=delay)
 
 
+@dataclass(frozen=True)
+class _GraphShape:
+    manifest: dict
+    dependencies: dict[str, list[str]]
+    position: dict[str, int]
+
+
+_shapes: dict[tuple[str, int], _GraphShape] = {}
+_shapes_lock = threading.Lock()
+_SHAPES_KEPT = 256
+
+
+def _graph_shape(run: WorkGraphRun) -> _GraphShape:
+    """The run's manifest with its dependencies and topological positions, parsed once per manifest version.
+
+    ``run_advance`` runs after every node; re-reading and re-sorting a 500-node manifest each time made
+    a fan-out cost grow with the square of its width. A manifest only changes by bumping its version.
+    """
+    key = (str(run.run_id), run.manifest_version)
+    with _shapes_lock:
+        shape = _shapes.get(key)
+    if shape is not None:
+        return shape
+    manifest = WorkGraphRun.objects.values_list("graph_manifest", flat=True).get(pk=run.pk) or {}
+    order = manifest_lib.topological_order(manifest)
+    shape = _GraphShape(
+        manifest=manifest,
+        dependencies=manifest_lib.data_dependencies(manifest),
+        position={node_id: index for index, node_id in enumerate(order)},
+    )
+    with _shapes_lock:
+        if len(_shapes) >= _SHAPES_KEPT:
+            _shapes.pop(next(iter(_shapes)))
+        _shapes[key] = shape
+    return shape
+
+
+def _stage_complete(run: WorkGraphRun, latest: dict[str, dict], *, node_count: int) -> bool:
+    """Whether the current stage is really over, not between a stage's planning call and its first rows.
+
+    An appending stage is over only once its planning call succeeded and every manifest node has an
+    attempt (``run_start`` creates them in the same locked transaction that marks the run running).
+    """
+    if len(latest) < node_count:
+        return False
+    if not run.pipeline or run.stage == ORG_NODES[0]:
+        return True
+    return run.executions.filter(node_id=planning_node_id(run.stage), status=Status.SUCCEEDED).exists()
+
+
 def _stage_finished(run: WorkGraphRun, latest: dict[str, dict]) -> None:
     """Every node of the run has ended: continue the pipeline, or finish the run and its task."""
     now = timezone.now()
-    failed = sorted(node_id for node_id, row in latest.items() if row["status"] in _TERMINAL_BAD)
+    # _upstream_bad also counts a required node that ended partial (its evidence is missing).
+    failed = sorted(
+        node_id for node_id, row in latest.items() if _upstream_bad(run.graph_manifest, node_id, row["status"])
+    )
     if run.cancel_requested_at is not None:
         _run_finish(run, status=RunStatus.CANCELLED, error="cancelled", now=now)
         return
@@ -165,7 +232,8 @@ def _stage_finished(run: WorkGraphRun, latest: dict[str, dict]) -> None:
         return
     next_stage = pipeline_next_stage(run)
     if next_stage is not None:
-        job_submit("pipeline_step", str(run.run_id))
+        # The argument names the stage being left, so a duplicate of this job cannot skip a stage.
+        job_submit("pipeline_step", f"{run.run_id}:{run.stage}")
         return
     _run_finish(run, status=RunStatus.SUCCEEDED, error="", now=now)
 
@@ -194,13 +262,19 @@ def task_outcome_record(*, run: WorkGraphRun, error: str = "") -> None:
         .first()
     )
     verdict = first_verdict(verdict_row.output_payload.get("text", "")) if verdict_row else None
+    # A run stopped only by required nodes lacking evidence leaves its task incomplete, not failed.
+    incompleteness = run_incompleteness(run=run) if run.status == RunStatus.FAILED else None
     if run.status == RunStatus.CANCELLED:
         status = Task.Status.CANCELLED
     elif run.status == RunStatus.SUCCEEDED:
         status = Task.Status.SUCCEEDED
+    elif incompleteness is not None:
+        status = Task.Status.INCOMPLETE
     else:
         status = Task.Status.FAILED
     outcome = {"run_id": str(run.run_id), "run_status": run.status, "verdict": verdict, "error": error}
+    if incompleteness is not None:
+        outcome.update(incompleteness, error=incompleteness["summary"])
     Task.objects.filter(pk=run.task_id).update(status=status, outcome=outcome)
 
 
@@ -254,7 +328,7 @@ def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, w
     feedback = list(execution.input_payload.get("feedback", []))
     brief = TaskBrief.from_task(run.task)
     cancel_event = threading.Event()
-    with _heartbeat(execution, worker=worker, cancel_event=cancel_event):
+    with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
         try:
             if _is_zero_token(run.graph_manifest, execution.node_id):
                 prompt = ""
@@ -274,10 +348,39 @@ def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, w
             return
     output = {"text": text, "usage": usage}
     if judgment.ok:
+        # Output lacking the evidence the node's spec requires ends the node partial, gaps listed.
+        gaps = node_evidence_gaps(node=node, output=text, execution=execution)
+        if gaps:
+            gated = Judgment(ok=judgment.ok, kind=judgment.kind, issues=judgment.issues,
+                             detail={**judgment.detail, "evidence_gaps": gaps})
+            _finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
+                    error="incomplete: " + "; ".join(gaps))
+            return
         if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
             _promote_artifact(execution, node=node, content=text)
         return
     _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
+
+
+def node_attempt_finish_external(
+    *, execution: WorkNodeExecution, worker: str, text: str, ok: bool, issues: list[str], extra: dict | None = None
+) -> None:
+    """Record a result produced outside the workers (a collaboration callback) for an attempt it claimed.
+
+    A success is recorded like an agent's judged output; a failure goes through the node's on_fail,
+    with the reported gaps as the judge's issues, so loop-backs and retries work the same way.
+    """
+    node = _manifest_node(execution.run.graph_manifest, execution.node_id) or {}
+    output = {"text": text, "usage": None, **(extra or {})}
+    judgment = Judgment(ok=ok, kind="report", issues=issues)
+    log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
+    if ok:
+        if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
+            _promote_artifact(execution, node=node, content=text)
+    else:
+        _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
+    log_file_close(execution=execution)
+    run_advance(run_id=execution.run_id)
 
 
 def _call(
@@ -532,6 +635,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     A worker that died mid-node leaves its row ``running`` forever; the retry is a new attempt with
     cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
     Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
+    Runs left with pending attempts and nothing active to advance them are advanced again.
     """
     stale_after = stale_after or timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
     cutoff = timezone.now() - stale_after
@@ -545,7 +649,9 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
             ).update(status=Status.FAILED, error=error, finished_at=timezone.now())
             if moved != 1:
                 continue
-            if not execution.is_planning and run.status == RunStatus.RUNNING and run.cancel_requested_at is None:
+            if execution.is_planning:
+                _planning_lost(run, error=error)
+            elif run.status == RunStatus.RUNNING and run.cancel_requested_at is None:
                 _new_attempt(run, execution.node_id, cause=Cause.TRANSIENT_RETRY,
                              feedback=list(execution.input_payload.get("feedback", [])))
         log_append(execution=execution, event="worker_lost", worker=execution.worker)
@@ -554,21 +660,46 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         run_advance(run_id=execution.run_id)
     for pk in WorkNodeExecution.objects.filter(status=Status.QUEUED, ready_at__lt=cutoff).values_list("pk", flat=True):
         job_submit("node_execute", str(pk))
+    # A worker killed after committing a node's result but before advancing the run leaves the
+    # dependants pending with no attempt left to advance them; advancing such a run again is harmless.
+    stalled = (
+        WorkGraphRun.objects.filter(status=RunStatus.RUNNING, executions__status=Status.PENDING)
+        .exclude(executions__status__in=[Status.QUEUED, Status.RUNNING])
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    for run_id in stalled:
+        run_advance(run_id=run_id)
     return reaped
+
+
+def _planning_lost(run: WorkGraphRun, *, error: str) -> None:
+    """A planning call whose worker died: the run it was creating or extending ends with the reason.
+
+    Planning is not retried automatically (it may have cost a long agent call, and a person may want to
+    read what it produced); the reason is recorded so a lead can plan again or fork.
+    """
+    reason = f"planning stopped: {error}"
+    if run.status in (RunStatus.PLANNING, RunStatus.RUNNING):
+        status = RunStatus.PLANNING_FAILED if run.status == RunStatus.PLANNING else RunStatus.FAILED
+        _run_finish(run, status=status, error=reason, now=timezone.now())
 
 
 # --- Helpers ----------------------------------------------------------------------------------------------
 
 
 @contextmanager
-def _run_locked(run_id: Any) -> Iterator[WorkGraphRun]:
+def _run_locked(run_id: Any, *, with_manifest: bool = True) -> Iterator[WorkGraphRun]:
     with transaction.atomic():
         # of=("self",): lock the run row only, not the task and project rows joined in with it.
-        yield WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project").get(pk=run_id)
+        runs = WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project")
+        yield (runs if with_manifest else runs.defer("graph_manifest")).get(pk=run_id)
 
 
 @contextmanager
-def _heartbeat(execution: WorkNodeExecution, *, worker: str, cancel_event: threading.Event) -> Iterator[None]:
+def execution_heartbeat(
+    execution: WorkNodeExecution, *, worker: str, cancel_event: threading.Event
+) -> Iterator[None]:
     """Beat while the body runs; set ``cancel_event`` when the run is cancelled or the row is taken away."""
     stop = threading.Event()
 
@@ -654,10 +785,29 @@ def _latest_rows(run: WorkGraphRun) -> dict[str, dict]:
 def _upstream_outputs(run: WorkGraphRun, node: dict) -> dict[str, str]:
     dependencies = list(node.get("depends_on") or [])
     outputs: dict[str, str] = {}
-    rows = run.executions.filter(node_id__in=dependencies, status=Status.SUCCEEDED).order_by("node_id", "-attempt")
+    # A partial node that is not required for completion still hands its output on.
+    rows = run.executions.filter(
+        node_id__in=dependencies, status__in=[Status.SUCCEEDED, Status.PARTIAL]
+    ).order_by("node_id", "-attempt")
     for row in rows.only("node_id", "output_payload"):
         outputs.setdefault(row.node_id, row.output_payload.get("text", ""))
     return {dep: outputs[dep] for dep in dependencies if dep in outputs}
+
+
+def _upstream_bad(manifest: dict, node_id: str, status: str) -> bool:
+    """Whether an upstream in ``status`` blocks its dependants: failed, blocked or cancelled, or (issue 7)
+    partial while required for completion."""
+    if status == Status.PARTIAL:
+        return node_required_for_completion(_manifest_node(manifest, node_id))
+    return status in _TERMINAL_BAD
+
+
+def _upstream_done(manifest: dict, node_id: str, status: str) -> bool:
+    """Whether an upstream in ``status`` lets its dependants run: succeeded, or (issue 7) partial but
+    not required for completion."""
+    if status == Status.PARTIAL:
+        return not node_required_for_completion(_manifest_node(manifest, node_id))
+    return status == Status.SUCCEEDED
 
 
 def _is_zero_token(manifest: dict, node_id: str) -> bool:

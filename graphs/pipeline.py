@@ -46,14 +46,20 @@ def pipeline_plan_job(task_id: str) -> None:
 
 
 @job_handler("pipeline_step")
-def pipeline_step_job(run_id: str) -> None:
-    """Let the next org node append its nodes to the run, then run them. Idempotent per stage."""
+def pipeline_step_job(arg: str) -> None:
+    """Let the stage after ``<from_stage>`` append its nodes to the run, then run them (``<run_id>:<from_stage>``).
+
+    Claiming the move from that exact stage makes the job idempotent: a duplicate or a redelivery finds
+    the run already past it and does nothing.
+    """
+    run_id, _, from_stage = arg.partition(":")
     run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
-    stage = pipeline_next_stage(run)
-    if stage is None or run.status != WorkGraphRun.Status.RUNNING:
+    if run.stage != from_stage or run.status != WorkGraphRun.Status.RUNNING:
         return
-    # Claim the stage so a redelivered job cannot plan it twice.
-    claimed = WorkGraphRun.objects.filter(pk=run.pk, stage=run.stage, status=WorkGraphRun.Status.RUNNING).update(
+    stage = pipeline_next_stage(run)
+    if stage is None:
+        return
+    claimed = WorkGraphRun.objects.filter(pk=run.pk, stage=from_stage, status=WorkGraphRun.Status.RUNNING).update(
         stage=stage
     )
     if claimed != 1:

@@ -12,6 +12,7 @@ a run being created by a failed call ends ``planning_failed`` with the reason on
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,11 +25,13 @@ from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.agents import AgentCall, AgentError, AgentResult, AgentRunner, get_runner
+from graphs.engine import execution_heartbeat, worker_name
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.logs import log_append, log_file_close, log_file_open
-from graphs.models import Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
+from graphs.templates_plan import TemplateGuide, template_guide_for, template_plan_request
 
 
 class PlanningFailedError(WorkGraphError):
@@ -60,6 +63,8 @@ class _Attempt:
     errors: list[str] = field(default_factory=list)
     repair_prompt: str | None = None
     usage: list[dict] = field(default_factory=list)
+    # The adaptation report of a template-guided plan (None when no template guided it).
+    adaptation: dict | None = None
 
 
 def plan_work_graph(
@@ -70,11 +75,14 @@ def plan_work_graph(
     *,
     runner: AgentRunner | None = None,
     timeout: float | None = None,
+    skill: Skill | None = None,
 ) -> PlanResult:
     """Plan a graph for ``task`` with ``org_node``'s agent; append to an existing run when asked.
 
     Returns the run, its whole (merged) manifest, the node_ids this call added and the planning node.
     Raises ``PlanningFailedError`` with the reason when the agent fails or its manifest is unusable.
+    A team template guides the plan when ``skill`` (or, on a fresh plan, ``task.skill``) has one:
+    see graphs/templates_plan.py.
     """
     runner = runner or get_runner()
     timeout = timeout if timeout is not None else settings.WORKGRAPH_AGENT_TIMEOUT
@@ -87,8 +95,19 @@ def plan_work_graph(
         existing_ids = []
 
     brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)
-    attempt = _Attempt(prompt=planning_prompt(org_node=org_node, brief=brief, existing_node_ids=existing_ids))
-    execution = _planning_execution_create(run=run, org_node=org_node, prompt=attempt.prompt, append=appending)
+    # The task's own skill guides its fresh plan; appended stages follow their catalogs
+    # unless a skill is handed over explicitly.
+    guide = template_guide_for(skill=skill if skill is not None else (None if appending else task.skill))
+    attempt = _Attempt(
+        prompt=planning_prompt(
+            org_node=org_node, brief=brief, existing_node_ids=existing_ids,
+            template_block=guide.prompt_block() if guide else None,
+        )
+    )
+    execution = _planning_execution_create(
+        run=run, org_node=org_node, prompt=attempt.prompt, append=appending, skill_pk=guide.skill_pk if guide else None
+    )
+    cancel_event = threading.Event()
     call = AgentCall(
         org_node=org_node,
         prompt=attempt.prompt,
@@ -97,9 +116,17 @@ def plan_work_graph(
         purpose="plan",
         existing_node_ids=tuple(existing_ids),
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
+        cancel_event=cancel_event,
     )
     try:
-        _ask_for_manifest(runner, call, attempt=attempt, existing_ids=existing_ids, execution=execution)
+        # The planning node beats like any node: a dead worker is then noticed by the reaper, and a
+        # cancelled run stops its planning agent.
+        with execution_heartbeat(execution, worker=execution.worker, cancel_event=cancel_event):
+            if guide is not None:
+                _ask_for_template_plan(runner, call, attempt=attempt, existing_ids=existing_ids,
+                                       execution=execution, guide=guide)
+            else:
+                _ask_for_manifest(runner, call, attempt=attempt, existing_ids=existing_ids, execution=execution)
         if appending:
             run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node)
         else:
@@ -128,7 +155,9 @@ def _run_for_append(run_id: Any, *, task: Task) -> WorkGraphRun:
     return run
 
 
-def _planning_execution_create(*, run: WorkGraphRun, org_node: str, prompt: str, append: bool) -> WorkNodeExecution:
+def _planning_execution_create(
+    *, run: WorkGraphRun, org_node: str, prompt: str, append: bool, skill_pk: int | None = None
+) -> WorkNodeExecution:
     node_id = planning_node_id(org_node if append else None)
     now = timezone.now()
     # The same org node may plan into a run more than once (a dynamic loop-back re-plans a stage):
@@ -141,12 +170,15 @@ def _planning_execution_create(*, run: WorkGraphRun, org_node: str, prompt: str,
                     run=run,
                     node_id=node_id,
                     subagent_type=org_node,
+                    skill_ref_id=skill_pk,
                     attempt=attempt_number,
                     cause=WorkNodeExecution.Cause.PLANNING,
                     status=WorkNodeExecution.Status.RUNNING,
                     input_payload={"org_node": org_node, "prompt": prompt, "append": append},
                     ready_at=now,
                     started_at=now,
+                    heartbeat_at=now,
+                    worker=worker_name(),
                 )
             break
         except IntegrityError:
@@ -179,6 +211,31 @@ def _ask_for_manifest(
     result = _call_agent(runner, repair_call, attempt=attempt, execution=execution)
     if not _accept_response(result.text, attempt=attempt, existing_ids=existing_ids):
         raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(attempt.errors))
+
+
+def _ask_for_template_plan(
+    runner: AgentRunner,
+    call: AgentCall,
+    *,
+    attempt: _Attempt,
+    existing_ids: Sequence[str],
+    execution: WorkNodeExecution,
+    guide: TemplateGuide,
+) -> None:
+    """Ask for a template-shaped plan and adapt it; an answer still unusable after one repair
+    request falls back to a single-node plan instead of failing (agent errors still fail planning)."""
+    attempt.adaptation = guide.report()
+
+    def ask(prompt: str) -> str:
+        return _call_agent(runner, dataclasses.replace(call, prompt=prompt), attempt=attempt, execution=execution).text
+
+    outcome = template_plan_request(
+        ask=ask, prompt=attempt.prompt, guide=guide, existing_node_ids=existing_ids,
+        on_repair=lambda errors: log_append(execution=execution, event="repair_requested", errors=errors),
+    )
+    attempt.extracted, attempt.notes, attempt.repair_prompt = outcome.extracted, outcome.notes, outcome.repair_prompt
+    attempt.manifest, attempt.adaptation = outcome.manifest, outcome.report
+    log_append(execution=execution, event="template_adapted", **outcome.report)
 
 
 def _call_agent(
@@ -322,6 +379,8 @@ def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, 
         "validation_errors": attempt.errors,
         "new_node_ids": new_node_ids,
         "usage": attempt.usage,
+        # Present only for a template-guided plan.
+        **({"adaptation": attempt.adaptation} if attempt.adaptation is not None else {}),
     }
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from graphs.engine import EngineError, executions_reap, run_cancel, run_fork, run_start, run_wait_finished
 from graphs.jobs import ThreadExecutor, executor_set
-from graphs.models import WorkNodeExecution
+from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.agents import wait_for_cancel
 from tests.graphs import edges_for, latest, node, planned_run
 
@@ -98,3 +98,20 @@ def test_the_reaper_fails_a_silent_execution_and_queues_a_retry(task, scripted_r
     assert (retry.attempt, retry.cause, retry.status) == (2, "transient_retry", "succeeded")
     assert run.status == "succeeded"
     assert executions_reap(stale_after=timedelta(seconds=30)) == []
+
+
+@pytest.mark.django_db
+def test_the_reaper_ends_a_run_whose_planning_worker_died(task):
+    run = WorkGraphRun.objects.create(task=task, status="planning")
+    long_ago = timezone.now() - timedelta(minutes=10)
+    planning = WorkNodeExecution.objects.create(
+        run=run, node_id="__planning__", subagent_type="planner", cause="planning", status="running",
+        worker="host:2:2", started_at=long_ago, heartbeat_at=long_ago,
+    )
+    assert executions_reap(stale_after=timedelta(seconds=30)) == [str(planning.pk)]
+    run.refresh_from_db()
+    planning.refresh_from_db()
+    assert planning.status == "failed"
+    assert run.status == "planning_failed"
+    assert "planning stopped: worker host:2:2 stopped" in run.error
+    assert run.executions.count() == 1

@@ -7,6 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from graphs.jobs import job_run
 from graphs.models import Skill, Task, WorkGraphRun
 from graphs.pipeline import pipeline_start
 from tests import factories
@@ -108,3 +109,20 @@ def test_the_run_pipeline_command_reports_the_verdict(task, inline_executor, cap
 def test_the_run_pipeline_command_rejects_an_unknown_task(db):
     with pytest.raises(CommandError, match="no task nope"):
         call_command("run_pipeline", "nope")
+
+
+def test_a_duplicate_stage_step_does_nothing(task, inline_executor, three_stage_script):
+    three_stage_script.replies[("node", "verdict")] = "VERDICT: pass"
+    pipeline_start(task=task)
+    inline_executor.drain(max_jobs=2)  # the planner's planning call and its one node
+    run = WorkGraphRun.objects.get(task=task)
+    assert run.stage == "planner" and inline_executor.pending() == 1  # the step to the coder stage
+    job_run("pipeline_step", f"{run.run_id}:planner")
+    job_run("pipeline_step", f"{run.run_id}:planner")
+    run.refresh_from_db()
+    assert run.stage == "coder"
+    assert run.executions.filter(node_id__startswith="__planning__:").count() == 1
+    inline_executor.drain()
+    task.refresh_from_db()
+    assert task.status == "succeeded"
+    assert run.executions.filter(node_id="__planning__:validator").count() == 1

@@ -100,7 +100,7 @@ def test_database_and_redis_urls_switch_to_the_distributed_mode():
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values["engine"] == "django.db.backends.postgresql"
-    assert values["layer"] == "channels_redis.core.RedisChannelLayer"
+    assert values["layer"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     assert values["execution"] == "celery"
     assert values["max_nodes"] == 80
     assert values["hosts"] == ["console.example.org"]
