@@ -41,6 +41,8 @@ class TaskForm(forms.Form):
     def __init__(self, *args, projects, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["project"].queryset = projects
+        if len(projects[:2]) == 1:
+            self.fields["project"].initial = projects[0]
 
     def clean(self):
         cleaned = super().clean()

@@ -22,3 +22,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
 
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns on a missing root)
+# Static files straight from the source folders (and node_modules), as collectstatic would gather them.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

@@ -90,14 +90,8 @@ document.getElementById("panel-close").addEventListener("click", () => {
   panelLog = null;
 });
 
+// The graph module brings its own toolbar: graph / "as it ran", zoom and fit.
 const graph = createRunGraph(container, { onSelect: openPanel });
-document.getElementById("fit").addEventListener("click", () => graph.fit());
-for (const button of document.querySelectorAll("[data-view]")) {
-  button.addEventListener("click", () => {
-    graph.setView(button.dataset.view);
-    for (const other of document.querySelectorAll("[data-view]")) other.setAttribute("aria-pressed", String(other === button));
-  });
-}
 
 fetchGraph().then((data) => graph.load(data)).then(() => {
   connectRun(container.dataset.wsUrl, {

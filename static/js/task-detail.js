@@ -39,6 +39,23 @@ function debounce(fn, ms) {
 
 const scheduleRefresh = debounce(refreshSection, 400);
 
+// A pipeline that is still planning has no run to subscribe to yet: look again until its run appears,
+// then reload once so the page subscribes to it.
+if (runsEl?.dataset.taskStatus === "planning" && liveRunIds.length === 0) {
+  const timer = setInterval(() => {
+    fetch(window.location.href, { credentials: "same-origin" })
+      .then((response) => response.text())
+      .then((html) => {
+        const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("runs");
+        if (fresh && (fresh.dataset.liveRuns || fresh.querySelector(".run-tree"))) {
+          clearInterval(timer);
+          window.location.reload();
+        }
+      })
+      .catch(() => {});
+  }, 1000);
+}
+
 for (const runId of liveRunIds) {
   connectRun(`/ws/runs/${runId}/`, {
     onEvent(event) {

@@ -1,0 +1,93 @@
+/**
+ * A box's drawing as a short list of primitives in box-local coordinates, so the SVG and canvas
+ * renderers draw identical boxes from one definition.
+ *
+ * @typedef {{t: "rect", x: number, y: number, w: number, h: number, r: number, fill?: string,
+ *            stroke?: string, lw?: number, dash?: number[]}} RectPart
+ * @typedef {{t: "text", x: number, y: number, text: string, font: string, color: string,
+ *            align?: CanvasTextAlign}} TextPart
+ */
+import { FONTS, attemptBadge, fitText, nodeTitle, statusLine, textWidth } from "./labels.js";
+import { INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
+
+const PAD = 14;
+
+/** The box's strong colour alone: what a zoomed-out canvas paints, without building the parts. */
+export function boxTone(box) {
+  if (box.kind === "planning") return PLANNING.stroke;
+  if (box.kind === "group") return "#64748b";
+  return statusStyle((box.attempt || box.node).status).stroke;
+}
+
+/**
+ * @param {import("./scene.js").SceneBox} box
+ * @returns {(RectPart|TextPart)[]}
+ */
+export function boxParts(box) {
+  let parts;
+  if (box.kind === "planning") parts = planningParts(box);
+  else if (box.kind === "attempt") parts = attemptParts(box);
+  else if (box.kind === "group") parts = groupParts(box);
+  else parts = nodeParts(box);
+  if (box.highlight) {
+    const r = box.kind === "planning" ? box.h / 2 + 5 : 12;
+    parts.unshift({ t: "rect", x: -5, y: -5, w: box.w + 10, h: box.h + 10, r, fill: "#fde68a", stroke: "#b45309", lw: 2 });
+  }
+  return parts;
+}
+
+function nodeParts({ w, h, node }) {
+  const style = statusStyle(node.status);
+  const parts = [
+    { t: "rect", x: 0, y: 0, w, h, r: 8, fill: style.fill, stroke: style.stroke, lw: node.status === "running" ? 2.5 : 1.5 },
+    { t: "rect", x: 4, y: 7, w: 4, h: h - 14, r: 2, fill: style.stroke },
+  ];
+  const badge = attemptBadge(node);
+  let titleRoom = w - PAD - 10;
+  if (badge) {
+    const bw = textWidth(badge, FONTS.badge) + 12;
+    titleRoom -= bw + 4;
+    parts.push({ t: "rect", x: w - bw - 6, y: 6, w: bw, h: 18, r: 9, fill: "#1e293b" });
+    parts.push({ t: "text", x: w - 6 - bw / 2, y: 19, text: badge, font: FONTS.badge, color: "#ffffff", align: "center" });
+  }
+  parts.push({ t: "text", x: PAD, y: 22, text: fitText(nodeTitle(node), FONTS.title, titleRoom), font: FONTS.title, color: INK });
+  const org = fitText(node.org_node || "", FONTS.meta, w / 2 - 16);
+  const ow = org ? textWidth(org, FONTS.meta) + 12 : 0;
+  if (org) {
+    parts.push({ t: "rect", x: w - ow - 6, y: h - 23, w: ow, h: 17, r: 8.5, fill: "#f1f5f9", stroke: "#94a3b8", lw: 1 });
+    parts.push({ t: "text", x: w - 6 - ow / 2, y: h - 10.5, text: org, font: FONTS.meta, color: MUTED_INK, align: "center" });
+  }
+  const status = fitText(statusLine(node.status), FONTS.meta, w - PAD - ow - 12);
+  parts.push({ t: "text", x: PAD, y: h - 10.5, text: status, font: FONTS.meta, color: style.text });
+  return parts;
+}
+
+function planningParts({ w, h, node }) {
+  const style = statusStyle(node.status);
+  return [
+      { t: "rect", x: 0, y: 0, w, h, r: h / 2, fill: PLANNING.fill, stroke: PLANNING.stroke, lw: 1.5, dash: [4, 3] },
+      { t: "rect", x: 10, y: h / 2 - 5, w: 10, h: 10, r: 5, fill: style.stroke },
+      { t: "text", x: 26, y: h / 2 + 4.5, text: fitText(nodeTitle(node), FONTS.meta, w - 36), font: FONTS.meta, color: PLANNING.text },
+  ];
+}
+
+function attemptParts({ w, h, attempt }) {
+  const style = statusStyle(attempt.status);
+  const parts = [
+    { t: "rect", x: 0, y: 0, w, h, r: 4, fill: style.fill, stroke: style.stroke, lw: attempt.status === "running" ? 2 : 1.25, dash: attempt.started_at ? undefined : [3, 2] },
+  ];
+  const label = `#${attempt.attempt}`;
+  if (w >= textWidth(label, FONTS.badge) + 8) {
+    parts.push({ t: "text", x: w / 2, y: h / 2 + 4, text: label, font: FONTS.badge, color: style.text, align: "center" });
+  }
+  return parts;
+}
+
+function groupParts({ w, h, title, summary }) {
+  return [
+      { t: "rect", x: 0, y: 0, w, h, r: 10, fill: "#f8fafc", stroke: "#64748b", lw: 1.5 },
+      { t: "text", x: PAD, y: 26, text: fitText(title, FONTS.title, w - 2 * PAD), font: FONTS.title, color: INK },
+      { t: "text", x: PAD, y: 48, text: fitText(summary, FONTS.meta, w - 2 * PAD), font: FONTS.meta, color: MUTED_INK },
+      { t: "text", x: PAD, y: 68, text: "Click to draw this stage", font: FONTS.meta, color: "#1d4ed8" },
+  ];
+}

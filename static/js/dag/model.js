@@ -1,0 +1,136 @@
+/**
+ * The run graph's in-memory model: the `graph.json` payload indexed for drawing and kept current
+ * by live events. Pure data and functions; nothing here touches the DOM.
+ */
+
+const ON_FAILURE = "on_failure";
+const TERMINAL = new Set(["succeeded", "failed", "blocked", "cancelled"]);
+
+/**
+ * @typedef {object} GraphNode  one `nodes[]` entry of graph.json (fields as in the contract)
+ * @property {string} node_id
+ * @property {string} label
+ * @property {string} org_node
+ * @property {string} kind  catalog | generic | planning
+ * @property {string} status
+ * @property {number} attempts
+ * @property {string[]} depends_on
+ *
+ * @typedef {{from: string, to: string, edge_type: string, fired: number}} GraphEdge
+ * @typedef {{node_exec_id: string, node_id: string, attempt: number, cause: string,
+ *            cause_node_id: string, status: string, started_at: ?string, finished_at: ?string}} Attempt
+ *
+ * @typedef {object} Model
+ * @property {object} run
+ * @property {Map<string, GraphNode>} nodes
+ * @property {string[]} order       work node ids in manifest order (planning excluded)
+ * @property {string[]} planning    planning node ids in payload order
+ * @property {GraphEdge[]} dataEdges  data dependencies (edges and depends_on, deduplicated)
+ * @property {GraphEdge[]} loopEdges  `on_failure` edges, never data dependencies
+ * @property {Attempt[]} attempts
+ * @property {Map<string, Attempt>} attemptsByExec
+ */
+
+/** @param {object} payload graph.json @returns {Model} */
+export function modelFromPayload(payload) {
+  const nodes = new Map();
+  const order = [];
+  const planning = [];
+  for (const raw of payload.nodes || []) {
+    const node = { ...raw, depends_on: raw.depends_on || [], attempts: raw.attempts || 0 };
+    if (nodes.has(node.node_id)) continue;
+    nodes.set(node.node_id, node);
+    (node.kind === "planning" ? planning : order).push(node.node_id);
+  }
+  const { dataEdges, loopEdges } = splitEdges(payload.edges || [], nodes);
+  const attempts = (payload.attempts || []).filter((attempt) => nodes.has(attempt.node_id));
+  return {
+    run: payload.run || {},
+    nodes,
+    order,
+    planning,
+    dataEdges,
+    loopEdges,
+    attempts,
+    attemptsByExec: new Map(attempts.map((attempt) => [attempt.node_exec_id, attempt])),
+  };
+}
+
+/**
+ * Data edges come from `edges` and from `depends_on` (the contract says both describe the same
+ * dependency); an edge naming an unknown node is dropped rather than drawn to nowhere.
+ */
+function splitEdges(edges, nodes) {
+  const dataEdges = [];
+  const loopEdges = [];
+  const seen = new Set();
+  for (const edge of edges) {
+    if (!nodes.has(edge.from) || !nodes.has(edge.to)) continue;
+    if (edge.edge_type === ON_FAILURE) {
+      loopEdges.push({ ...edge, fired: edge.fired || 0 });
+      continue;
+    }
+    const key = `${edge.from}\u0000${edge.to}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    dataEdges.push({ ...edge, fired: 0 });
+  }
+  for (const node of nodes.values()) {
+    for (const dep of node.depends_on) {
+      const key = `${dep}\u0000${node.node_id}`;
+      if (seen.has(key) || !nodes.has(dep)) continue;
+      seen.add(key);
+      dataEdges.push({ from: dep, to: node.node_id, edge_type: "zero_token", fired: 0 });
+    }
+  }
+  return { dataEdges, loopEdges };
+}
+
+/**
+ * Applies a live `nodes` event. A node's status follows its newest attempt; an attempt seen for the
+ * first time with cause `loop_back` and a `cause_node_id` counts one firing of that loop-back edge
+ * (the server counts the same way: loop-back attempts of the edge's target caused by its source).
+ * @param {Model} model
+ * @param {{node_exec_id: string, node_id: string, attempt: number, status: string, cause?: string,
+ *          cause_node_id?: string}[]} updates
+ * @returns {boolean} whether anything drawn changed
+ */
+export function modelApplyUpdates(model, updates) {
+  let changed = false;
+  const now = new Date().toISOString();
+  for (const update of updates) {
+    const node = model.nodes.get(update.node_id);
+    if (!node) continue;
+    changed = true;
+    let attempt = model.attemptsByExec.get(update.node_exec_id);
+    if (!attempt) {
+      attempt = {
+        node_exec_id: update.node_exec_id,
+        node_id: update.node_id,
+        attempt: update.attempt,
+        cause: update.cause || "initial",
+        cause_node_id: update.cause_node_id || "",
+        status: update.status,
+        started_at: null,
+        finished_at: null,
+      };
+      model.attempts.push(attempt);
+      model.attemptsByExec.set(attempt.node_exec_id, attempt);
+      if (attempt.cause === "loop_back" && attempt.cause_node_id) countFiring(model, attempt);
+    }
+    attempt.status = update.status;
+    if (!attempt.started_at && update.status !== "queued" && update.status !== "pending") attempt.started_at = now;
+    if (!attempt.finished_at && TERMINAL.has(update.status)) attempt.finished_at = now;
+    if (update.attempt >= node.attempts) {
+      node.attempts = update.attempt;
+      node.status = update.status;
+      node.latest_exec_id = update.node_exec_id;
+    }
+  }
+  return changed;
+}
+
+function countFiring(model, attempt) {
+  const edge = model.loopEdges.find((loop) => loop.from === attempt.cause_node_id && loop.to === attempt.node_id);
+  if (edge) edge.fired += 1;
+}

@@ -1,0 +1,328 @@
+/**
+ * The run graph visualizer: public entry point.
+ *
+ *   const graph = createRunGraph(containerEl, { onSelect(nodeId) { ... } });
+ *   await graph.load(payload);       // graph.json
+ *   graph.updateNodes(event.nodes);  // live `nodes` events
+ *   await graph.append(payload);     // graph.json refetched after `nodes_appended`
+ *   graph.setView("timeline");       // or "graph"
+ *   graph.fit();
+ *   graph.destroy();
+ *
+ * The container gets `data-painted="true"` and a `dag:painted` CustomEvent ({nodes, ms}) once the
+ * first full drawing is on screen. Layout runs in a Web Worker (layout-client.js), placed band by band
+ * (layout.js) and cached per run and manifest version (layout-cache.js); scenes (scene-*.js) are
+ * drawn as SVG when small and on a canvas when large (render-*.js).
+ */
+import { cacheRead, cacheWrite } from "./layout-cache.js";
+import { layoutPlace, layoutStages } from "./layout.js";
+import { layoutClient } from "./layout-client.js";
+import { createLegend } from "./legend.js";
+import { modelApplyUpdates, modelFromPayload } from "./model.js";
+import { createCanvasRenderer } from "./render-canvas.js";
+import { createSvgRenderer } from "./render-svg.js";
+import { collapsedScene, graphScene } from "./scene-graph.js";
+import { timelineScene } from "./scene-timeline.js";
+import { createViewport } from "./viewport.js";
+
+/** Scenes with more boxes than this go to the canvas renderer. */
+const SVG_MAX_BOXES = 400;
+/** Runs with more work nodes than this open collapsed into stages instead of laying out all. */
+const SIZE_GUARD = 5000;
+
+/**
+ * @param {HTMLElement} container
+ * @param {object} [options]
+ * @param {(nodeId: string) => void} [options.onSelect]  called with the node_id of a clicked box
+ * @param {string[]} [options.highlight]  node_ids drawn with a highlight ring (e.g. what a planning call added)
+ * @param {boolean} [options.compact]  no toolbar and no legend: a mini graph (wheel, drag and keys still work)
+ * @param {string} [options.elkUrl]  URL of elkjs's elk.bundled.js (default: /static/vendor/elkjs/)
+ */
+export function createRunGraph(container, { onSelect = () => {}, highlight = [], compact = false, elkUrl } = {}) {
+  const client = layoutClient(elkUrl);
+  client.warm();
+  const ui = buildChrome(container, compact);
+  const highlighted = new Set(highlight);
+  const views = { graph: { scene: null, transform: null }, timeline: { scene: null, transform: null } };
+  let view = "graph";
+  let model = null;
+  let layout = null;
+  /** Collapsed runs: the stages, and the one drawn on its own (null while showing all stages). */
+  let stages = null;
+  let stageModel = null;
+  let renderer = null;
+  let rendererKind = "";
+  let timelineDirty = true;
+  let painted = false;
+  let destroyed = false;
+  let queue = Promise.resolve();
+  /** Live updates that arrive while an append is being placed, replayed onto the new model. */
+  let buffered = null;
+
+  const viewport = createViewport(ui.stage, {
+    onChange: (t) => {
+      views[view].transform = t;
+      if (renderer) renderer.setTransform(t);
+    },
+    onTap: (event, world) => activate(renderer && renderer.pick(event, world)),
+    onFitKey: () => fit(),
+  });
+  ui.stage.addEventListener("keydown", (event) => {
+    if ((event.key === "Enter" || event.key === " ") && renderer && renderer.focused()) {
+      event.preventDefault();
+      activate(renderer.focused());
+    }
+  });
+  ui.graphButton.addEventListener("click", () => setView("graph"));
+  ui.timelineButton.addEventListener("click", () => setView("timeline"));
+  ui.zoomIn.addEventListener("click", () => viewport.zoom(1.25));
+  ui.zoomOut.addEventListener("click", () => viewport.zoom(0.8));
+  ui.fitButton.addEventListener("click", () => fit());
+  ui.backButton.addEventListener("click", () => showStages());
+
+  function activate(box) {
+    if (!box) return;
+    if (box.kind === "group") drawStage(box.stage);
+    else onSelect(box.id);
+  }
+
+  function serial(job) {
+    queue = queue.then(job, job);
+    return queue;
+  }
+
+  function say(text) {
+    ui.status.textContent = text;
+  }
+
+  /** Puts a scene on screen, switching renderer when its size calls for the other one. */
+  function show(name, scene, { refit }) {
+    views[name].scene = scene;
+    if (name !== view) return;
+    const kind = scene.boxes.length <= SVG_MAX_BOXES ? "svg" : "canvas";
+    if (kind !== rendererKind) {
+      if (renderer) renderer.destroy();
+      renderer = kind === "svg" ? createSvgRenderer(ui.stage) : createCanvasRenderer(ui.stage);
+      rendererKind = kind;
+    }
+    renderer.setScene(scene);
+    const saved = views[name].transform;
+    if (refit || !saved) viewport.fit(scene.bounds, { readable: name === "timeline" });
+    else viewport.set(saved);
+  }
+
+  function announcePainted(started) {
+    if (painted) return;
+    painted = true;
+    // Two frames: the first runs the draw, the second starts after it was presented.
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        if (destroyed) return;
+        container.dataset.painted = "true";
+        const detail = { nodes: model.nodes.size, ms: Math.round(performance.now() - started) };
+        container.dispatchEvent(new CustomEvent("dag:painted", { detail }));
+      }),
+    );
+  }
+
+  async function place(next, previous) {
+    const cached = previous ? null : cacheRead(next.run.run_id);
+    const reusable = cached && [...cached.layout.pos.keys()].every((id) => next.nodes.has(id)) ? cached : null;
+    const complete = reusable && reusable.manifestVersion === next.run.manifest_version &&
+      [...next.planning, ...next.order].every((id) => reusable.layout.pos.has(id));
+    if (complete) return reusable.layout;
+    const placed = await layoutPlace({ model: next, previous: previous || (reusable && reusable.layout), client });
+    // When idle, after the paint: serialising a large layout would otherwise delay the first frame.
+    whenIdle(() => cacheWrite(next.run.run_id, next.run.manifest_version, placed));
+    return placed;
+  }
+
+  /**
+   * Draws a run from its graph.json payload. Resolves once laid out and drawn.
+   * @param {object} payload
+   */
+  function load(payload) {
+    return serial(async () => {
+      const started = performance.now();
+      model = modelFromPayload(payload);
+      timelineDirty = true;
+      if (model.order.length > SIZE_GUARD) {
+        showStages();
+      } else {
+        say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
+        layout = await place(model, null);
+        if (destroyed) return;
+        say("");
+        show("graph", graphScene(model, layout, highlighted), { refit: true });
+      }
+      if (view === "timeline") refreshTimeline();
+      announcePainted(started);
+    });
+  }
+
+  /**
+   * Places the nodes a refetched graph.json adds; everything already drawn keeps its position.
+   * @param {object} payload
+   */
+  function append(payload) {
+    buffered = [];
+    return serial(async () => {
+      const next = modelFromPayload(payload);
+      if (!model || next.order.length > SIZE_GUARD || stages) {
+        model = next;
+        replayBuffered();
+        if (stages) showStages();
+        return;
+      }
+      const placed = await place(next, layout);
+      if (destroyed) return;
+      model = next;
+      layout = placed;
+      replayBuffered();
+      show("graph", graphScene(model, layout, highlighted), { refit: false });
+      timelineDirty = true;
+      if (view === "timeline") refreshTimeline();
+    });
+  }
+
+  function replayBuffered() {
+    if (buffered && buffered.length) modelApplyUpdates(model, buffered);
+    buffered = null;
+  }
+
+  /**
+   * Applies live `nodes` events: recolours boxes, bumps attempt badges and loop-back counts, and
+   * adds attempts to the timeline.
+   * @param {{node_exec_id: string, node_id: string, attempt: number, status: string, cause?: string,
+   *          cause_node_id?: string}[]} updates
+   */
+  function updateNodes(updates) {
+    if (!model) return;
+    if (buffered) buffered.push(...updates);
+    const changed = modelApplyUpdates(model, updates);
+    if (stageModel) modelApplyUpdates(stageModel, updates);
+    if (!changed) return;
+    timelineDirty = true;
+    if (view === "timeline") refreshTimeline();
+    else if (stages && !stageModel) show("graph", collapsedScene(model, stages), { refit: false });
+    else if (renderer) renderer.refresh();
+  }
+
+  function refreshTimeline() {
+    if (!model || !timelineDirty) return;
+    timelineDirty = false;
+    show("timeline", timelineScene(model), { refit: !views.timeline.scene });
+  }
+
+  function showStages() {
+    stages = layoutStages(model.order, model);
+    stageModel = null;
+    ui.backButton.hidden = true;
+    say(`${model.order.length.toLocaleString("en")} nodes: too many to draw at once. Pick a stage.`);
+    show("graph", collapsedScene(model, stages), { refit: true });
+  }
+
+  async function drawStage(index) {
+    const members = new Set(stages[index].ids);
+    const pick = (ids) => ids.filter((id) => members.has(id)).map((id) => model.nodes.get(id));
+    stageModel = modelFromPayload({
+      run: model.run,
+      nodes: pick(model.order).map((node) => ({ ...node, depends_on: node.depends_on.filter((id) => members.has(id)) })),
+      edges: [...model.dataEdges, ...model.loopEdges].filter((edge) => members.has(edge.from) && members.has(edge.to)),
+      attempts: model.attempts.filter((attempt) => members.has(attempt.node_id)),
+    });
+    say(`Laying out ${members.size.toLocaleString("en")} nodes of ${stages[index].org}…`);
+    const placed = await layoutPlace({ model: stageModel, previous: null, client });
+    if (destroyed || !stageModel) return;
+    say(`Stage ${index + 1} of ${stages.length}: ${stages[index].org}`);
+    ui.backButton.hidden = false;
+    if (view === "graph") show("graph", graphScene(stageModel, placed, highlighted), { refit: true });
+  }
+
+  /** @param {"graph" | "timeline"} name */
+  function setView(name) {
+    if (!views[name] || name === view) return;
+    view = name;
+    ui.graphButton.setAttribute("aria-pressed", String(name === "graph"));
+    ui.timelineButton.setAttribute("aria-pressed", String(name === "timeline"));
+    container.dataset.view = name;
+    if (name === "timeline" && (timelineDirty || !views.timeline.scene)) {
+      refreshTimeline();
+    } else if (views[name].scene) {
+      show(name, views[name].scene, { refit: false });
+    }
+  }
+
+  /** Fits the current view's drawing into the container. */
+  function fit() {
+    const scene = views[view].scene;
+    if (scene) viewport.fit(scene.bounds, { readable: view === "timeline" });
+  }
+
+  function destroy() {
+    destroyed = true;
+    viewport.destroy();
+    if (renderer) renderer.destroy();
+    ui.root.remove();
+    container.classList.remove("dag");
+    delete container.dataset.painted;
+  }
+
+  container.dataset.view = view;
+  return { load, append, updateNodes, setView, fit, destroy };
+}
+
+/** Runs `job` when the main thread is idle (Safari has no requestIdleCallback: a short delay). */
+function whenIdle(job) {
+  if (window.requestIdleCallback) window.requestIdleCallback(job, { timeout: 5000 });
+  else setTimeout(job, 200);
+}
+
+/** Toolbar, stage (the drawing surface) and legend, built with DOM calls only. */
+function buildChrome(container, compact) {
+  container.classList.add("dag");
+  const root = document.createElement("div");
+  root.className = "dag-root";
+  const toolbar = document.createElement("div");
+  toolbar.className = "dag-toolbar";
+  toolbar.setAttribute("role", "toolbar");
+  toolbar.setAttribute("aria-label", "Run graph controls");
+  const button = (text, label, extra = {}) => {
+    const element = document.createElement("button");
+    element.type = "button";
+    element.className = "dag-button";
+    element.textContent = text;
+    element.title = label;
+    element.setAttribute("aria-label", label);
+    Object.assign(element, extra);
+    return element;
+  };
+  const graphButton = button("Graph", "Show the graph");
+  const timelineButton = button("As it ran", "Show every attempt in time order");
+  graphButton.setAttribute("aria-pressed", "true");
+  timelineButton.setAttribute("aria-pressed", "false");
+  const views = document.createElement("div");
+  views.className = "dag-views";
+  views.append(graphButton, timelineButton);
+  const zoomOut = button("−", "Zoom out");
+  const zoomIn = button("+", "Zoom in");
+  const fitButton = button("Fit", "Fit the drawing to the view");
+  const backButton = button("← All stages", "Back to all stages", { hidden: true });
+  const status = document.createElement("span");
+  status.className = "dag-status";
+  status.setAttribute("role", "status");
+  toolbar.append(views, zoomOut, zoomIn, fitButton, backButton, status);
+  toolbar.hidden = compact;
+  const stage = document.createElement("div");
+  stage.className = "dag-stage";
+  stage.tabIndex = 0;
+  stage.setAttribute("aria-label", "Run graph: drag to pan, wheel or + and - to zoom, 0 to fit, Tab to the nodes");
+  // The legend sits beside the stage, not in it, so dragging or wheeling over it never pans.
+  const frame = document.createElement("div");
+  frame.className = "dag-frame";
+  frame.append(stage);
+  if (!compact) frame.append(createLegend());
+  root.append(toolbar, frame);
+  container.appendChild(root);
+  return { root, stage, status, graphButton, timelineButton, zoomIn, zoomOut, fitButton, backButton };
+}

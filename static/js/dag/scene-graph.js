@@ -1,0 +1,115 @@
+/**
+ * The graph view's scene: nodes where the layout put them, data edges along ELK's routes (or as
+ * downward curves between bands), and every `on_failure` edge as a dashed back arc that leaves the
+ * failing node's right side, swings out to the right of both nodes and re-enters its target, so
+ * loop-backs read as control flow outside the data flow.
+ */
+import { cubic, emptyBounds, finishBounds, include, roundedPolyline } from "./scene.js";
+import { LINK, statusStyle } from "./theme.js";
+
+/**
+ * @param {import("./model.js").Model} model
+ * @param {import("./layout.js").Layout} layout
+ * @param {Set<string>} [highlight]  node ids to ring
+ * @returns {import("./scene.js").Scene}
+ */
+export function graphScene(model, layout, highlight = new Set()) {
+  const bounds = emptyBounds();
+  const boxes = [];
+  for (const [id, rect] of layout.pos) {
+    const node = model.nodes.get(id);
+    if (!node) continue;
+    boxes.push({ id, kind: node.kind === "planning" ? "planning" : "node", ...rect, node, highlight: highlight.has(id) });
+    include(bounds, rect.x, rect.y, rect.w, rect.h);
+  }
+  const texts = [];
+  if (model.planning.length) texts.push({ x: -12, y: 22, text: "Planning", role: "heading", align: "right" });
+  const bands = layout.bands.filter((band) => band.label);
+  for (const band of bands) {
+    texts.push({ x: band.x + 10, y: band.y - 8, text: band.label, role: "band" });
+    include(bounds, band.x, band.y - 24, band.w, band.h + 24);
+  }
+  const links = [];
+  for (const edge of model.dataEdges) {
+    const link = dataLink(edge, layout);
+    if (link) links.push(link);
+  }
+  for (const edge of model.loopEdges) {
+    const link = loopLink(edge, layout, bounds);
+    if (link) links.push(link);
+  }
+  return { bounds: finishBounds(bounds, 40), bands, links, boxes, texts };
+}
+
+function dataLink(edge, layout) {
+  const source = layout.pos.get(edge.from);
+  const target = layout.pos.get(edge.to);
+  if (!source || !target) return null;
+  const style = LINK[edge.edge_type] ? edge.edge_type : "zero_token";
+  const route = layout.routes.get(`${edge.from}\u0000${edge.to}`);
+  if (route && route.length >= 4) return { style, ...roundedPolyline(route) };
+  const sx = source.x + source.w / 2;
+  const sy = source.y + source.h;
+  const ex = target.x + target.w / 2;
+  const ey = target.y;
+  const bend = Math.max(40, Math.abs(ey - sy) / 2);
+  const { d, arrow } = cubic(sx, sy, sx, sy + bend, ex, ey - bend, ex, ey);
+  return { style, d, arrow };
+}
+
+function loopLink(edge, layout, bounds) {
+  const source = layout.pos.get(edge.from);
+  const target = layout.pos.get(edge.to);
+  if (!source || !target || edge.from === edge.to) return null;
+  const sx = source.x + source.w;
+  const sy = source.y + source.h / 2;
+  const ex = target.x + target.w;
+  const ey = target.y + target.h / 2;
+  // The swing grows with the vertical distance so long loop-backs do not hug the nodes between.
+  const swing = Math.max(sx, ex) + 44 + Math.min(320, Math.abs(sy - ey) * 0.3);
+  const path = cubic(sx, sy, swing, sy, swing, ey, ex, ey);
+  include(bounds, swing, Math.min(sy, ey));
+  return { style: "on_failure", d: path.d, arrow: path.arrow, edge, labelAt: path.mid };
+}
+
+const GROUP = { w: 340, h: 84, gap: 56 };
+
+/**
+ * The collapsed view of a run too large to draw whole: one box per stage with its status counts,
+ * stacked in manifest order. Clicking a stage draws that stage alone.
+ * @param {import("./model.js").Model} model
+ * @param {{org: string, ids: string[]}[]} stages
+ * @returns {import("./scene.js").Scene}
+ */
+export function collapsedScene(model, stages) {
+  const boxes = stages.map((stage, index) => ({
+    id: `stage:${index}`,
+    kind: "group",
+    x: 0,
+    y: index * (GROUP.h + GROUP.gap),
+    w: GROUP.w,
+    h: GROUP.h,
+    stage: index,
+    title: `${stage.org || "nodes"} · ${stage.ids.length.toLocaleString("en")} nodes`,
+    summary: statusSummary(model, stage.ids),
+  }));
+  const links = boxes.slice(1).map((box) => {
+    const x = GROUP.w / 2;
+    return { style: "zero_token", d: `M${x},${box.y - GROUP.gap}L${x},${box.y}`, arrow: [x, box.y, Math.PI / 2] };
+  });
+  const bounds = emptyBounds();
+  include(bounds, 0, 0, GROUP.w, boxes.length * (GROUP.h + GROUP.gap));
+  return { bounds: finishBounds(bounds, 40), bands: [], links, boxes, texts: [] };
+}
+
+function statusSummary(model, ids) {
+  const counts = new Map();
+  for (const id of ids) {
+    const status = model.nodes.get(id).status;
+    counts.set(status, (counts.get(status) || 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([status, count]) => `${statusStyle(status).glyph} ${count.toLocaleString("en")} ${statusStyle(status).label}`)
+    .join(" · ");
+}

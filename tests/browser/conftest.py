@@ -1,0 +1,111 @@
+"""Browser-test fixtures: Debian's Chromium driven by Playwright, and the console served by daphne.
+
+Under CI=true a missing browser fails the tests; elsewhere they skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+LAUNCH_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _missing(reason: str):
+    if IN_CI:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def chromium():
+    """A headless Chromium browser (Playwright's sync API)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed (make test installs it)")
+    if not CHROMIUM.exists():
+        _missing(f"Chromium is missing at {CHROMIUM} (apt-get install -y chromium)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make around it
+    # are ordinary blocking calls, which Django would otherwise refuse next to a running loop.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+def _database_url() -> str:
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    user = settings.get("USER") or "postgres"
+    password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
+    host, port = settings["HOST"] or "127.0.0.1", settings["PORT"] or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{settings['NAME']}"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def console_server(transactional_db) -> Iterator[str]:
+    """The console served by a real daphne (pages, API and WebSockets) in the embedded mode, on the test
+    database; returns its base URL."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": _database_url(),
+        "WORKGRAPH_OFFLINE_LINE_DELAY": "0.03",
+        "WORKGRAPH_EMBEDDED_WORKERS": "2",
+    }
+    env.pop("REDIS_URL", None)  # embedded: the server executes the pipeline itself
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "daphne.log", "wb")  # kept with the screenshots, to read when a test fails
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("daphne did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
