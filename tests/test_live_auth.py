@@ -13,6 +13,7 @@ from django.test import Client
 
 from console.asgi import application
 from console.consumers import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from console.routing import websocket_urlpatterns
 from graphs.logs import log_append, log_file_open
 from tests import factories
 
@@ -128,5 +129,39 @@ async def test_a_page_of_another_site_cannot_open_a_socket_with_alices_cookie(al
     try:
         connected, _ = await communicator.connect(timeout=TIMEOUT)
         assert not connected
+    finally:
+        await communicator.disconnect()
+
+
+# Every WebSocket route as every persona. A new route without an entry fails the coverage test.
+WS_ROUTES = {
+    "ws/node-executions/<uuid:node_exec_id>/log/": lambda execution: log_path(execution.pk),
+    "ws/runs/<uuid:run_id>/": lambda execution: run_path(execution.run_id),
+}
+WS_EXPECTED = {"alice": "open", "bob": "open", "charlie": CLOSE_NOT_FOUND, "dana": CLOSE_NOT_FOUND,
+               "anonymous": CLOSE_UNAUTHENTICATED}
+
+
+def test_the_table_covers_every_websocket_route():
+    assert {str(pattern.pattern) for pattern in websocket_urlpatterns} == set(WS_ROUTES)
+
+
+@pytest.mark.parametrize("persona", sorted(WS_EXPECTED))
+@pytest.mark.parametrize("route", sorted(WS_ROUTES))
+async def test_each_persona_gets_the_expected_answer_on_every_socket(
+    route, persona, alice, bob, charlie, dana, execution
+):
+    users = {"alice": alice, "bob": bob, "charlie": charlie, "dana": dana}
+    headers = [ALLOWED_ORIGIN] + ([await session_cookie(users[persona])] if persona in users else [])
+    path = WS_ROUTES[route](execution)
+    expected = WS_EXPECTED[persona]
+    if expected != "open":
+        assert await close_code_for(path, headers) == expected
+        return
+    communicator = WebsocketCommunicator(application, path, headers=headers)
+    try:
+        assert (await communicator.connect(timeout=TIMEOUT))[0]
+        first = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert first["type"] in {"line", "snapshot"}
     finally:
         await communicator.disconnect()
