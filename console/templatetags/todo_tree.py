@@ -41,7 +41,7 @@ def _node(node: TreeNode, *, run_id, fork_token: str | None) -> str:
     if duration is not None:
         parts.append(format_html('<span class="muted">{} s</span>', f"{duration.total_seconds():.1f}"))
     judgment = latest.judgment_result if latest else None
-    if judgment:
+    if judgment and judgment.get("kind") != "none":
         ok = bool(judgment.get("ok"))
         parts.append(format_html('<span class="judgment {}">judged {}</span>', "ok" if ok else "bad",
                                  "ok" if ok else "not ok"))
