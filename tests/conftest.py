@@ -10,7 +10,9 @@ import os
 
 import pytest
 import redis
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connections
 
 from graphs.agents import runner_register
 from graphs.jobs import InlineExecutor, executor_set
@@ -104,3 +106,16 @@ def scripted_runner(settings):
     runner_register("scripted", lambda: runner)
     settings.WORKGRAPH_AGENT = "scripted"
     return runner
+
+
+@pytest.fixture
+async def live_sockets(settings):
+    """For WebSocket tests: a fresh channel layer, and the consumers' database connection closed after.
+
+    channels-redis binds its per-channel locks to the loop that used them, so each test needs a new
+    layer; the consumers' queries run on asgiref's sync thread, whose connection must close before the
+    test database can be flushed or dropped.
+    """
+    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
+    yield
+    await sync_to_async(connections.close_all)()

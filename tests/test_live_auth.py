@@ -5,35 +5,19 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
-from django.db import connections
-from django.test import Client
 
 from console.asgi import application
 from console.consumers import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
 from console.routing import websocket_urlpatterns
 from graphs.logs import log_append, log_file_open
 from tests import factories
+from tests.clients import ALLOWED_ORIGIN, socket_headers
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
 
 TIMEOUT = 3
-ALLOWED_ORIGIN = (b"origin", b"http://testserver")
 
-
-@pytest.fixture(autouse=True)
-def fresh_channel_layer(settings):
-    """A new layer for each test: channels-redis binds its per-channel locks to the loop that used them."""
-    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
-
-
-@pytest.fixture(autouse=True)
-async def close_consumer_connections():
-    """The consumers' queries run on asgiref's sync thread: close its connection so the test DB can go."""
-    yield
-    await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture
@@ -52,15 +36,6 @@ def run_path(run_id) -> str:
     return f"/ws/runs/{run_id}/"
 
 
-async def session_cookie(user) -> tuple[bytes, bytes]:
-    def session_key() -> str:
-        client = Client()
-        client.force_login(user)
-        return client.cookies[settings.SESSION_COOKIE_NAME].value
-
-    return b"cookie", f"{settings.SESSION_COOKIE_NAME}={await sync_to_async(session_key)()}".encode()
-
-
 async def close_code_for(path: str, headers: list[tuple[bytes, bytes]]) -> int:
     """Connect, expect the socket to be accepted and then closed at once, and return the close code."""
     communicator = WebsocketCommunicator(application, path, headers=headers)
@@ -76,7 +51,7 @@ async def close_code_for(path: str, headers: list[tuple[bytes, bytes]]) -> int:
 
 async def test_alice_who_leads_the_project_may_watch_the_log(alice, execution):
     communicator = WebsocketCommunicator(
-        application, log_path(execution.pk), headers=[ALLOWED_ORIGIN, await session_cookie(alice)]
+        application, log_path(execution.pk), headers=await socket_headers(alice)
     )
     try:
         assert (await communicator.connect(timeout=TIMEOUT))[0]
@@ -88,7 +63,7 @@ async def test_alice_who_leads_the_project_may_watch_the_log(alice, execution):
 
 async def test_bob_who_reviews_the_project_may_watch_the_run(bob, execution):
     communicator = WebsocketCommunicator(
-        application, run_path(execution.run_id), headers=[ALLOWED_ORIGIN, await session_cookie(bob)]
+        application, run_path(execution.run_id), headers=await socket_headers(bob)
     )
     try:
         assert (await communicator.connect(timeout=TIMEOUT))[0]
@@ -106,25 +81,25 @@ async def test_an_anonymous_visitor_is_told_to_sign_in(execution, path_for):
 @pytest.mark.parametrize("path_for", [log_path, run_path])
 async def test_charlie_who_is_no_member_gets_the_same_answer_as_for_an_unknown_id(charlie, execution, path_for):
     target = execution.pk if path_for is log_path else execution.run_id
-    headers = [ALLOWED_ORIGIN, await session_cookie(charlie)]
+    headers = await socket_headers(charlie)
     assert await close_code_for(path_for(target), headers) == CLOSE_NOT_FOUND
     assert await close_code_for(path_for(uuid.uuid4()), headers) == CLOSE_NOT_FOUND
 
 
 async def test_dana_the_skill_admin_sees_no_project_logs(dana, execution):
-    headers = [ALLOWED_ORIGIN, await session_cookie(dana)]
+    headers = await socket_headers(dana)
     assert await close_code_for(log_path(execution.pk), headers) == CLOSE_NOT_FOUND
 
 
 async def test_a_malformed_after_is_refused(alice, execution):
-    headers = [ALLOWED_ORIGIN, await session_cookie(alice)]
+    headers = await socket_headers(alice)
     assert await close_code_for(log_path(execution.pk) + "?after=-1", headers) == CLOSE_BAD_REQUEST
     assert await close_code_for(log_path(execution.pk) + "?after=two", headers) == CLOSE_BAD_REQUEST
 
 
 @pytest.mark.parametrize("origin", [b"http://evil.example", None])
 async def test_a_page_of_another_site_cannot_open_a_socket_with_alices_cookie(alice, execution, origin):
-    headers = [await session_cookie(alice)] + ([(b"origin", origin)] if origin else [])
+    headers = [(await socket_headers(alice))[1]] + ([(b"origin", origin)] if origin else [])
     communicator = WebsocketCommunicator(application, log_path(execution.pk), headers=headers)
     try:
         connected, _ = await communicator.connect(timeout=TIMEOUT)
@@ -152,7 +127,7 @@ async def test_each_persona_gets_the_expected_answer_on_every_socket(
     route, persona, alice, bob, charlie, dana, execution
 ):
     users = {"alice": alice, "bob": bob, "charlie": charlie, "dana": dana}
-    headers = [ALLOWED_ORIGIN] + ([await session_cookie(users[persona])] if persona in users else [])
+    headers = await socket_headers(users[persona]) if persona in users else [ALLOWED_ORIGIN]
     path = WS_ROUTES[route](execution)
     expected = WS_EXPECTED[persona]
     if expected != "open":

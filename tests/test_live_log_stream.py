@@ -14,9 +14,6 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
-from django.db import connections
-from django.test import Client
 
 from console import consumers
 from console.asgi import application
@@ -24,26 +21,15 @@ from graphs import live, logs
 from graphs.logs import log_append, log_file_close, log_file_open, log_path_for
 from graphs.models import ExecutionLogFile
 from tests import factories
+from tests.clients import socket_headers
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
 
 TIMEOUT = 3
 
 append = sync_to_async(log_append)
 close_log = sync_to_async(log_file_close)
 
-
-@pytest.fixture(autouse=True)
-def fresh_channel_layer(settings):
-    """A new layer for each test: channels-redis binds its per-channel locks to the loop that used them."""
-    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
-
-
-@pytest.fixture(autouse=True)
-async def close_consumer_connections():
-    """The consumers' queries run on asgiref's sync thread: close its connection so the test DB can go."""
-    yield
-    await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture
@@ -65,20 +51,10 @@ def slow_poll(monkeypatch):
 
 async def connect_log(user, execution, *, after: int | None = None) -> WebsocketCommunicator:
     path = f"/ws/node-executions/{execution.pk}/log/" + (f"?after={after}" if after is not None else "")
-    communicator = WebsocketCommunicator(application, path, headers=await browser_headers(user))
+    communicator = WebsocketCommunicator(application, path, headers=await socket_headers(user))
     connected, _ = await communicator.connect(timeout=TIMEOUT)
     assert connected
     return communicator
-
-
-async def browser_headers(user) -> list[tuple[bytes, bytes]]:
-    def session_key() -> str:
-        client = Client()
-        client.force_login(user)
-        return client.cookies[settings.SESSION_COOKIE_NAME].value
-
-    cookie = f"{settings.SESSION_COOKIE_NAME}={await sync_to_async(session_key)()}"
-    return [(b"origin", b"http://testserver"), (b"cookie", cookie.encode())]
 
 
 async def receive_seqs(communicator: WebsocketCommunicator, count: int) -> list[int]:

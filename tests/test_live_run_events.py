@@ -5,9 +5,6 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
-from django.db import connections
-from django.test import Client
 
 from console.asgi import application
 from console.consumers import run_snapshot_read
@@ -15,24 +12,13 @@ from graphs.engine import run_start
 from graphs.events import run_event_emit
 from graphs.models import WorkNodeExecution
 from tests import factories
+from tests.clients import socket_headers
 from tests.graphs import edges_for, node, planned_run
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
 
 TIMEOUT = 3
 
-
-@pytest.fixture(autouse=True)
-def fresh_channel_layer(settings):
-    """A new layer for each test: channels-redis binds its per-channel locks to the loop that used them."""
-    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
-
-
-@pytest.fixture(autouse=True)
-async def close_consumer_connections():
-    """The consumers' queries run on asgiref's sync thread: close its connection so the test DB can go."""
-    yield
-    await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture
@@ -45,14 +31,7 @@ def started_run(task, inline_executor, scripted_runner):
 
 
 async def connect_run(user, run) -> WebsocketCommunicator:
-    def session_key() -> str:
-        client = Client()
-        client.force_login(user)
-        return client.cookies[settings.SESSION_COOKIE_NAME].value
-
-    cookie = f"{settings.SESSION_COOKIE_NAME}={await sync_to_async(session_key)()}".encode()
-    headers = [(b"origin", b"http://testserver"), (b"cookie", cookie)]
-    communicator = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=headers)
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=await socket_headers(user))
     connected, _ = await communicator.connect(timeout=TIMEOUT)
     assert connected
     return communicator

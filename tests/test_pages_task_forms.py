@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from graphs.models import Task
 from tests import factories
+from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
 
 
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
 
 def test_a_lead_creates_a_task_with_its_four_elements(project, alice):
-    response = client_for(alice).post(
+    response = signed_in(alice).post(
         "/tasks/new/",
         {
             "project": project.pk, "title": "Export", "goal_text": "Export reports as CSV.",
@@ -35,7 +30,7 @@ def test_a_lead_creates_a_task_with_its_four_elements(project, alice):
 
 
 def test_missing_elements_are_reported_on_their_fields(project, alice):
-    response = client_for(alice).post(
+    response = signed_in(alice).post(
         "/tasks/new/", {"project": project.pk, "title": "", "goal_text": "", "task_type": "workflow"}
     )
     assert response.status_code == 400
@@ -47,12 +42,12 @@ def test_missing_elements_are_reported_on_their_fields(project, alice):
 
 
 def test_a_reviewer_cannot_create_tasks(project, bob):
-    assert client_for(bob).get("/tasks/new/").status_code == 403
+    assert signed_in(bob).get("/tasks/new/").status_code == 403
 
 
 def test_a_lead_cannot_create_a_task_in_someone_elses_project(project, alice):
     other = factories.ProjectFactory()
-    response = client_for(alice).post(
+    response = signed_in(alice).post(
         "/tasks/new/",
         {"project": other.pk, "title": "x", "goal_text": "y", "deliverables": "d", "acceptance_criteria": "a",
          "task_type": "dynamic"},
@@ -65,7 +60,7 @@ def test_the_task_list_filters_and_paginates(project, alice):
     for index in range(30):
         factories.TaskFactory(project=project, title=f"Report {index}", status="draft" if index % 2 else "failed")
     factories.TaskFactory(title="Invisible elsewhere")
-    client = client_for(alice)
+    client = signed_in(alice)
     first = client.get("/tasks/").content.decode()
     assert "Page 1 of 2" in first and "Invisible elsewhere" not in first
     failed = client.get("/tasks/?status=failed").content.decode()

@@ -10,17 +10,13 @@ from django.test import Client
 from graphs.models import Skill
 from graphs.skills import skill_save, skills_for_admin
 from tests import factories
+from tests.clients import signed_in
 from tests.graphs import planned_run
 
 pytestmark = pytest.mark.django_db
 
 BROKEN_TEMPLATE = "# Research\n\n```team-template\n{\"version\": 1, \"nodes\": [\n```\n"
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -37,14 +33,14 @@ def skill_pages(skill: Skill) -> list[str]:
 
 
 def test_a_skill_admin_sees_every_page(dana, skill):
-    client = client_for(dana)
+    client = signed_in(dana)
     for url in skill_pages(skill):
         assert client.get(url).status_code == 200, url
 
 
 @pytest.mark.parametrize("persona", ["alice", "bob", "charlie"])
 def test_users_without_the_permission_get_403_on_every_page_and_action(request, persona, skill):
-    client = client_for(request.getfixturevalue(persona))
+    client = signed_in(request.getfixturevalue(persona))
     for url in skill_pages(skill):
         assert client.get(url).status_code == 403, url
     for url in ["/skills/preview/", f"/skills/{skill.skill_id}/status/", f"/skills/{skill.skill_id}/edit/",
@@ -60,13 +56,13 @@ def test_anonymous_users_are_sent_to_sign_in(skill):
 
 
 def test_the_skills_link_is_in_the_nav_only_for_skill_admins(dana, alice):
-    assert 'href="/skills/"' in client_for(dana).get("/").content.decode()
-    assert 'href="/skills/"' not in client_for(alice).get("/").content.decode()
+    assert 'href="/skills/"' in signed_in(dana).get("/").content.decode()
+    assert 'href="/skills/"' not in signed_in(alice).get("/").content.decode()
 
 
 def test_the_list_filters_by_status_owner_and_text(dana, skill):
     factories.SkillFactory(skill_id="deploy-notes", owner_org_node="coder", status="active")
-    client = client_for(dana)
+    client = signed_in(dana)
 
     def listed(query: str) -> bool:
         return "deploy-notes" in client.get(f"/skills/?{query}").content.decode()
@@ -89,7 +85,7 @@ def test_the_list_shows_usage_counts_in_one_query(dana, skill, task, django_asse
 
 
 def test_creating_a_skill_saves_a_draft_with_its_first_revision(dana):
-    response = client_for(dana).post(
+    response = signed_in(dana).post(
         "/skills/new/",
         {"skill_id": "new-skill", "name": "New", "description": "", "owner_org_node": "coder",
          "body": BROKEN_TEMPLATE, "note": "start"},
@@ -102,7 +98,7 @@ def test_creating_a_skill_saves_a_draft_with_its_first_revision(dana):
 
 
 def test_a_reserved_or_taken_skill_id_is_refused(dana, skill):
-    client = client_for(dana)
+    client = signed_in(dana)
     for skill_id in ("new", "preview", "research"):
         response = client.post("/skills/new/", {"skill_id": skill_id, "body": "x"})
         assert response.status_code == 400, skill_id
@@ -118,7 +114,7 @@ def edit(client: Client, skill: Skill, body: str, *, base: int) -> object:
 
 
 def test_editing_the_body_makes_the_next_revision_and_the_id_cannot_change(dana, skill):
-    response = edit(client_for(dana), skill, "# Research\r\n\r\nNew text.\r\n", base=2)
+    response = edit(signed_in(dana), skill, "# Research\r\n\r\nNew text.\r\n", base=2)
     assert response.status_code == 302
     skill.refresh_from_db()
     assert skill.skill_id == "research"
@@ -127,12 +123,12 @@ def test_editing_the_body_makes_the_next_revision_and_the_id_cannot_change(dana,
 
 
 def test_saving_an_unchanged_body_makes_no_revision(dana, skill):
-    edit(client_for(dana), skill, skill.body, base=2)
+    edit(signed_in(dana), skill, skill.body, base=2)
     assert skill.revisions.count() == 2
 
 
 def test_saving_over_a_newer_revision_is_refused_and_keeps_the_text(dana, skill):
-    response = edit(client_for(dana), skill, "# Mine\n", base=1)
+    response = edit(signed_in(dana), skill, "# Mine\n", base=1)
     assert response.status_code == 409
     page = response.content.decode()
     assert "Revision 2 was saved after you opened the editor" in page
@@ -145,7 +141,7 @@ def test_the_preview_is_sanitized(dana):
         "# Title\n\n<script>alert('x')</script>\n\n![tracker](https://evil.test/pixel.png)\n\n"
         "[click](javascript:alert(1)) <a href=\"https://example.test\" onclick=\"steal()\">site</a>\n"
     )
-    data = client_for(dana).post("/skills/preview/", {"body": body}).json()
+    data = signed_in(dana).post("/skills/preview/", {"body": body}).json()
     html = data["html"]
     assert "<h1>Title</h1>" in html
     assert "<script" not in html and "alert('x')" not in html
@@ -156,7 +152,7 @@ def test_the_preview_is_sanitized(dana):
 
 
 def test_the_preview_reports_the_template_and_its_warnings(dana):
-    client = client_for(dana)
+    client = signed_in(dana)
     broken = client.post("/skills/preview/", {"body": BROKEN_TEMPLATE}).json()
     assert broken["template_json"] == ""
     assert broken["warnings"][0].startswith("the team template is not valid JSON")
@@ -165,19 +161,19 @@ def test_the_preview_reports_the_template_and_its_warnings(dana):
 
 
 def test_the_preview_only_answers_posts(dana):
-    assert client_for(dana).get("/skills/preview/").status_code == 405
+    assert signed_in(dana).get("/skills/preview/").status_code == 405
 
 
 def test_the_skill_page_shows_the_sanitized_body_and_template_warnings(dana):
     skill = Skill(skill_id="broken")
     skill_save(skill=skill, body=BROKEN_TEMPLATE + "\n<script>alert(1)</script>\n", author=dana)
-    page = client_for(dana).get("/skills/broken/").content.decode()
+    page = signed_in(dana).get("/skills/broken/").content.decode()
     assert "the team template is not valid JSON" in page
     assert "<script>alert(1)</script>" not in page
 
 
 def test_a_status_change_is_recorded_with_its_reason(dana, skill):
-    client = client_for(dana)
+    client = signed_in(dana)
     response = client.post(f"/skills/{skill.skill_id}/status/", {"status": "active", "reason": "reviewed by the team"})
     assert response.status_code == 302
     skill.refresh_from_db()
@@ -187,7 +183,7 @@ def test_a_status_change_is_recorded_with_its_reason(dana, skill):
 
 
 def test_a_disallowed_status_change_is_refused_with_both_states_named(dana, skill):
-    client = client_for(dana)
+    client = signed_in(dana)
     response = client.post(f"/skills/{skill.skill_id}/status/", {"status": "deprecated", "reason": "old"}, follow=True)
     assert "skill cannot go from &#x27;draft&#x27; to &#x27;deprecated&#x27;" in response.content.decode()
     assert Skill.objects.get(pk=skill.pk).status == "draft"
@@ -195,7 +191,7 @@ def test_a_disallowed_status_change_is_refused_with_both_states_named(dana, skil
 
 def test_the_diff_compares_any_two_revisions(dana, skill):
     skill_save(skill=skill, body="# Research\n\nSomething else.\n", author=dana)
-    client = client_for(dana)
+    client = signed_in(dana)
     page = client.get(f"/skills/{skill.skill_id}/diff/?old=1&new=3").content.decode()
     assert '<div class="diff-line diff-del">-Read the filings.</div>' in page
     assert '<div class="diff-line diff-add">+Something else.</div>' in page
@@ -207,19 +203,19 @@ def test_the_diff_escapes_the_bodies(dana):
     skill = Skill(skill_id="html")
     skill_save(skill=skill, body="a\n", author=dana)
     skill_save(skill=skill, body="<script>alert(1)</script>\n", author=dana)
-    page = client_for(dana).get("/skills/html/diff/?old=1&new=2").content.decode()
+    page = signed_in(dana).get("/skills/html/diff/?old=1&new=2").content.decode()
     assert "+&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 def test_an_unknown_revision_is_404(dana, skill):
-    assert client_for(dana).get(f"/skills/{skill.skill_id}/diff/?old=1&new=9").status_code == 404
-    assert client_for(dana).get("/skills/missing/").status_code == 404
+    assert signed_in(dana).get(f"/skills/{skill.skill_id}/diff/?old=1&new=9").status_code == 404
+    assert signed_in(dana).get("/skills/missing/").status_code == 404
 
 
 def test_the_usage_page_lists_runs_and_executions_and_links_only_member_projects(dana, skill, task, project):
     run = planned_run(task, {"nodes": [], "edges": []})
     execution = factories.ExecutionFactory(run=run, node_id="collect", skill_ref=skill)
-    client = client_for(dana)
+    client = signed_in(dana)
     page = client.get(f"/skills/{skill.skill_id}/usage/").content.decode()
     assert "collect" in page and task.title in page
     assert f"/executions/{execution.pk}/" not in page

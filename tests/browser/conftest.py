@@ -109,3 +109,11 @@ def console_server(transactional_db) -> Iterator[str]:
             server.kill()
             server.wait()
         log.close()
+
+
+def sign_in(page, url: str, username: str) -> None:
+    """Sign in through the login form at ``url`` (which may carry ``?next=``) with the personas' password."""
+    page.goto(url)
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "correct horse battery staple")
+    page.click("button[type=submit]")

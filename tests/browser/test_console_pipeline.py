@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import Task
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,10 +20,7 @@ def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, al
     page = chromium.new_page(viewport={"width": 1500, "height": 1000})
     page.set_default_timeout(20_000)
 
-    page.goto(f"{console_server}/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "correct horse battery staple")
-    page.click("button[type=submit]")
+    sign_in(page, f"{console_server}/", "alice")
     page.wait_for_selector("h1:has-text('Dashboard')")
     page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
 

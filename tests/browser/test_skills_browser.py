@@ -6,7 +6,7 @@ import pytest
 
 from graphs.models import Skill
 from graphs.skills import skill_save
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, sign_in
 
 BROKEN_BODY = '# Finance research\n\nRead the filings twice.\n\n```team-template\n{"version": 1, "nodes": [\n```\n'
 
@@ -22,10 +22,7 @@ def skill(dana) -> Skill:
 def test_an_admin_edits_a_skill_sees_the_template_warning_and_diffs_two_revisions(chromium, live_server, dana, skill):
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(15_000)
-    page.goto(f"{live_server.url}/login/?next=/skills/{skill.skill_id}/edit/")
-    page.fill("input[name=username]", "dana")
-    page.fill("input[name=password]", "correct horse battery staple")
-    page.click("button[type=submit]")
+    sign_in(page, f"{live_server.url}/login/?next=/skills/{skill.skill_id}/edit/", "dana")
 
     page.wait_for_url(f"**/skills/{skill.skill_id}/edit/")
     page.fill("textarea[name=body]", BROKEN_BODY)
