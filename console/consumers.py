@@ -104,10 +104,8 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         self._poll_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
-        await self.accept()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        user = await _accept_signed_in(self)
+        if user is None:
             return
         after = _after_param(self.scope)
         if after is None:
@@ -226,10 +224,8 @@ class RunEventsConsumer(_LiveConsumer):
     """
 
     async def connect(self) -> None:
-        await self.accept()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        user = await _accept_signed_in(self)
+        if user is None:
             return
         run_id = self.scope["url_route"]["kwargs"]["run_id"]
         if not await _run_visible(run_id, user=user):
@@ -325,3 +321,17 @@ def _after_param(scope: dict[str, Any]) -> int | None:
     except ValueError:
         return None
     return after if after >= 0 else None
+
+
+async def _accept_signed_in(consumer: AsyncJsonWebsocketConsumer):
+    """Accept the socket, then close it with CLOSE_UNAUTHENTICATED unless a user is signed in.
+
+    Accepting first lets the browser read the close code (a refused handshake gives it none), so the
+    client library can tell "sign in" from a network error and stop retrying.
+    """
+    await consumer.accept()
+    user = consumer.scope.get("user")
+    if user is None or not user.is_authenticated:
+        await consumer.close(code=CLOSE_UNAUTHENTICATED)
+        return None
+    return user
