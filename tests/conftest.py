@@ -7,6 +7,7 @@ run stops with an error instead of quietly skipping the tests that need them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -18,6 +19,7 @@ from graphs.agents import runner_register
 from graphs.jobs import InlineExecutor, executor_set
 from tests import factories
 from tests.agents import ScriptedRunner
+from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -119,3 +121,28 @@ async def live_sockets(settings):
     settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS}
     yield
     await sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def broker() -> Iterator[Broker]:
+    """A queue of the test's own; this process's jobs are published to it while the test runs."""
+    broker = broker_create()
+    previous = executor_set(broker.executor())
+    yield broker
+    executor_set(previous)
+    broker_delete(broker)
+
+
+@pytest.fixture
+def workers(broker, tmp_path) -> Iterator[Callable[..., Worker]]:
+    """Start workers on demand; every one of them is stopped (and its group killed) at teardown."""
+    started: list[Worker] = []
+
+    def start(name: str, *, beat: bool = False, **env: str) -> Worker:
+        worker = worker_start(name=name, env=worker_env(broker=broker, **env), log_dir=tmp_path, beat=beat)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
 
 import pytest
 from django.utils import timezone
@@ -19,38 +18,13 @@ from graphs.jobs import CeleryExecutor, InlineExecutor, executor_set
 from graphs.logs import log_read
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from graphs.pipeline import pipeline_start
-from tests.celery_worker import Broker, Worker, broker_create, broker_delete, wait_until, worker_env, worker_start
+from tests.celery_worker import wait_until
 from tests.graphs import edges_for, node, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 PIPELINE_TIMEOUT = 120.0
 CRASH_RUN_TIMEOUT = 120.0
-
-
-@pytest.fixture
-def broker() -> Iterator[Broker]:
-    """A queue of the test's own; this process's jobs are published to it while the test runs."""
-    broker = broker_create()
-    previous = executor_set(broker.executor())
-    yield broker
-    executor_set(previous)
-    broker_delete(broker)
-
-
-@pytest.fixture
-def workers(broker, tmp_path) -> Iterator[Callable[..., Worker]]:
-    """Start workers on demand; every one of them is stopped (and its group killed) at teardown."""
-    started: list[Worker] = []
-
-    def start(name: str, *, beat: bool = False, **env: str) -> Worker:
-        worker = worker_start(name=name, env=worker_env(broker=broker, **env), log_dir=tmp_path, beat=beat)
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        worker.stop()
 
 
 def _node_rows(run: WorkGraphRun):
