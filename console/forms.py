@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from graphs.models import Project, Task
+from graphs.models import Project, Skill, Task
 
 
 class LinesField(forms.CharField):
@@ -37,6 +37,10 @@ class TaskForm(forms.Form):
     resources = LinesField(required=False, help_text="Files, links or notes the agents may use; one per line.")
     task_type = forms.ChoiceField(choices=Task.TaskType.choices, initial=Task.TaskType.DYNAMIC)
     workflow_id = forms.CharField(max_length=200, required=False, help_text="Required for a workflow task.")
+    skill = forms.ModelChoiceField(
+        queryset=Skill.objects.filter(status=Skill.Status.ACTIVE), required=False, to_field_name="skill_id",
+        help_text="An active skill whose team template guides the planner (optional).",
+    )
 
     def __init__(self, *args, projects, **kwargs) -> None:
         super().__init__(*args, **kwargs)

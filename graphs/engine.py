@@ -348,18 +348,26 @@ def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, w
             return
     output = {"text": text, "usage": usage}
     if judgment.ok:
-        # Output lacking the evidence the node's spec requires ends the node partial, gaps listed.
-        gaps = node_evidence_gaps(node=node, output=text, execution=execution)
-        if gaps:
-            gated = Judgment(ok=judgment.ok, kind=judgment.kind, issues=judgment.issues,
-                             detail={**judgment.detail, "evidence_gaps": gaps})
-            _finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
-                    error="incomplete: " + "; ".join(gaps))
-            return
-        if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
-            _promote_artifact(execution, node=node, content=text)
+        _finish_passed(execution, worker=worker, node=node, output=output, judgment=judgment)
         return
     _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
+
+
+def _finish_passed(
+    execution: WorkNodeExecution, *, worker: str, node: dict, output: dict, judgment: Judgment
+) -> None:
+    """Record an output that passed its judgment: succeeded and promoted, or partial when evidence is missing."""
+    text = output["text"]
+    # Output lacking the evidence the node's spec requires ends the node partial, gaps listed.
+    gaps = node_evidence_gaps(node=node, output=text, execution=execution)
+    if gaps:
+        gated = Judgment(ok=judgment.ok, kind=judgment.kind, issues=judgment.issues,
+                         detail={**judgment.detail, "evidence_gaps": gaps})
+        _finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
+                error="incomplete: " + "; ".join(gaps))
+        return
+    if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
+        _promote_artifact(execution, node=node, content=text)
 
 
 def node_attempt_finish_external(
@@ -375,8 +383,7 @@ def node_attempt_finish_external(
     judgment = Judgment(ok=ok, kind="report", issues=issues)
     log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
     if ok:
-        if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
-            _promote_artifact(execution, node=node, content=text)
+        _finish_passed(execution, worker=worker, node=node, output=output, judgment=judgment)
     else:
         _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
     log_file_close(execution=execution)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from graphs.collaboration import node_result_report
 from graphs.engine import run_start
 from graphs.evidence import evidence_gaps
 from graphs.models import Task, WorkGraphRun
@@ -111,3 +112,14 @@ def test_a_failure_elsewhere_makes_the_task_failed_not_incomplete(task, scripted
     task.refresh_from_db()
     assert task.status == Task.Status.FAILED
     assert "incomplete_nodes" not in task.outcome
+
+
+def test_a_reported_result_without_its_evidence_is_partial_too(task, alice, scripted_runner, inline_executor):
+    run = planned_run(task, {"nodes": [node("cite", required_evidence=["url"])], "edges": []})
+    run_start(run=run)
+    inline_executor.discard()  # an external bot does the work and reports it
+    node_result_report(task=task, node_id="cite", success=True, data={"result": "Trust me."}, gaps=[],
+                       reporter=alice)
+    row = latest(run)["cite"]
+    assert row.status == "partial"
+    assert row.judgment_result["evidence_gaps"] == ["missing required evidence: url"]

@@ -66,3 +66,14 @@ def test_the_task_list_filters_and_paginates(project, alice):
     failed = client.get("/tasks/?status=failed").content.decode()
     assert "Page 1 of 1" in failed and "Report 1<" not in failed and "Report 2<" in failed
     assert "Report 17<" in client.get("/tasks/?q=report 17").content.decode()
+
+
+def test_a_task_can_name_an_active_skill_to_guide_its_planning(project, alice):
+    active = factories.SkillFactory(skill_id="csv-howto", status="active")
+    factories.SkillFactory(skill_id="old-way", status="deprecated")
+    fields = {"project": project.pk, "title": "Export", "goal_text": "g", "deliverables": "d",
+              "acceptance_criteria": "a", "task_type": "dynamic"}
+    client = signed_in(alice)
+    assert client.post("/tasks/new/", {**fields, "skill": "old-way"}).status_code == 400
+    assert client.post("/tasks/new/", {**fields, "skill": "csv-howto"}).status_code == 302
+    assert Task.objects.get(title="Export").skill == active
