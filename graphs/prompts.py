@@ -77,13 +77,16 @@ def planning_prompt(
     """The prompt asking ``org_node`` to plan a graph_manifest (append mode when nodes already exist)."""
     append = bool(existing_node_ids)
     sections = [_plan_intro(org_node, append=append), "## The task\n\n" + _brief_block(brief)]
+    if append:
+        sections.append(_existing_nodes_block(existing_node_ids))
     if template_block:
+        # A template-guided plan has its own node shape and answer rules: the catalog, node fields and
+        # answer sections below would contradict them, so they are left out.
         sections.append(
             "## Team template from your skill\n\n"
             "Use this template as your starting point and adapt it to the task:\n\n" + template_block
         )
-    if append:
-        sections.append(_existing_nodes_block(existing_node_ids))
+        return "\n\n".join(sections)
     sections.append(_catalog_block(org_node))
     sections.append(_node_fields_block(org_node))
     sections.append(_judgment_block())

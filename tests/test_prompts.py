@@ -223,3 +223,11 @@ def test_the_judge_prompt_appends_content_when_the_template_has_no_placeholder()
 def test_each_org_node_has_an_identity():
     assert "`planner` agent" in agent_identity("planner")
     assert "`reviewer` agent" in agent_identity("reviewer")
+
+
+def test_a_template_guided_prompt_leaves_out_the_catalog_and_answer_shape_it_replaces():
+    guided = planning_prompt(org_node="planner", brief=_brief(), template_block="TEMPLATE RULES HERE")
+    plain = planning_prompt(org_node="planner", brief=_brief())
+    assert "TEMPLATE RULES HERE" in guided
+    assert "## Artifact catalog" in plain and "## Artifact catalog" not in guided
+    assert _brief().goal_text in guided
