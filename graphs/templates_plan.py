@@ -74,7 +74,8 @@ class TemplateGuide:
             [
                 "```json\n" + json.dumps(self.template, indent=2, ensure_ascii=False) + "\n```",
                 "This plan is made of generic worker nodes. Keep the template's nodes the task needs, drop "
-                "the others, and adapt each task text to this task. Every node may have only these fields:\n" + "\n".join(f"- {rule}" for rule in rules),
+                "the others, and adapt each task text to this task. Every node may have only these fields:\n"
+                + "\n".join(f"- {rule}" for rule in rules),
                 "Do not give a node a role, an agent or an artifact_type: each node is a generic worker. "
                 f"Keep every dependency chain at most {template_max_depth()} nodes long.",
                 'Answer with ONE JSON object {"nodes": [...]} in a single fenced ```json block.',
