@@ -30,7 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import Max
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
@@ -61,6 +61,8 @@ Cause = WorkNodeExecution.Cause
 RunStatus = WorkGraphRun.Status
 
 DEFAULT_MAX_ATTEMPTS = 3
+# How many of a fan-in's dependencies are checked alone before all of them (see _dependencies_verdict).
+_ACTIVE_PROBE = 8
 _TERMINAL_BAD = frozenset({Status.FAILED, Status.BLOCKED, Status.CANCELLED})
 DYNAMIC_ROOT_CAUSES = {"planning": "planner", "coder": "coder", "skill_defect": "coder"}
 
@@ -119,59 +121,135 @@ def run_start(*, run: WorkGraphRun) -> None:
 
 def run_advance(*, run_id: Any) -> None:
     """Queue pending attempts whose dependencies succeeded, block those behind a failure, close stages."""
-    dispatch: list[tuple[str, float]] = []
+    with _run_locked(run_id, with_manifest=False) as run:
+        if run.status == RunStatus.RUNNING:
+            _advance_all(run, _graph_shape(run))
+
+
+def _advance_all(run: WorkGraphRun, shape: _GraphShape) -> None:
+    """The full pass of ``run_advance`` over every attempt of the run (call under the run lock)."""
+    manifest = shape.manifest
+    latest = _latest_rows(run)
+    now = timezone.now()
+    ready: list[dict] = []
+    changed: list[dict] = []
+    # Topological order matters: a node blocked here blocks its own pending dependants in the same pass.
+    pending = sorted(
+        (row for row in latest.values() if row["status"] == Status.PENDING),
+        key=lambda row: shape.position.get(row["node_id"], 0),
+    )
+    for row in pending:
+        dependencies = shape.dependencies.get(row["node_id"], [])
+        upstream = [latest.get(dep) for dep in dependencies]
+        bad = [dep for dep, up in zip(dependencies, upstream, strict=True)
+               if up is not None and _upstream_bad(manifest, dep, up["status"])]
+        if bad:
+            reason = f"blocked: upstream {', '.join(bad)} did not succeed"
+            WorkNodeExecution.objects.filter(pk=row["pk"], status=Status.PENDING).update(
+                status=Status.BLOCKED, error=reason, finished_at=now
+            )
+            row["status"] = Status.BLOCKED
+            changed.append(row)
+            continue
+        if all(up is not None and _upstream_done(manifest, dep, up["status"])
+               for dep, up in zip(dependencies, upstream, strict=True)):
+            ready.append(row)
+    changed.extend(_queue(ready, now=now))
+    node_states_emit(run_id=run.pk, rows=changed)
+    done = sum(1 for row in latest.values() if row["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
+    run_event_emit(run_id=run.pk, event="progress", done=done, total=len(latest))
+    if done == len(latest):
+        _stage_end_check(run, shape, latest)
+
+
+def _advance_after(*, run_id: Any, node_id: str) -> None:
+    """``run_advance`` once an attempt of ``node_id`` has ended, reading only what that can change.
+
+    Every advance leaves the run settled: no pending attempt it could queue or block is left. So a
+    success can only ready ``node_id``'s own dependants, and the stage can only be over once no
+    attempt is active, which a COUNT tells. Reading every row of the run after every node made a
+    fan-out cost grow with the square of its width. Anything else — a failure, a retry or loop-back
+    attempt, a dependant to block — takes the full pass, which also handles blocking in cascade.
+    """
     with _run_locked(run_id, with_manifest=False) as run:
         if run.status != RunStatus.RUNNING:
             return
         shape = _graph_shape(run)
-        manifest = shape.manifest
-        latest = _latest_rows(run)
-        now = timezone.now()
-        to_queue: list[Any] = []
-        changed: list[dict] = []
-        # Topological order matters: a node blocked here blocks its own pending dependants in the same pass.
-        pending = sorted(
-            (row for row in latest.values() if row["status"] == Status.PENDING),
-            key=lambda row: shape.position.get(row["node_id"], 0),
-        )
-        for row in pending:
-            dependencies = shape.dependencies.get(row["node_id"], [])
-            upstream = [latest.get(dep) for dep in dependencies]
-            bad = [dep for dep, up in zip(dependencies, upstream, strict=True)
-                   if up is not None and _upstream_bad(manifest, dep, up["status"])]
-            if bad:
-                reason = f"blocked: upstream {', '.join(bad)} did not succeed"
-                WorkNodeExecution.objects.filter(pk=row["pk"], status=Status.PENDING).update(
-                    status=Status.BLOCKED, error=reason, finished_at=now
-                )
-                row["status"] = Status.BLOCKED
-                changed.append(row)
+        dependants = shape.dependants.get(node_id, [])
+        known = _latest_rows(run, node_ids=[node_id, *dependants])
+        finished = known.get(node_id)
+        if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
+            _advance_all(run, shape)
+            return
+        ready: list[dict] = []
+        for dependant in dependants:
+            row = known.get(dependant)
+            if row is None or row["status"] != Status.PENDING:
                 continue
-            if all(up is not None and _upstream_done(manifest, dep, up["status"])
-                   for dep, up in zip(dependencies, upstream, strict=True)):
-                to_queue.append(row["pk"])
-                delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
-                dispatch.append((str(row["pk"]), max(delay, 0.0)))
-                row["status"] = Status.QUEUED
-                changed.append(row)
-        if to_queue:
-            WorkNodeExecution.objects.filter(pk__in=to_queue, status=Status.PENDING).update(
-                status=Status.QUEUED, ready_at=now
-            )
-        node_states_emit(run_id=run.pk, rows=changed)
-        done = sum(1 for row in latest.values() if row["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
-        run_event_emit(run_id=run.pk, event="progress", done=done, total=len(latest))
-        if done == len(latest) and _stage_complete(run, latest, node_count=len(shape.position)):
-            _stage_finished(run, latest)
-        for pk, delay in dispatch:
-            job_submit("node_execute", pk, delay=delay)
+            verdict = _dependencies_verdict(run, shape, dependant, known=known)
+            if verdict == "blocked":
+                _advance_all(run, shape)
+                return
+            if verdict == "ready":
+                ready.append(row)
+        node_states_emit(run_id=run.pk, rows=_queue(ready, now=timezone.now()))
+        total, active = _progress_counts(run)
+        run_event_emit(run_id=run.pk, event="progress", done=total - active, total=total)
+        if active == 0:
+            _stage_end_check(run, shape, _latest_rows(run))
+
+
+def _dependencies_verdict(run: WorkGraphRun, shape: _GraphShape, node_id: str, *, known: dict[str, dict]) -> str:
+    """"ready", "blocked" or "waiting": what the full pass would decide for pending ``node_id`` now.
+
+    ``known`` holds latest rows already read. A dependency still active is the usual answer in a wide
+    fan-in, and one indexed EXISTS finds it without reading the other rows.
+    """
+    dependencies = shape.dependencies.get(node_id, [])
+    unknown = [dep for dep in dependencies if dep not in known]
+    # Dependencies are queued in manifest order, so the last ones are the likeliest to be still active:
+    # asking about a few of them first usually settles a wide fan-in without a long IN list.
+    probe = unknown[-_ACTIVE_PROBE:]
+    if probe and (_any_active(run, probe) or (len(unknown) > len(probe) and _any_active(run, unknown))):
+        return "waiting"
+    latest = {**known, **_latest_rows(run, node_ids=unknown)} if unknown else known
+    upstream = [(dep, latest.get(dep)) for dep in dependencies]
+    if any(up is not None and _upstream_bad(shape.manifest, dep, up["status"]) for dep, up in upstream):
+        return "blocked"
+    if all(up is not None and _upstream_done(shape.manifest, dep, up["status"]) for dep, up in upstream):
+        return "ready"
+    return "waiting"
+
+
+def _queue(ready: list[dict], *, now) -> list[dict]:
+    """Mark pending attempts queued (dependencies met now) and hand them to the executor; return them."""
+    if not ready:
+        return []
+    WorkNodeExecution.objects.filter(pk__in=[row["pk"] for row in ready], status=Status.PENDING).update(
+        status=Status.QUEUED, ready_at=now
+    )
+    for row in ready:
+        row["status"] = Status.QUEUED
+        delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
+        job_submit("node_execute", str(row["pk"]), delay=max(delay, 0.0))
+    return ready
+
+
+def _stage_end_check(run: WorkGraphRun, shape: _GraphShape, latest: dict[str, dict]) -> None:
+    """Finish the stage when no attempt is active any more and it really is over."""
+    done = all(row["status"] not in WorkNodeExecution.ACTIVE_STATUSES for row in latest.values())
+    if done and _stage_complete(run, latest, node_count=len(shape.position)):
+        _stage_finished(run, latest)
 
 
 @dataclass(frozen=True)
 class _GraphShape:
     manifest: dict
+    nodes: dict[str, dict]
     dependencies: dict[str, list[str]]
+    dependants: dict[str, list[str]]
     position: dict[str, int]
+    zero_token: frozenset[str]
 
 
 _shapes: dict[tuple[str, int], _GraphShape] = {}
@@ -180,27 +258,40 @@ _SHAPES_KEPT = 256
 
 
 def _graph_shape(run: WorkGraphRun) -> _GraphShape:
-    """The run's manifest with its dependencies and topological positions, parsed once per manifest version.
+    """The run's manifest with its nodes by id, dependencies, topological positions and aggregation
+    nodes, worked out once per manifest version.
 
-    ``run_advance`` runs after every node; re-reading and re-sorting a 500-node manifest each time made
-    a fan-out cost grow with the square of its width. A manifest only changes by bumping its version.
+    Every node's attempt and ``run_advance`` after it use these; re-reading and scanning a 500-node
+    manifest each time made a fan-out cost grow with the square of its width. A manifest only changes
+    by bumping its version. The manifest is shared by every caller in the process: read it, never change it.
     """
     key = (str(run.run_id), run.manifest_version)
     with _shapes_lock:
         shape = _shapes.get(key)
     if shape is not None:
         return shape
-    manifest = WorkGraphRun.objects.values_list("graph_manifest", flat=True).get(pk=run.pk) or {}
+    # The version is read again with the manifest: without the run lock it may have moved on since
+    # ``run`` was loaded, and a shape must be filed under the version it really belongs to.
+    manifest, version = WorkGraphRun.objects.values_list("graph_manifest", "manifest_version").get(pk=run.pk)
+    manifest = manifest or {}
+    dependencies = manifest_lib.data_dependencies(manifest)
+    dependants: dict[str, list[str]] = {}
+    for dependant, deps in dependencies.items():
+        for dep in deps:
+            dependants.setdefault(dep, []).append(dependant)
     order = manifest_lib.topological_order(manifest)
     shape = _GraphShape(
         manifest=manifest,
-        dependencies=manifest_lib.data_dependencies(manifest),
+        nodes={node.get("node_id"): node for node in reversed(manifest.get("nodes", []))},
+        dependencies=dependencies,
+        dependants=dependants,
         position={node_id: index for index, node_id in enumerate(order)},
+        zero_token=_zero_token_nodes(manifest),
     )
     with _shapes_lock:
         if len(_shapes) >= _SHAPES_KEPT:
             _shapes.pop(next(iter(_shapes)))
-        _shapes[key] = shape
+        _shapes[(str(run.run_id), version)] = shape
     return shape
 
 
@@ -299,25 +390,33 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
     )
     if claimed != 1:
         return  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
-    execution = WorkNodeExecution.objects.select_related("run__task__project").get(pk=node_exec_id)
+    # The manifest comes from the run's shape, parsed once per version, instead of with every attempt:
+    # decoding a 500-node manifest per node made a fan-out cost grow with the square of its width.
+    execution = (
+        WorkNodeExecution.objects.select_related("run__task__project").defer("run__graph_manifest").get(pk=node_exec_id)
+    )
     run = execution.run
     node_states_emit(run_id=run.pk, rows=[execution])
     log_file_open(execution=execution)
     log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
                cause=execution.cause, worker=me)
     try:
-        _node_execution_body(execution, runner=runner or get_runner(), worker=me)
+        shape = _graph_shape(run)
+        run.graph_manifest = shape.manifest
+        _node_execution_body(execution, shape=shape, runner=runner or get_runner(), worker=me)
     except Exception as error:  # a bug or a lost database must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
     finally:
         log_file_close(execution=execution)
-    run_advance(run_id=run.run_id)
+    _advance_after(run_id=run.run_id, node_id=execution.node_id)
 
 
-def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, worker: str) -> None:
+def _node_execution_body(
+    execution: WorkNodeExecution, *, shape: _GraphShape, runner: AgentRunner, worker: str
+) -> None:
     run = execution.run
-    node = _manifest_node(run.graph_manifest, execution.node_id)
+    node = shape.nodes.get(execution.node_id)
     if node is None:
         _finish(execution, worker=worker, status=Status.FAILED, error="the node is not in the run's manifest")
         return
@@ -330,7 +429,7 @@ def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, w
     cancel_event = threading.Event()
     with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
         try:
-            if _is_zero_token(run.graph_manifest, execution.node_id):
+            if execution.node_id in shape.zero_token:
                 prompt = ""
                 text, usage = _aggregate(upstream), None
                 log_append(execution=execution, event="aggregated", upstream=list(upstream))
@@ -338,7 +437,7 @@ def _node_execution_body(execution: WorkNodeExecution, *, runner: AgentRunner, w
                 prompt = node_prompt(node=node, brief=brief, upstream_outputs=upstream, feedback=feedback)
                 text, usage = _call(runner, execution, node=node, prompt=prompt, purpose="node",
                                     cancel_event=cancel_event)
-            _save_input(execution, prompt=prompt, upstream=upstream, feedback=feedback)
+            _save_input(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
             judgment = _judge(runner, execution, node=node, content=text, cancel_event=cancel_event)
         except AgentCancelled:
             _finish(execution, worker=worker, status=Status.CANCELLED, error="stopped: the run was cancelled")
@@ -697,10 +796,16 @@ def _planning_lost(run: WorkGraphRun, *, error: str) -> None:
 
 @contextmanager
 def _run_locked(run_id: Any, *, with_manifest: bool = True) -> Iterator[WorkGraphRun]:
+    """Lock the run row for a scheduling decision. ``with_manifest=False`` is the scheduler's lighter
+    load, once per node: it has the manifest in the graph shape and needs neither the task nor the
+    project (joining and building them took most of the lock's cost)."""
     with transaction.atomic():
-        # of=("self",): lock the run row only, not the task and project rows joined in with it.
-        runs = WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project")
-        yield (runs if with_manifest else runs.defer("graph_manifest")).get(pk=run_id)
+        if with_manifest:
+            # of=("self",): lock the run row only, not the task and project rows joined in with it.
+            runs = WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project")
+        else:
+            runs = WorkGraphRun.objects.select_for_update().defer("graph_manifest")
+        yield runs.get(pk=run_id)
 
 
 @contextmanager
@@ -741,8 +846,11 @@ def _finish(
     judgment: Judgment | None = None,
     error: str = "",
 ) -> bool:
-    """Record the end of an attempt if this worker still owns it; return whether it did."""
-    fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "error": error}
+    """Record the end of an attempt (and its input, see ``_save_input``) if this worker still owns it;
+    return whether it did."""
+    fields: dict[str, Any] = {
+        "status": status, "finished_at": timezone.now(), "error": error, "input_payload": execution.input_payload
+    }
     if output is not None:
         fields["output_payload"] = output
     if judgment is not None:
@@ -756,10 +864,18 @@ def _finish(
     return owned == 1
 
 
-def _save_input(execution: WorkNodeExecution, *, prompt: str, upstream: dict[str, str], feedback: list[str]) -> None:
+def _save_input(
+    execution: WorkNodeExecution, *, node: dict, prompt: str, upstream: dict[str, str], feedback: list[str]
+) -> None:
+    """Keep the attempt's input on it; ``_finish`` writes it with the result, one UPDATE per node fewer.
+
+    An llm judgment is another agent call, which may take minutes: the input is written before it, so
+    the node's page shows the prompt meanwhile.
+    """
     payload = {**execution.input_payload, "prompt": prompt, "upstream": sorted(upstream), "feedback": feedback}
-    WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
     execution.input_payload = payload
+    if (node.get("judgment") or {}).get("kind") == "llm":
+        WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
 
 
 def _promote_artifact(execution: WorkNodeExecution, *, node: dict, content: str) -> None:
@@ -777,16 +893,44 @@ def _promote_artifact(execution: WorkNodeExecution, *, node: dict, content: str)
         )
 
 
-def _latest_rows(run: WorkGraphRun) -> dict[str, dict]:
+def _latest_rows(run: WorkGraphRun, *, node_ids: Sequence[str] | None = None) -> dict[str, dict]:
+    """Each node's highest attempt (of every node, or of ``node_ids``), as ``values()`` dicts."""
     latest: dict[str, dict] = {}
-    rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).values(
-        "pk", "node_id", "attempt", "status", "cause", "not_before"
-    )
+    rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID)
+    if node_ids is not None:
+        rows = rows.filter(node_id__in=node_ids)
+    rows = rows.values("pk", "node_id", "attempt", "status", "cause", "not_before")
     for row in rows:
         current = latest.get(row["node_id"])
         if current is None or row["attempt"] > current["attempt"]:
             latest[row["node_id"]] = row
     return latest
+
+
+def _latest_states(run: WorkGraphRun) -> QuerySet:
+    """One row per node (planning calls left out): its highest attempt and its highest active attempt.
+
+    A node is still active when the two are equal. Grouped in the database, so a fan-out's hundreds of
+    rows are counted there rather than read into Python after every node.
+    """
+    return (
+        run.executions.exclude(node_id__startswith=PLANNING_NODE_ID)
+        .order_by()
+        .values("node_id")
+        .annotate(top=Max("attempt"), top_active=Max("attempt", filter=Q(status__in=WorkNodeExecution.ACTIVE_STATUSES)))
+    )
+
+
+def _any_active(run: WorkGraphRun, node_ids: Sequence[str]) -> bool:
+    return _latest_states(run).filter(node_id__in=node_ids, top_active=F("top")).exists()
+
+
+def _progress_counts(run: WorkGraphRun) -> tuple[int, int]:
+    """(nodes that have an attempt, nodes whose latest attempt is still active)."""
+    counts = _latest_states(run).aggregate(
+        total=Count("node_id"), active=Count("node_id", filter=Q(top_active=F("top")))
+    )
+    return counts["total"], counts["active"]
 
 
 def _upstream_outputs(run: WorkGraphRun, node: dict) -> dict[str, str]:
@@ -796,8 +940,10 @@ def _upstream_outputs(run: WorkGraphRun, node: dict) -> dict[str, str]:
     rows = run.executions.filter(
         node_id__in=dependencies, status__in=[Status.SUCCEEDED, Status.PARTIAL]
     ).order_by("node_id", "-attempt")
-    for row in rows.only("node_id", "output_payload"):
-        outputs.setdefault(row.node_id, row.output_payload.get("text", ""))
+    # Tuples, not instances: the related manager would fetch each instance's deferred run_id again,
+    # one query per upstream node.
+    for node_id, output in rows.values_list("node_id", "output_payload"):
+        outputs.setdefault(node_id, output.get("text", ""))
     return {dep: outputs[dep] for dep in dependencies if dep in outputs}
 
 
@@ -817,14 +963,13 @@ def _upstream_done(manifest: dict, node_id: str, status: str) -> bool:
     return status == Status.SUCCEEDED
 
 
-def _is_zero_token(manifest: dict, node_id: str) -> bool:
-    """A node fed only by ``zero_token`` edges is a pure aggregation: it needs no agent call."""
-    incoming = [
-        edge.get("edge_type")
-        for edge in manifest.get("edges", [])
-        if edge.get("to") == node_id and edge.get("edge_type") != "on_failure"
-    ]
-    return bool(incoming) and all(edge_type == "zero_token" for edge_type in incoming)
+def _zero_token_nodes(manifest: dict) -> frozenset[str]:
+    """Nodes fed only by ``zero_token`` edges: pure aggregations, which need no agent call."""
+    incoming: dict[str, list[str]] = {}
+    for edge in manifest.get("edges", []):
+        if edge.get("edge_type") != "on_failure":
+            incoming.setdefault(edge.get("to"), []).append(edge.get("edge_type"))
+    return frozenset(node_id for node_id, types in incoming.items() if all(kind == "zero_token" for kind in types))
 
 
 def _aggregate(upstream: dict[str, str]) -> str:

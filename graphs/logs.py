@@ -16,11 +16,13 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from graphs.models import ExecutionLogFile, WorkNodeExecution
@@ -56,20 +58,32 @@ def log_root() -> Path:
 
 def log_path_for(log_file: ExecutionLogFile) -> Path:
     """Return the absolute path of a log file, refusing any stored path that escapes the log root."""
+    # Resolving walks the path with a stat per component; a node's half-dozen lines reuse the answer.
+    key = (settings.WORKGRAPH_LOG_DIR, log_file.file_path)
+    cached = getattr(log_file, "_path_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     root = log_root().resolve()
     path = (root / log_file.file_path).resolve()
     if not path.is_relative_to(root):
         raise ValueError(f"log file path {log_file.file_path!r} escapes the log directory")
+    log_file._path_cache = (key, path)
     return path
 
 
 def log_file_open(*, execution: WorkNodeExecution) -> ExecutionLogFile:
     """Create the log file of ``execution`` (idempotent) and return its row."""
     relative = Path(str(execution.run.task.project_id)) / str(execution.run_id) / f"{execution.node_exec_id}.jsonl"
-    log_file, _ = ExecutionLogFile.objects.get_or_create(
-        node_exec=execution,
-        defaults={"project_id": execution.run.task.project_id, "file_path": str(relative)},
-    )
+    # An attempt opens its log right after it is claimed, so the row is almost never there yet: a bare
+    # INSERT is one statement where get_or_create takes four (SELECT, BEGIN, INSERT, COMMIT). Inside a
+    # caller's transaction a savepoint keeps a duplicate from breaking it.
+    try:
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            log_file = ExecutionLogFile.objects.create(
+                node_exec=execution, project_id=execution.run.task.project_id, file_path=str(relative)
+            )
+    except IntegrityError:
+        log_file = ExecutionLogFile.objects.get(node_exec=execution)
     path = log_path_for(log_file)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(exist_ok=True)

@@ -53,6 +53,12 @@ _SKIP_OUTSIDE_STRINGS = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\x00-\x1f]*+")*+')
 _OPENERS = re.compile(r"[{\[]+")
 # Inside a string only these matter; a raw control character cannot appear in a JSON string.
 _STRING_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+# A skip stops at every multiple of this many characters. Two paths that have come to read the
+# text alike (outside a string at the same place) then stop at the same places, and the later one
+# borrows the earlier one's results at the first of them. Without these stops a long stretch the
+# skip takes in one step records no place to meet, and text such as '{"a": "\\"' repeated made
+# every brace lex on to the end of the text: quadratic.
+_SYNC_EVERY = 256
 
 
 class _BracketSpans:
@@ -104,9 +110,13 @@ class _BracketSpans:
                     return
                 pos = resume
                 continue
-            at = skip(text, pos).end()
+            limit = min(size, (pos // _SYNC_EVERY + 1) * _SYNC_EVERY)
+            at = skip(text, pos, limit).end()
             if at == size:
                 return  # the text ends with brackets open: none of them is balanced
+            if at == limit:
+                pos = at  # a sync point: the next step records it, or finds an earlier path there
+                continue
             first = text[at]
             if first == '"':
                 end = self._string_end(at)
