@@ -53,6 +53,7 @@ from graphs.models import (
     planning_node_id,
 )
 from graphs.prompts import TaskBrief, judge_prompt, node_prompt
+from graphs.storable import storable
 
 logger = logging.getLogger(__name__)
 
@@ -849,12 +850,13 @@ def _finish(
     """Record the end of an attempt (and its input, see ``_save_input``) if this worker still owns it;
     return whether it did."""
     fields: dict[str, Any] = {
-        "status": status, "finished_at": timezone.now(), "error": error, "input_payload": execution.input_payload
+        "status": status, "finished_at": timezone.now(), "error": storable(error),
+        "input_payload": storable(execution.input_payload),
     }
     if output is not None:
-        fields["output_payload"] = output
+        fields["output_payload"] = storable(output)
     if judgment is not None:
-        fields["judgment_result"] = judgment.as_dict()
+        fields["judgment_result"] = storable(judgment.as_dict())
     owned = WorkNodeExecution.objects.filter(pk=execution.pk, status=Status.RUNNING, worker=worker).update(**fields)
     for name, value in fields.items():
         setattr(execution, name, value)

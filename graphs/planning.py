@@ -31,6 +31,7 @@ from graphs.events import node_states_emit, run_event_emit
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
+from graphs.storable import storable
 from graphs.templates_plan import TemplateGuide, template_guide_for, template_plan_request
 
 
@@ -38,6 +39,7 @@ class PlanningFailedError(WorkGraphError):
     """A planning call that produced no usable manifest; the reason is also on its planning node."""
 
     def __init__(self, reason: str, *, planning_execution: WorkNodeExecution | None = None) -> None:
+        reason = storable(reason)  # it may quote the agent's output, and it is stored on the run
         super().__init__(reason)
         self.reason = reason
         self.planning_execution = planning_execution
@@ -233,8 +235,9 @@ def _ask_for_template_plan(
         ask=ask, prompt=attempt.prompt, guide=guide, existing_node_ids=existing_ids,
         on_repair=lambda errors: log_append(execution=execution, event="repair_requested", errors=errors),
     )
-    attempt.extracted, attempt.notes, attempt.repair_prompt = outcome.extracted, outcome.notes, outcome.repair_prompt
-    attempt.manifest, attempt.adaptation = outcome.manifest, outcome.report
+    attempt.extracted, attempt.notes = storable(outcome.extracted), storable(outcome.notes)
+    attempt.repair_prompt = outcome.repair_prompt
+    attempt.manifest, attempt.adaptation = storable(outcome.manifest), storable(outcome.report)
     log_append(execution=execution, event="template_adapted", **outcome.report)
 
 
@@ -255,8 +258,9 @@ def _call_agent(
                 time.sleep(delay)
                 continue
             if error.stdout_head:
-                attempt.raw_responses.append(error.stdout_head)
+                attempt.raw_responses.append(storable(error.stdout_head))
             raise PlanningFailedError(f"the {call.org_node} agent failed ({error.kind}): {detail}") from error
+        result = dataclasses.replace(result, text=storable(result.text))
         attempt.raw_responses.append(result.text)
         if result.usage:
             attempt.usage.append(result.usage)
@@ -266,7 +270,7 @@ def _call_agent(
 
 def _accept_response(text: str, *, attempt: _Attempt, existing_ids: Sequence[str]) -> bool:
     """Extract, normalize and validate; keep what was learned on ``attempt``. True when usable."""
-    extracted = manifest_lib.extract_graph_manifest(text)
+    extracted = storable(manifest_lib.extract_graph_manifest(text))  # a "\u0000" escape decodes to NUL
     attempt.extracted = extracted
     if extracted is None:
         attempt.errors = ["no graph_manifest JSON object (with a 'nodes' list) was found in the response"]
@@ -351,6 +355,7 @@ def _record_success(*, execution: WorkNodeExecution, attempt: _Attempt, new_node
 def _record_failure(
     *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool
 ) -> None:
+    reason = storable(reason)
     now = timezone.now()
     execution.status = WorkNodeExecution.Status.FAILED
     execution.error = reason
@@ -369,7 +374,7 @@ def _record_failure(
 
 
 def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, Any]:
-    return {
+    return storable({
         "raw_response": attempt.raw_responses[0] if attempt.raw_responses else "",
         "repair_prompt": attempt.repair_prompt,
         "repair_response": attempt.raw_responses[1] if len(attempt.raw_responses) > 1 else None,
@@ -381,7 +386,7 @@ def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, 
         "usage": attempt.usage,
         # Present only for a template-guided plan.
         **({"adaptation": attempt.adaptation} if attempt.adaptation is not None else {}),
-    }
+    })
 
 
 def _agent_error_detail(error: AgentError) -> str:

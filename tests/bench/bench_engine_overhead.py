@@ -1,18 +1,25 @@
-"""Engine overhead per node with an agent that answers at once: a 40-node chain and a 500-node fan-out.
+"""Orchestration overhead with an agent that answers at once, side by side with a peer and a floor.
 
-Run on demand (the normal suite does not collect ``bench_*.py``)::
+Run on demand (the normal suite does not collect ``bench_*.py``; ``make bench`` runs them all)::
 
-    .venv/bin/python -m pytest tests/bench/bench_engine_overhead.py -o python_files='bench_*.py' -s
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench REDIS_URL=redis://127.0.0.1:6379/0 \\
+        .venv/bin/python -m pytest tests/bench/bench_engine_overhead.py -o python_files='bench_*.py' -s
 
-Two modes, each in the environment that defines it:
+The same graphs (``tests.bench.overhead``: a 40-node chain, a 500-node fan-out/fan-in) on four systems:
 
-- Celery + Redis: this process publishes into the test database (PostgreSQL) and one real
-  ``celery worker`` with two prefork processes, on a queue of its own, runs the nodes;
-- embedded: a fresh process on a SQLite file with the in-process ``ThreadExecutor``
-  (``WORKGRAPH_EMBEDDED_WORKERS`` threads), see ``tests.bench.embedded``.
+- this engine on Celery + Redis: this process publishes into the test database (PostgreSQL) and one
+  real ``celery worker`` with two prefork processes, on a queue of its own, runs the nodes;
+- this engine embedded: a fresh process on a SQLite file with the in-process ``ThreadExecutor``
+  (``WORKGRAPH_EMBEDDED_WORKERS`` threads), see ``tests.bench.embedded``;
+- the peer, Prefect 3.9.1 on its local ephemeral server, in a virtualenv of its own that this module
+  creates under ``var/`` (from PyPI, once), see ``tests.bench.prefect_peer``;
+- the floor, a bare Celery chain and chord of no-op tasks on the same Redis, two prefork processes,
+  see ``tests.bench.floor``.
 
-The agent is ``tests.bench.instant``, installed in every one of those processes by
-``tests.bench.instant_settings``. The table is printed once both modes have run.
+The engine's agent is ``tests.bench.instant``, installed in every engine process by
+``tests.bench.instant_settings``. Each system runs each graph ``REPETITIONS`` times; a row shows the
+median wall time and the waits of every run pooled. The table (plain and markdown) is printed once
+every system has run, with each engine row's wall time over the floor's and the peer's.
 """
 
 from __future__ import annotations
@@ -21,29 +28,61 @@ import json
 import os
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 from graphs.jobs import executor_set
-from tests.bench.overhead import GRAPHS, Measurement, graph_run, table
-from tests.celery_worker import BASE_DIR, broker_create, broker_delete, worker_env, worker_start
+from tests.bench import floor
+from tests.bench.overhead import FLOOR, GRAPHS, PEER, Measurement, Row, combined, comparison, graph_run
+from tests.celery_worker import (
+    BASE_DIR,
+    Worker,
+    broker_create,
+    broker_delete,
+    wait_until,
+    worker_env,
+    worker_start,
+)
 
+REPETITIONS = 3
 CELERY_CONCURRENCY = 2
 EMBEDDED_TIMEOUT = 900.0
+FLOOR_TIMEOUT = 120.0
+PEER_VERSION = "3.9.1"
+PEER_VENV = BASE_DIR / "var" / "bench-prefect-venv"
+PEER_INSTALL_TIMEOUT = 900.0
+PEER_TIMEOUT = 900.0
 
 
 @pytest.fixture(scope="module")
-def results() -> Iterator[list[tuple[str, Measurement]]]:
-    rows: list[tuple[str, Measurement]] = []
+def results() -> Iterator[list[Row]]:
+    rows: list[Row] = []
+    load_before = os.getloadavg()
     yield rows
-    print("\n\nEngine overhead per node (instant agent)\n" + table(rows) + "\n")
+    text, markdown = comparison(rows)
+    load = ", ".join(f"{value:.2f}" for value in load_before)
+    print(
+        f"\n\nOrchestration overhead, instant agent / no-op tasks ({os.cpu_count()} cores; load average"
+        f" {load} before, {os.getloadavg()[0]:.2f} after)\n{text}\n\n{markdown}\n"
+    )
+
+
+def _rows(system: str, measurements: list[Measurement]) -> list[Row]:
+    return [
+        Row(system=system, measurement=combined(graph, runs), runs=len(runs))
+        for graph in GRAPHS
+        if (runs := [m for m in measurements if m.graph == graph])
+    ]
 
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_engine_overhead_on_celery_and_redis(task, tmp_path, results):
+def test_engine_on_celery_and_redis(task, tmp_path, results):
     broker = broker_create(prefix="workgraph-bench")
     previous = executor_set(broker.executor())
     worker = worker_start(
@@ -54,29 +93,97 @@ def test_engine_overhead_on_celery_and_redis(task, tmp_path, results):
     )
     try:
         worker.wait_ready()
-        for graph in GRAPHS:
-            results.append(
-                (f"celery+redis, {CELERY_CONCURRENCY} worker processes", graph_run(task=task, graph=graph))
-            )
+        graph_run(task=task, graph="chain40")  # warm-up: worker processes, connections, imports
+        measurements = [graph_run(task=task, graph=graph) for _ in range(REPETITIONS) for graph in GRAPHS]
     finally:
         worker.stop()
         executor_set(previous)
         broker_delete(broker)
+    results.extend(_rows(f"engine, Celery + Redis ({CELERY_CONCURRENCY} processes)", measurements))
 
 
-def test_engine_overhead_embedded(tmp_path, results):
+def test_engine_embedded(tmp_path, results):
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update(DJANGO_SETTINGS_MODULE="tests.bench.instant_settings", WORKGRAPH_VAR_DIR=str(tmp_path))
     completed = subprocess.run(
-        [sys.executable, "-m", "tests.bench.embedded", *GRAPHS],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=EMBEDDED_TIMEOUT,
-        check=False,
+        [sys.executable, "-m", "tests.bench.embedded", "chain40", *(GRAPHS * REPETITIONS)],
+        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=EMBEDDED_TIMEOUT, check=False,
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
-    mode = f"embedded sqlite, {settings.WORKGRAPH_EMBEDDED_WORKERS} threads"
-    for line in completed.stdout.splitlines():
-        results.append((mode, Measurement(**json.loads(line))))
+    measurements = [Measurement(**json.loads(line)) for line in completed.stdout.splitlines()][1:]  # warm-up
+    results.extend(_rows(f"engine, embedded (SQLite, {settings.WORKGRAPH_EMBEDDED_WORKERS} threads)", measurements))
+
+
+def test_peer_prefect(tmp_path, results):
+    python = _peer_python()
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        # The ephemeral server would otherwise report usage to Prefect over the network.
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+    env.pop("PREFECT_API_URL", None)
+    completed = subprocess.run(
+        [str(python), str(Path(__file__).with_name("prefect_peer.py")), str(REPETITIONS), *GRAPHS],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PEER_TIMEOUT, check=False,
+    )
+    lines = [line.removeprefix("BENCH ") for line in completed.stdout.splitlines() if line.startswith("BENCH ")]
+    assert completed.returncode == 0 and lines, (completed.stdout + completed.stderr)[-4000:]
+    measurements = [
+        Measurement.from_spans(graph=run["graph"], wall_s=run["wall_s"], spans=run["spans"])
+        for run in map(json.loads, lines)
+    ]
+    results.extend(_rows(PEER, measurements))
+
+
+@pytest.mark.services
+def test_floor_bare_celery(tmp_path, results):
+    broker = broker_create(prefix="workgraph-floor")
+    floor.floor_use(redis_url=broker.url, queue=broker.queue)
+    worker = _floor_worker_start(redis_url=broker.url, queue=broker.queue, log_dir=tmp_path)
+    try:
+        wait_until(lambda: " ready." in worker.log_text(), timeout=60, alive=worker.process,
+                   message=lambda: worker.log_text()[-4000:])
+        _floor_run("chain40")  # warm-up
+        measurements = [_floor_run(graph) for _ in range(REPETITIONS) for graph in GRAPHS]
+    finally:
+        worker.stop()
+        broker_delete(broker)
+    results.extend(_rows(FLOOR, measurements))
+
+
+def _floor_worker_start(*, redis_url: str, queue: str, log_dir: Path) -> Worker:
+    name = f"floor-{uuid.uuid4().hex[:8]}"
+    log_path = log_dir / f"{name}.log"
+    argv = [
+        sys.executable, "-m", "celery", "-A", "tests.bench.floor", "worker", "-n", f"{name}@%h", "-l", "INFO",
+        "--pool=prefork", f"--concurrency={CELERY_CONCURRENCY}", "--without-gossip", "--without-mingle",
+    ]
+    env = {**os.environ, "FLOOR_REDIS_URL": redis_url, "FLOOR_QUEUE": queue}
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(argv, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    return Worker(name=name, process=process, log_path=log_path)
+
+
+def _floor_run(graph: str) -> Measurement:
+    handed_over = time.time()
+    records = floor.SIGNATURES[graph]().apply_async().get(timeout=FLOOR_TIMEOUT)
+    wall = time.time() - handed_over
+    return Measurement.from_spans(graph=graph, wall_s=wall, spans={name: (start, end) for name, start, end in records})
+
+
+def _peer_python() -> Path:
+    """The Prefect virtualenv's interpreter, creating the virtualenv (from PyPI) when it is missing or stale."""
+    python = PEER_VENV / "bin" / "python"
+    check = [str(python), "-c", f"import prefect, sys; sys.exit(prefect.__version__ != {PEER_VERSION!r})"]
+    if python.exists() and subprocess.run(check, capture_output=True, timeout=120, check=False).returncode == 0:
+        return python
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(PEER_VENV)], check=True, timeout=120)
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", f"prefect=={PEER_VERSION}"],
+        capture_output=True, text=True, timeout=PEER_INSTALL_TIMEOUT, check=False,
+    )
+    if install.returncode != 0:
+        pytest.skip(f"could not install prefect=={PEER_VERSION} from PyPI: {install.stderr[-2000:]}")
+    return python

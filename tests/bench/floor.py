@@ -1,12 +1,13 @@
-"""The floor: a bare Celery app whose no-op tasks form the same graphs as a plain chain and chord.
+"""The floor: a bare Celery app whose no-op tasks form the benchmark's graphs as a chain and a chord.
 
-Workers start with ``celery -A tests.bench.floor worker`` (see ``floor_worker_start``); the broker and
-result backend come from ``FLOOR_REDIS_URL`` and the queue from ``FLOOR_QUEUE``, so they share the
-Redis server the engine's workers use but nothing else. The options are the engine's own (late
-acknowledgement, prefetch of one, prefork), so the ratio to this floor is what the engine adds.
+Workers start with ``celery -A tests.bench.floor worker``; the broker and result backend come from
+``FLOOR_REDIS_URL`` and the queue from ``FLOOR_QUEUE`` (the client sets the same with ``floor_use``),
+so they share the Redis server the engine's workers use and nothing else. The options are the
+engine's own (late acknowledgement, a prefetch of one, prefork), so the ratio to this floor is what
+the engine adds on top of Celery.
 
 Each task returns its upstream's records plus its own ``[name, started, finished]`` (wall-clock
-seconds taken inside the task body), which is how the client learns every task's timings.
+seconds inside the task body), which is how the client learns every task's timings.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from celery import Celery, chain, chord
 
 Record = list  # [name, started, finished]
+LEAVES = 498
 
 app = Celery("workgraph_floor")
 app.conf.update(
@@ -30,6 +32,11 @@ app.conf.update(
 )
 
 
+def floor_use(*, redis_url: str, queue: str) -> None:
+    """Point this process's client at the workers' broker, result backend and queue."""
+    app.conf.update(broker_url=redis_url, result_backend=redis_url, task_default_queue=queue)
+
+
 @app.task(name="floor.noop")
 def noop(upstream: list[Record] | None, name: str) -> list[Record]:
     started = time.time()
@@ -39,16 +46,20 @@ def noop(upstream: list[Record] | None, name: str) -> list[Record]:
 @app.task(name="floor.join")
 def join(upstream: list[list[Record]], name: str) -> list[Record]:
     started = time.time()
-    # Every leaf carries the root's record; keep one copy of each.
+    # Every leaf carries the root's record: keep one copy of each.
     records = {record[0]: record for records in upstream for record in records}
     return [*records.values(), [name, started, time.time()]]
 
 
-def chain_signature(length: int):
-    """n0 -> n1 -> ... : each task receives the records of everything before it."""
-    return chain(noop.si(None, "n0"), *(noop.s(f"n{i}") for i in range(1, length)))
+def chain40():
+    """n0 -> n1 -> ... -> n39: each task receives the records of everything before it."""
+    return chain(noop.si(None, "n0"), *(noop.s(f"n{index}") for index in range(1, 40)))
 
 
-def fanout_signature(leaves: int):
-    """root -> ``leaves`` tasks in parallel -> join (a chord)."""
-    return chain(noop.si(None, "root"), chord([noop.s(f"leaf{i:03d}") for i in range(leaves)], join.s("join")))
+def fanout500():
+    """root -> 498 leaves in parallel -> join (a chord)."""
+    leaves = [noop.s(f"leaf{index:03d}") for index in range(LEAVES)]
+    return chain(noop.si(None, "root"), chord(leaves, join.s("join")))
+
+
+SIGNATURES = {"chain40": chain40, "fanout500": fanout500}

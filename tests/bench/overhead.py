@@ -1,8 +1,17 @@
-"""Measuring the engine's overhead per node on a run that has finished.
+"""Measuring orchestration overhead the same way for the engine, its peer and the bare-Celery floor.
 
-Each node's wait is ``ready_at → started_at`` ("dependencies met → node started"), its busy time is
-``started_at → finished_at`` (claim, prompt, agent, log, finish), and the wall time is the run's own
-``started_at → finished_at``. With the instant agent all three are engine overhead.
+Every system runs the same two graphs of tasks that do nothing: a 40-node chain and a 500-node
+fan-out/fan-in (one root, 498 leaves, one join). For each it reports:
+
+- wall time: from handing the graph over to the system reporting it finished;
+- "dependencies met → node started": for every node with dependencies, from the moment its last
+  dependency finished to the moment it started, median and p95 — the hand-off cost between nodes,
+  which for a fan-out also holds the queueing of hundreds of nodes made ready at once;
+- in-node time (start → end) median: a no-op for the peer and the floor; for the engine, what it
+  does inside a node (claim, prompt, agent call, judgment, log, recording the result).
+
+"Started" and "finished" are the engine's ``started_at`` / ``finished_at`` and, for the others, the
+wall clock read inside the task body, all on this one machine's clock.
 """
 
 from __future__ import annotations
@@ -10,12 +19,18 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from django.utils import timezone
+
+from graphs import manifest as manifest_lib
 from graphs.engine import run_start, run_wait_finished
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
 from tests.graphs import edges_for, node, planned_run
 
 GRAPHS = ("chain40", "fanout500")
+LEAVES = 498
 RUN_TIMEOUT = 600.0
+
+Spans = dict[str, tuple[float, float]]  # node -> (started, finished), epoch seconds
 
 
 def chain_manifest(length: int) -> dict:
@@ -31,7 +46,7 @@ def fanout_manifest(leaves: int) -> dict:
 
 
 def manifest_for(graph: str) -> dict:
-    return chain_manifest(40) if graph == "chain40" else fanout_manifest(498)
+    return chain_manifest(40) if graph == "chain40" else fanout_manifest(LEAVES)
 
 
 @dataclass(frozen=True)
@@ -42,51 +57,103 @@ class Measurement:
     wait_median_ms: float
     wait_p95_ms: float
     busy_median_ms: float
+    waits_ms: tuple[float, ...] = ()
 
     @property
     def per_node_ms(self) -> float:
         """Wall time over node count: the critical-path cost per node of a chain, throughput for a fan-out."""
         return self.wall_s * 1000 / self.nodes
 
-
-def run_measure(*, graph: str, run: WorkGraphRun) -> Measurement:
-    """Read a finished run's timings."""
-    rows = list(
-        run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).values(
-            "ready_at", "started_at", "finished_at"
+    @classmethod
+    def from_spans(cls, *, graph: str, wall_s: float, spans: Spans) -> Measurement:
+        dependencies = manifest_lib.data_dependencies(manifest_for(graph))
+        if set(spans) != set(dependencies):
+            raise ValueError(f"{graph}: timings for {len(spans)} nodes, the graph has {len(dependencies)}")
+        waits = [
+            (spans[node_id][0] - max(spans[dep][1] for dep in deps)) * 1000
+            for node_id, deps in dependencies.items()
+            if deps
+        ]
+        return cls(
+            graph=graph,
+            nodes=len(spans),
+            wall_s=wall_s,
+            wait_median_ms=statistics.median(waits),
+            wait_p95_ms=_p95(waits),
+            busy_median_ms=statistics.median((end - start) * 1000 for start, end in spans.values()),
+            waits_ms=tuple(waits),
         )
-    )
-    waits = [(row["started_at"] - row["ready_at"]).total_seconds() * 1000 for row in rows]
-    busy = [(row["finished_at"] - row["started_at"]).total_seconds() * 1000 for row in rows]
-    return Measurement(
-        graph=graph,
-        nodes=len(rows),
-        wall_s=(run.finished_at - run.started_at).total_seconds(),
-        wait_median_ms=statistics.median(waits),
-        wait_p95_ms=statistics.quantiles(waits, n=20)[18],
-        busy_median_ms=statistics.median(busy),
-    )
+
+
+def run_measure(*, graph: str, run: WorkGraphRun, handed_over: float) -> Measurement:
+    """Read a finished run's timings; ``handed_over`` is when ``run_start`` was called (epoch seconds)."""
+    rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).values("node_id", "started_at", "finished_at")
+    spans = {row["node_id"]: (row["started_at"].timestamp(), row["finished_at"].timestamp()) for row in rows}
+    return Measurement.from_spans(graph=graph, wall_s=run.finished_at.timestamp() - handed_over, spans=spans)
 
 
 def graph_run(*, task: Task, graph: str, timeout: float = RUN_TIMEOUT) -> Measurement:
     """Start ``graph`` as an already planned run of ``task`` on this process's executor, wait, measure."""
     run = planned_run(task, manifest_for(graph))
+    handed_over = timezone.now().timestamp()
     run_start(run=run)
     run = run_wait_finished(run_id=run.run_id, timeout=timeout, poll=0.05)
     if run.status != "succeeded":
         raise RuntimeError(f"{graph}: the run ended {run.status} ({run.error or 'no error'})")
-    return run_measure(graph=graph, run=run)
+    return run_measure(graph=graph, run=run, handed_over=handed_over)
 
 
-def table(rows: list[tuple[str, Measurement]]) -> str:
-    header = (
-        f"{'mode':<34} {'graph':<10} {'nodes':>5} {'wall s':>7} {'ms/node':>8} "
-        f"{'ready→start p50':>15} {'p95':>8} {'start→end p50':>13}"
+def combined(graph: str, runs: list[Measurement]) -> Measurement:
+    """Repeated runs of one graph as one row: the median wall time, waits pooled over every run."""
+    waits = [wait for run in runs for wait in run.waits_ms]
+    return Measurement(
+        graph=graph,
+        nodes=runs[0].nodes,
+        wall_s=statistics.median(run.wall_s for run in runs),
+        wait_median_ms=statistics.median(waits),
+        wait_p95_ms=_p95(waits),
+        busy_median_ms=statistics.median(run.busy_median_ms for run in runs),
     )
-    lines = [header, "-" * len(header)]
-    for mode, m in rows:
-        lines.append(
-            f"{mode:<34} {m.graph:<10} {m.nodes:>5} {m.wall_s:>7.2f} {m.per_node_ms:>8.1f} "
-            f"{m.wait_median_ms:>12.1f} ms {m.wait_p95_ms:>5.1f} ms {m.busy_median_ms:>10.1f} ms"
-        )
-    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Row:
+    system: str
+    measurement: Measurement
+    runs: int
+
+
+FLOOR = "bare Celery (floor)"
+PEER = "Prefect 3.9.1 (peer)"
+
+
+def comparison(rows: list[Row]) -> tuple[str, str]:
+    """The results as a plain-text table and as a markdown table, each engine row with its ratios."""
+    rows = sorted(rows, key=lambda row: GRAPHS.index(row.measurement.graph))  # stable: systems keep their order
+    walls = {(row.system, row.measurement.graph): row.measurement.wall_s for row in rows}
+    header = ["system", "graph", "runs", "wall s", "ms/node", "deps met→start p50", "p95", "in-node p50",
+              "wall ÷ floor", "wall ÷ peer"]
+    cells = [header]
+    for row in rows:
+        m = row.measurement
+        engine = row.system not in (FLOOR, PEER)
+        cells.append([
+            row.system, m.graph, str(row.runs), f"{m.wall_s:.2f}", f"{m.per_node_ms:.1f}",
+            f"{m.wait_median_ms:.1f} ms", f"{m.wait_p95_ms:.1f} ms", f"{m.busy_median_ms:.2f} ms",
+            _ratio(m.wall_s, walls.get((FLOOR, m.graph))) if engine else "",
+            _ratio(m.wall_s, walls.get((PEER, m.graph))) if engine else "",
+        ])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    text = [" ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in cells]
+    text.insert(1, "-" * len(text[0]))
+    markdown = ["| " + " | ".join(line) + " |" for line in cells]
+    markdown.insert(1, "|" + "---|" * len(header))
+    return "\n".join(text), "\n".join(markdown)
+
+
+def _ratio(wall: float, other: float | None) -> str:
+    return f"{wall / other:.2f}x" if other else "n/a"
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
