@@ -39,6 +39,10 @@ run: setup
 test: setup browser
 	$(PY) -m pytest
 
+# The benchmarks include the Celery mode and a bare-Celery floor: they use the local PostgreSQL and Redis
+# (as .ci/run does), on a database of their own so a concurrent `make test` keeps its own.
+bench: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/bench
+bench: export REDIS_URL ?= redis://127.0.0.1:6379/0
 bench: setup
 	$(PY) -m pytest tests/bench -s -p no:cacheprovider -o python_files='bench_*.py'
 

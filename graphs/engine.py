@@ -204,7 +204,7 @@ def _dependencies_verdict(run: WorkGraphRun, shape: _GraphShape, node_id: str, *
     """"ready", "blocked" or "waiting": what the full pass would decide for pending ``node_id`` now.
 
     ``known`` holds latest rows already read. A dependency still active is the usual answer in a wide
-    fan-in, and one indexed EXISTS finds it without reading the other rows.
+    fan-in, and an EXISTS over a few of them finds it without reading the other rows.
     """
     dependencies = shape.dependencies.get(node_id, [])
     unknown = [dep for dep in dependencies if dep not in known]

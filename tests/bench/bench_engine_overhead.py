@@ -17,9 +17,10 @@ The same graphs (``tests.bench.overhead``: a 40-node chain, a 500-node fan-out/f
   see ``tests.bench.floor``.
 
 The engine's agent is ``tests.bench.instant``, installed in every engine process by
-``tests.bench.instant_settings``. Each system runs each graph ``REPETITIONS`` times; a row shows the
-median wall time and the waits of every run pooled. The table (plain and markdown) is printed once
-every system has run, with each engine row's wall time over the floor's and the peer's.
+``tests.bench.instant_settings``. Each system warms up, then runs each graph ``REPETITIONS`` times in a
+row; a row of the table shows the median wall time and the waits of every run pooled. The table
+(plain and markdown) is printed once every system has run, with each engine row's wall time over the
+floor's and the peer's, and the machine's load average.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from tests.celery_worker import (
 )
 
 REPETITIONS = 3
+# Every repetition of a graph, then the next graph: no chain runs in the wake of a fan-out.
+RUNS = [graph for graph in GRAPHS for _ in range(REPETITIONS)]
 CELERY_CONCURRENCY = 2
 EMBEDDED_TIMEOUT = 900.0
 FLOOR_TIMEOUT = 120.0
@@ -59,7 +62,9 @@ PEER_INSTALL_TIMEOUT = 900.0
 PEER_TIMEOUT = 900.0
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: pytest-django runs transactional tests apart from the others, so this module's
+# tests need not run one after the other; the table is printed once all of them have.
+@pytest.fixture(scope="session")
 def results() -> Iterator[list[Row]]:
     rows: list[Row] = []
     load_before = os.getloadavg()
@@ -94,7 +99,7 @@ def test_engine_on_celery_and_redis(task, tmp_path, results):
     try:
         worker.wait_ready()
         graph_run(task=task, graph="chain40")  # warm-up: worker processes, connections, imports
-        measurements = [graph_run(task=task, graph=graph) for _ in range(REPETITIONS) for graph in GRAPHS]
+        measurements = [graph_run(task=task, graph=graph) for graph in RUNS]
     finally:
         worker.stop()
         executor_set(previous)
@@ -106,7 +111,7 @@ def test_engine_embedded(tmp_path, results):
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update(DJANGO_SETTINGS_MODULE="tests.bench.instant_settings", WORKGRAPH_VAR_DIR=str(tmp_path))
     completed = subprocess.run(
-        [sys.executable, "-m", "tests.bench.embedded", "chain40", *(GRAPHS * REPETITIONS)],
+        [sys.executable, "-m", "tests.bench.embedded", "chain40", *RUNS],
         cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=EMBEDDED_TIMEOUT, check=False,
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
@@ -145,7 +150,7 @@ def test_floor_bare_celery(tmp_path, results):
         wait_until(lambda: " ready." in worker.log_text(), timeout=60, alive=worker.process,
                    message=lambda: worker.log_text()[-4000:])
         _floor_run("chain40")  # warm-up
-        measurements = [_floor_run(graph) for _ in range(REPETITIONS) for graph in GRAPHS]
+        measurements = [_floor_run(graph) for graph in RUNS]
     finally:
         worker.stop()
         broker_delete(broker)

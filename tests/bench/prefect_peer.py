@@ -10,6 +10,10 @@ flow written for a chain would; the fan-out submits them, the join taking every 
 task receives its upstream results, as the engine's nodes receive their upstream outputs. After a
 warm-up flow, every run prints one line ``BENCH {"graph", "wall_s", "spans"}``, where ``spans`` maps
 each task to the wall-clock seconds its body started and finished.
+
+The server records a flow's task runs from events, after the flow has returned; a 500-task fan-out
+leaves it busy for seconds, which would slow whatever runs next. So before the next run starts, the
+peer waits (unmeasured) until the server has recorded every task run of the last one as completed.
 """
 
 from __future__ import annotations
@@ -19,10 +23,19 @@ import sys
 import time
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow, get_client, task
+from prefect.client.schemas.filters import (
+    FlowRunFilter,
+    FlowRunFilterId,
+    TaskRunFilter,
+    TaskRunFilterState,
+    TaskRunFilterStateType,
+)
+from prefect.client.schemas.objects import StateType
 
 Span = list[float]
 LEAVES = 498
+SETTLE_TIMEOUT = 120.0
 
 
 @task
@@ -56,13 +69,30 @@ def warm_up() -> tuple[str, Span]:
 FLOWS = {"chain40": chain40, "fanout500": fanout500}
 
 
+def settle(state: Any, tasks: int) -> None:
+    """Wait until the server has recorded all ``tasks`` task runs of the flow run as completed."""
+    flow_runs = FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id]))
+    completed = TaskRunFilter(state=TaskRunFilterState(type=TaskRunFilterStateType(any_=[StateType.COMPLETED])))
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    with get_client(sync_client=True) as client:
+        # A task run at offset tasks - 1 exists once all of them are there.
+        while not client.read_task_runs(flow_run_filter=flow_runs, task_run_filter=completed, limit=1,
+                                        offset=tasks - 1):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the server recorded fewer than {tasks} task runs in {SETTLE_TIMEOUT:g} s")
+            time.sleep(0.2)
+
+
 def main(repetitions: int, graphs: list[str]) -> None:
-    warm_up()
-    for _ in range(repetitions):
-        for graph in graphs:
+    state, tasks = warm_up(return_state=True), 1
+    for graph in graphs:
+        for _ in range(repetitions):
+            settle(state, tasks)
             started = time.time()
-            results = FLOWS[graph]()
+            state = FLOWS[graph](return_state=True)
             wall = time.time() - started
+            results = state.result()
+            tasks = len(results)
             print("BENCH " + json.dumps({"graph": graph, "wall_s": wall, "spans": dict(results)}), flush=True)
 
 
