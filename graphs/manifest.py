@@ -13,6 +13,8 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from graphs.storable import json_transform
+
 ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
 JUDGMENT_KINDS = ("none", "mechanical", "llm")
@@ -372,23 +374,7 @@ def normalize_graph_manifest(
 
 def _json_copy(value: Any) -> Any:
     """A deep copy of JSON-shaped data; ``copy.deepcopy`` recurses once per nesting level."""
-    if not isinstance(value, dict | list):
-        return value
-    root: Any = {} if isinstance(value, dict) else []
-    pending = [(value, root)]
-    while pending:
-        source, target = pending.pop()
-        items = source.items() if isinstance(source, dict) else enumerate(source)
-        for key, item in items:
-            copied = item
-            if isinstance(item, dict | list):
-                copied = {} if isinstance(item, dict) else []
-                pending.append((item, copied))
-            if isinstance(target, dict):
-                target[key] = copied
-            else:
-                target.append(copied)
-    return root
+    return json_transform(value, leaf=lambda item: item)
 
 
 # --- Validation ----------------------------------------------------------------------------------
