@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
@@ -405,7 +405,15 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
         shape = _graph_shape(run)
         run.graph_manifest = shape.manifest
         _node_execution_body(execution, shape=shape, runner=runner or get_runner(), worker=me)
-    except Exception as error:  # a bug or a lost database must not leave the row running forever
+    except (OperationalError, InterfaceError) as error:
+        # The database went away under the attempt (a restart, a failover, a killed backend): whatever
+        # the agent produced could not be recorded. On a new connection the attempt is failed as an
+        # infrastructure loss and retried, exactly as if its worker had died.
+        logger.warning("node %s attempt %s lost its database connection: %s",
+                       execution.node_id, execution.attempt, error)
+        connection.close()
+        _attempt_lost(execution, still_owned=Q(worker=me), error=f"database connection lost: {error}".strip())
+    except Exception as error:  # a bug must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
     finally:
@@ -750,17 +758,8 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     stale = WorkNodeExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).select_related("run")
     for execution in stale:
         error = f"worker {execution.worker} stopped (no heartbeat since {execution.heartbeat_at:%H:%M:%S})"
-        with _run_locked(execution.run_id) as run:
-            moved = WorkNodeExecution.objects.filter(
-                pk=execution.pk, status=Status.RUNNING, heartbeat_at__lt=cutoff
-            ).update(status=Status.FAILED, error=error, finished_at=timezone.now())
-            if moved != 1:
-                continue
-            if execution.is_planning:
-                _planning_lost(run, error=error)
-            elif run.status == RunStatus.RUNNING and run.cancel_requested_at is None:
-                _new_attempt(run, execution.node_id, cause=Cause.TRANSIENT_RETRY,
-                             feedback=list(execution.input_payload.get("feedback", [])))
+        if not _attempt_lost(execution, still_owned=Q(heartbeat_at__lt=cutoff), error=error):
+            continue
         log_append(execution=execution, event="worker_lost", worker=execution.worker)
         log_file_close(execution=execution)
         reaped.append(str(execution.pk))
@@ -778,6 +777,32 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     for run_id in stalled:
         run_advance(run_id=run_id)
     return reaped
+
+
+def _attempt_lost(execution: WorkNodeExecution, *, still_owned: Q, error: str) -> bool:
+    """Fail a running attempt whose work was lost to the infrastructure and queue its retry.
+
+    ``still_owned`` says when the row is still the lost attempt (not finished or reaped meanwhile);
+    return whether it was. The retry has cause ``transient_retry`` and counts against the node's
+    transient budget, so a node that kills every worker it runs on ends failed instead of looping.
+    """
+    with _run_locked(execution.run_id) as run:
+        now = timezone.now()
+        moved = WorkNodeExecution.objects.filter(still_owned, pk=execution.pk, status=Status.RUNNING).update(
+            status=Status.FAILED, error=storable(error), finished_at=now
+        )
+        if moved != 1:
+            return False
+        execution.status, execution.error, execution.finished_at = Status.FAILED, error, now
+        node_states_emit(run_id=run.pk, rows=[execution])
+        if execution.is_planning:
+            _planning_lost(run, error=error)
+        elif run.status == RunStatus.RUNNING and run.cancel_requested_at is None:
+            used = run.executions.filter(node_id=execution.node_id, cause=Cause.TRANSIENT_RETRY).count()
+            if used < settings.WORKGRAPH_TRANSIENT_RETRIES:
+                _new_attempt(run, execution.node_id, cause=Cause.TRANSIENT_RETRY,
+                             feedback=list(execution.input_payload.get("feedback", [])))
+    return True
 
 
 def _planning_lost(run: WorkGraphRun, *, error: str) -> None:
@@ -820,9 +845,14 @@ def execution_heartbeat(
         close_old_connections()
         try:
             while not stop.wait(settings.WORKGRAPH_HEARTBEAT_SECONDS):
-                alive = WorkNodeExecution.objects.filter(
-                    pk=execution.pk, status=Status.RUNNING, worker=worker, run__cancel_requested_at__isnull=True
-                ).update(heartbeat_at=timezone.now())
+                try:
+                    alive = WorkNodeExecution.objects.filter(
+                        pk=execution.pk, status=Status.RUNNING, worker=worker, run__cancel_requested_at__isnull=True
+                    ).update(heartbeat_at=timezone.now())
+                except (OperationalError, InterfaceError):
+                    # A dropped connection costs one beat, not the heartbeat: the next one reconnects.
+                    connection.close()
+                    continue
                 if alive != 1:
                     cancel_event.set()
                     return

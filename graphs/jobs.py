@@ -62,11 +62,17 @@ class CeleryExecutor:
         options: dict = {"countdown": max(delay, 0.0) or None}
         if self._queue is not None:
             options["queue"] = self._queue
-        if self._broker_url is None:
-            job_task.apply_async((name, arg), **options)
-            return
-        with job_task.app.connection_for_write(self._broker_url) as connection:
-            job_task.apply_async((name, arg), connection=connection, **options)
+        try:
+            if self._broker_url is None:
+                job_task.apply_async((name, arg), **options)
+                return
+            with job_task.app.connection_for_write(self._broker_url) as connection:
+                job_task.apply_async((name, arg), connection=connection, **options)
+        except Exception:
+            # The state that called for the job is committed (a queued row, a planning run): the reaper
+            # hands it to the broker again once the broker is back. Raising here would only fail the
+            # caller's request or job after the fact, and skip the other jobs committed with this one.
+            logger.warning("could not publish job %s(%s); the reaper will resubmit it", name, arg, exc_info=True)
 
 
 class ThreadExecutor:

@@ -1,15 +1,39 @@
-"""Celery tasks: thin wrappers that hand a job name and an id to the engine."""
+"""Celery tasks: thin wrappers that hand a job name and an id to the engine.
+
+Connections: the settings tell Celery's Django fixup to keep database connections across tasks
+(``CELERY_DB_REUSE_MAX``), so each task here does what Django does around a request instead: it drops
+a connection that broke or outlived ``CONN_MAX_AGE`` before and after the job. Opening a PostgreSQL
+connection per job cost more than the engine's own work on a node.
+
+A job that loses its database connection before it could record anything (the claim itself failed)
+is retried with backoff: every job is idempotent, and the next attempt starts on a fresh connection.
+"""
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from graphs.jobs import job_run
 
+DATABASE_RETRIES = 5
 
-@shared_task(name="graphs.job", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+
+@shared_task(
+    name="graphs.job", acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+    autoretry_for=(OperationalError, InterfaceError), max_retries=DATABASE_RETRIES,
+    retry_backoff=1, retry_backoff_max=30, retry_jitter=True,
+)
 def job_task(name: str, arg: str) -> None:
-    job_run(name, arg)
+    close_old_connections()
+    try:
+        job_run(name, arg)
+    finally:
+        close_old_connections()
 
 
 @shared_task(name="graphs.reap", ignore_result=True)
 def reap_task() -> None:
-    job_run("reap", "")
+    close_old_connections()
+    try:
+        job_run("reap", "")
+    finally:
+        close_old_connections()
