@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from tests import factories
 
@@ -29,8 +31,26 @@ def planned_run(task, manifest: dict, *, org_node: str = "planner", status: str 
     return run
 
 
+def node_rows(run: WorkGraphRun) -> QuerySet[WorkNodeExecution]:
+    """Every attempt of the run's manifest nodes; the planning calls are left out."""
+    return WorkNodeExecution.objects.filter(run=run).exclude(node_id__startswith=PLANNING_NODE_ID)
+
+
 def latest(run: WorkGraphRun) -> dict[str, WorkNodeExecution]:
     rows: dict[str, WorkNodeExecution] = {}
-    for row in run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).order_by("node_id", "attempt"):
+    for row in node_rows(run).order_by("node_id", "attempt"):
         rows[row.node_id] = row
     return rows
+
+
+def lanes_manifest(*, lanes: int, length: int) -> dict:
+    """One root, ``lanes`` chains of ``length`` nodes hanging off it, one join: lanes * length + 2 nodes."""
+    nodes = [node("root")]
+    for lane in range(lanes):
+        previous = "root"
+        for step in range(length):
+            node_id = f"lane{lane}_{step}"
+            nodes.append(node(node_id, previous))
+            previous = node_id
+    nodes.append(node("join", *(f"lane{lane}_{length - 1}" for lane in range(lanes))))
+    return {"nodes": nodes, "edges": edges_for(nodes)}

@@ -19,7 +19,7 @@ from graphs.logs import log_read
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from graphs.pipeline import pipeline_start
 from tests.celery_worker import wait_until
-from tests.graphs import edges_for, node, planned_run
+from tests.graphs import edges_for, lanes_manifest, node, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -69,19 +69,6 @@ def test_a_pipeline_runs_end_to_end_on_a_celery_worker(task, workers):
     assert _node_rows(run).filter(cause="loop_back").exists()
 
 
-def _lanes_manifest(*, lanes: int, length: int) -> dict:
-    """One root, ``lanes`` chains of ``length`` nodes hanging off it, one join: lanes * length + 2 nodes."""
-    nodes = [node("root")]
-    for lane in range(lanes):
-        previous = "root"
-        for step in range(length):
-            node_id = f"lane{lane}_{step}"
-            nodes.append(node(node_id, previous))
-            previous = node_id
-    nodes.append(node("join", *(f"lane{lane}_{length - 1}" for lane in range(lanes))))
-    return {"nodes": nodes, "edges": edges_for(nodes)}
-
-
 def test_a_killed_worker_loses_no_node_and_commits_no_result_twice(task, workers):
     crash_env = {
         "WORKGRAPH_AGENT": "offline",
@@ -94,7 +81,7 @@ def test_a_killed_worker_loses_no_node_and_commits_no_result_twice(task, workers
     # The default prefork pool, killed as a whole group: the machine dies, no child finishes its node,
     # no message is acknowledged or handed back, and the nodes in flight keep their status running.
     doomed = workers("doomed", **crash_env)
-    run = planned_run(task, _lanes_manifest(lanes=4, length=7))
+    run = planned_run(task, lanes_manifest(lanes=4, length=7))
     run_start(run=run)
 
     wait_until(
