@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
@@ -40,6 +40,7 @@ from graphs.checks import check_run, first_root_cause, first_verdict
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import node_evidence_gaps, node_required_for_completion, run_incompleteness
+from graphs.heartbeat import execution_heartbeat
 from graphs.jobs import job_handler, job_submit
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.manifest import extract_json_payload
@@ -65,6 +66,10 @@ DEFAULT_MAX_ATTEMPTS = 3
 # How many of a fan-in's dependencies are checked alone before all of them (see _dependencies_verdict).
 _ACTIVE_PROBE = 8
 _TERMINAL_BAD = frozenset({Status.FAILED, Status.BLOCKED, Status.CANCELLED})
+PROGRESS_EVERY_SECONDS = 0.5
+_PROGRESS_RUNS_KEPT = 1024
+_progress_reported: dict[Any, float] = {}
+_progress_lock = threading.Lock()
 DYNAMIC_ROOT_CAUSES = {"planning": "planner", "coder": "coder", "skill_defect": "coder"}
 
 
@@ -183,6 +188,7 @@ def _advance_after(*, run_id: Any, node_id: str) -> None:
             _advance_all(run, shape)
             return
         ready: list[dict] = []
+        waiting = False
         for dependant in dependants:
             row = known.get(dependant)
             if row is None or row["status"] != Status.PENDING:
@@ -193,7 +199,13 @@ def _advance_after(*, run_id: Any, node_id: str) -> None:
                 return
             if verdict == "ready":
                 ready.append(row)
+            waiting = waiting or verdict == "waiting"
         node_states_emit(run_id=run.pk, rows=_queue(ready, now=timezone.now()))
+        # An attempt just queued, or a dependant waiting on an active dependency, means the stage goes on.
+        # Counting the run's rows then only serves the progress figure, which is refreshed at most once
+        # per PROGRESS_EVERY_SECONDS: a count per node cost a fan-out a scan of the whole run per leaf.
+        if (ready or waiting) and not _progress_due(run.pk):
+            return
         total, active = _progress_counts(run)
         run_event_emit(run_id=run.pk, event="progress", done=total - active, total=total)
         if active == 0:
@@ -834,40 +846,6 @@ def _run_locked(run_id: Any, *, with_manifest: bool = True) -> Iterator[WorkGrap
         yield runs.get(pk=run_id)
 
 
-@contextmanager
-def execution_heartbeat(
-    execution: WorkNodeExecution, *, worker: str, cancel_event: threading.Event
-) -> Iterator[None]:
-    """Beat while the body runs; set ``cancel_event`` when the run is cancelled or the row is taken away."""
-    stop = threading.Event()
-
-    def beat() -> None:
-        close_old_connections()
-        try:
-            while not stop.wait(settings.WORKGRAPH_HEARTBEAT_SECONDS):
-                try:
-                    alive = WorkNodeExecution.objects.filter(
-                        pk=execution.pk, status=Status.RUNNING, worker=worker, run__cancel_requested_at__isnull=True
-                    ).update(heartbeat_at=timezone.now())
-                except (OperationalError, InterfaceError):
-                    # A dropped connection costs one beat, not the heartbeat: the next one reconnects.
-                    connection.close()
-                    continue
-                if alive != 1:
-                    cancel_event.set()
-                    return
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=beat, name=f"heartbeat-{execution.pk}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
 def _finish(
     execution: WorkNodeExecution,
     *,
@@ -955,6 +933,18 @@ def _latest_states(run: WorkGraphRun) -> QuerySet:
 
 def _any_active(run: WorkGraphRun, node_ids: Sequence[str]) -> bool:
     return _latest_states(run).filter(node_id__in=node_ids, top_active=F("top")).exists()
+
+
+def _progress_due(run_id: Any) -> bool:
+    """Whether this process last reported the run's progress ``PROGRESS_EVERY_SECONDS`` ago or more."""
+    now = time.monotonic()
+    with _progress_lock:
+        if now - _progress_reported.get(run_id, float("-inf")) < PROGRESS_EVERY_SECONDS:
+            return False
+        if len(_progress_reported) >= _PROGRESS_RUNS_KEPT:
+            _progress_reported.pop(next(iter(_progress_reported)))
+        _progress_reported[run_id] = now
+        return True
 
 
 def _progress_counts(run: WorkGraphRun) -> tuple[int, int]:

@@ -25,9 +25,10 @@ from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.agents import AgentCall, AgentError, AgentResult, AgentRunner, get_runner
-from graphs.engine import execution_heartbeat, worker_name
+from graphs.engine import worker_name
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
+from graphs.heartbeat import execution_heartbeat
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
