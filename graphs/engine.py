@@ -428,9 +428,12 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
     except Exception as error:  # a bug must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
+    # The dependants are queued before the log is closed (an fsync and an UPDATE): they start on
+    # another worker while this one finishes its bookkeeping, instead of waiting for it.
+    try:
+        _advance_after(run_id=run.run_id, node_id=execution.node_id)
     finally:
         log_file_close(execution=execution)
-    _advance_after(run_id=run.run_id, node_id=execution.node_id)
 
 
 def _node_execution_body(
