@@ -66,6 +66,7 @@ DEFAULT_MAX_ATTEMPTS = 3
 # How many of a fan-in's dependencies are checked alone before all of them (see _dependencies_verdict).
 _ACTIVE_PROBE = 8
 _TERMINAL_BAD = frozenset({Status.FAILED, Status.BLOCKED, Status.CANCELLED})
+_RESUBMIT_DOUBLINGS = 6
 PROGRESS_EVERY_SECONDS = 0.5
 _PROGRESS_RUNS_KEPT = 1024
 _progress_reported: dict[Any, float] = {}
@@ -779,8 +780,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         log_file_close(execution=execution)
         reaped.append(str(execution.pk))
         run_advance(run_id=execution.run_id)
-    for pk in WorkNodeExecution.objects.filter(status=Status.QUEUED, ready_at__lt=cutoff).values_list("pk", flat=True):
-        job_submit("node_execute", str(pk))
+    _lost_jobs_resubmit(stale_after=stale_after)
     # A worker killed after committing a node's result but before advancing the run leaves the
     # dependants pending with no attempt left to advance them; advancing such a run again is harmless.
     stalled = (
@@ -792,6 +792,35 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     for run_id in stalled:
         run_advance(run_id=run_id)
     return reaped
+
+
+def _lost_jobs_resubmit(*, stale_after: timedelta) -> None:
+    """Hand out again the jobs of attempts queued for longer than ``stale_after`` and still unclaimed.
+
+    Their message may be lost (a broker restarted without its data) or merely waiting behind a long
+    queue; a duplicate costs one no-op claim. The interval doubles with each resubmission of the same
+    attempt (up to 64 times ``stale_after``), so a long backlog is not copied into the broker on every pass.
+    """
+    now = timezone.now()
+    cutoff = now - stale_after
+    candidates = (
+        WorkNodeExecution.objects.filter(status=Status.QUEUED, ready_at__lt=cutoff)
+        .filter(Q(not_before__isnull=True) | Q(not_before__lt=cutoff))
+        .filter(Q(resubmitted_at__isnull=True) | Q(resubmitted_at__lt=cutoff))
+        .values_list("pk", "resubmits", "resubmitted_at")
+    )
+    due = [
+        pk for pk, resubmits, resubmitted_at in candidates
+        if resubmitted_at is None or resubmitted_at < now - stale_after * 2 ** min(resubmits, _RESUBMIT_DOUBLINGS)
+    ]
+    for start in range(0, len(due), 1000):
+        chunk = due[start : start + 1000]
+        with transaction.atomic():
+            WorkNodeExecution.objects.filter(pk__in=chunk, status=Status.QUEUED).update(
+                resubmitted_at=now, resubmits=F("resubmits") + 1
+            )
+            for pk in chunk:
+                job_submit("node_execute", str(pk))
 
 
 def _attempt_lost(execution: WorkNodeExecution, *, still_owned: Q, error: str) -> bool:

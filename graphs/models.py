@@ -275,6 +275,10 @@ class WorkNodeExecution(models.Model):
     worker = models.CharField(max_length=200, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True, help_text="When the node's dependencies were met.")
     not_before = models.DateTimeField(null=True, blank=True, help_text="Backoff: do not start before this.")
+    resubmitted_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the reaper last handed this queued attempt's job out again."
+    )
+    resubmits = models.PositiveSmallIntegerField(default=0, help_text="How often the reaper handed the job out again.")
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

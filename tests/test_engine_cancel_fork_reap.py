@@ -115,3 +115,45 @@ def test_the_reaper_ends_a_run_whose_planning_worker_died(task):
     assert run.status == "planning_failed"
     assert "planning stopped: worker host:2:2 stopped" in run.error
     assert run.executions.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_reaper_hands_out_a_lost_job_again_less_and_less_often(task, scripted_runner, inline_executor):
+    run = planned_run(task, chain())
+    run_start(run=run)
+    assert inline_executor.discard() == 1  # the job of the queued "plan" never reached a worker
+    queued = run.executions.get(node_id="plan")
+    stale_after = timedelta(seconds=30)
+
+    def queued_for(seconds: float) -> None:
+        WorkNodeExecution.objects.filter(pk=queued.pk).update(ready_at=timezone.now() - timedelta(seconds=seconds))
+
+    def resubmitted_ago(seconds: float) -> None:
+        WorkNodeExecution.objects.filter(pk=queued.pk).update(
+            resubmitted_at=timezone.now() - timedelta(seconds=seconds)
+        )
+
+    queued_for(10)
+    executions_reap(stale_after=stale_after)
+    assert inline_executor.pending() == 0, "a job queued for less than stale_after was handed out"
+
+    queued_for(3600)
+    executions_reap(stale_after=stale_after)
+    executions_reap(stale_after=stale_after)
+    assert inline_executor.discard() == 1
+    # The second resubmission waits twice as long, the third four times, and so on.
+    resubmitted_ago(45)
+    executions_reap(stale_after=stale_after)
+    assert inline_executor.pending() == 0
+    resubmitted_ago(61)
+    executions_reap(stale_after=stale_after)
+    assert inline_executor.discard() == 1
+    resubmitted_ago(100)
+    executions_reap(stale_after=stale_after)
+    assert inline_executor.pending() == 0
+    resubmitted_ago(121)
+    executions_reap(stale_after=stale_after)
+    assert WorkNodeExecution.objects.get(pk=queued.pk).resubmits == 3
+
+    inline_executor.drain()
+    assert run_wait_finished(run_id=run.run_id, timeout=5).status == "succeeded"
