@@ -727,9 +727,17 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
         for kept_node in latest:
             if kept_node in rerun:
                 continue
-            source = run.executions.filter(node_id=kept_node, status=Status.SUCCEEDED).order_by("-attempt").first()
-            if source is None:
-                raise EngineError(f"cannot fork from {node_id!r}: upstream node {kept_node!r} has no successful output")
+            # A partial output that is not required for completion counts as done, as when scheduling.
+            source = (
+                run.executions.filter(node_id=kept_node, status__in=[Status.SUCCEEDED, Status.PARTIAL])
+                .order_by("-attempt")
+                .first()
+            )
+            if source is None or not _upstream_done(manifest, kept_node, source.status):
+                raise EngineError(
+                    f"cannot fork from {node_id!r}: {kept_node!r} would be reused but has no successful output"
+                    f" (fork from {kept_node!r} or a node upstream of it)"
+                )
             copies.append(_copied_row(source, fork=fork, cause=Cause.FORK, now=now))
         WorkNodeExecution.objects.bulk_create(copies)
         subagents = _subagent_by_node(run)
@@ -749,7 +757,7 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
 def _copied_row(source: WorkNodeExecution, *, fork: WorkGraphRun, cause: str, now) -> WorkNodeExecution:
     return WorkNodeExecution(
         run=fork, node_id=source.node_id, subagent_type=source.subagent_type, skill_ref_id=source.skill_ref_id,
-        attempt=1, cause=cause, status=Status.SUCCEEDED, input_payload=source.input_payload,
+        attempt=1, cause=cause, status=source.status, error=source.error, input_payload=source.input_payload,
         output_payload={**source.output_payload, "reused_from": str(source.node_exec_id)},
         judgment_result=source.judgment_result, ready_at=now, started_at=now, finished_at=now,
     )

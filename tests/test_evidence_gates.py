@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.collaboration import node_result_report
-from graphs.engine import run_start
+from graphs.engine import run_fork, run_start
 from graphs.evidence import evidence_gaps
 from graphs.models import Task, WorkGraphRun
 from tests.graphs import latest, node, planned_run
@@ -88,6 +88,21 @@ def test_a_partial_node_not_required_for_completion_lets_its_dependants_run(task
     assert {n: row.status for n, row in latest(run).items()} == {"collect": "partial", "report": "succeeded"}
     assert run.status == WorkGraphRun.Status.SUCCEEDED
     assert "Revenue grew 4%." in latest(run)["report"].input_payload["prompt"]
+
+
+def test_a_fork_below_a_partial_node_not_required_reuses_it_as_partial(task, scripted_runner, inline_executor):
+    manifest = collect_then_report(required_for_completion=False)
+    run = run_through(task, manifest, scripted_runner, inline_executor, collect="Revenue grew 4%.")
+
+    fork = run_fork(run=run, node_id="report")
+    inline_executor.drain()
+    fork.refresh_from_db()
+
+    rows = latest(fork)
+    assert (rows["collect"].cause, rows["collect"].status) == ("fork", "partial")
+    assert rows["collect"].error == "incomplete: missing required evidence: url"
+    assert (rows["report"].status, fork.status) == ("succeeded", WorkGraphRun.Status.SUCCEEDED)
+    assert [call for call in scripted_runner.node_calls() if call[0] == "collect"] == [("collect", 1)]
 
 
 def test_a_required_partial_leaf_still_keeps_the_run_from_succeeding(task, scripted_runner, inline_executor):
