@@ -31,9 +31,9 @@ def planned_run(task, manifest: dict, *, org_node: str = "planner", status: str 
     return run
 
 
-def node_rows(run: WorkGraphRun) -> QuerySet[WorkNodeExecution]:
-    """Every attempt of the run's manifest nodes; the planning calls are left out."""
-    return WorkNodeExecution.objects.filter(run=run).exclude(node_id__startswith=PLANNING_NODE_ID)
+def node_rows(*runs: WorkGraphRun) -> QuerySet[WorkNodeExecution]:
+    """Every attempt of the runs' manifest nodes; the planning calls are left out."""
+    return WorkNodeExecution.objects.filter(run__in=runs).exclude(node_id__startswith=PLANNING_NODE_ID)
 
 
 def latest(run: WorkGraphRun) -> dict[str, WorkNodeExecution]:

@@ -19,23 +19,12 @@ from graphs.logs import log_read
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from graphs.pipeline import pipeline_start
 from tests.celery_worker import wait_until
-from tests.graphs import edges_for, lanes_manifest, node, planned_run
+from tests.graphs import edges_for, lanes_manifest, latest, node, node_rows, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 PIPELINE_TIMEOUT = 120.0
 CRASH_RUN_TIMEOUT = 120.0
-
-
-def _node_rows(run: WorkGraphRun):
-    return WorkNodeExecution.objects.filter(run=run).exclude(node_id__startswith=PLANNING_NODE_ID)
-
-
-def _latest_by_node(run: WorkGraphRun) -> dict[str, WorkNodeExecution]:
-    latest: dict[str, WorkNodeExecution] = {}
-    for row in _node_rows(run).order_by("node_id", "attempt"):
-        latest[row.node_id] = row
-    return latest
 
 
 def _events(execution: WorkNodeExecution) -> list[str]:
@@ -62,11 +51,11 @@ def test_a_pipeline_runs_end_to_end_on_a_celery_worker(task, workers):
         ("__planning__:coder", "succeeded"),
         ("__planning__:validator", "succeeded"),
     ]
-    latest = _latest_by_node(run)
-    assert {row.subagent_type for row in latest.values()} == {"planner", "coder", "validator"}
-    assert {node_id: row.status for node_id, row in latest.items() if row.status != "succeeded"} == {}
+    rows = latest(run)
+    assert {row.subagent_type for row in rows.values()} == {"planner", "coder", "validator"}
+    assert {node_id: row.status for node_id, row in rows.items() if row.status != "succeeded"} == {}
     # The offline agent fails each loop_back node's first judgment: the loop-backs ran on the worker too.
-    assert _node_rows(run).filter(cause="loop_back").exists()
+    assert node_rows(run).filter(cause="loop_back").exists()
 
 
 def test_a_killed_worker_loses_no_node_and_commits_no_result_twice(task, workers):
@@ -85,13 +74,13 @@ def test_a_killed_worker_loses_no_node_and_commits_no_result_twice(task, workers
     run_start(run=run)
 
     wait_until(
-        lambda: _node_rows(run).filter(status="succeeded").count() >= 3
-        and _node_rows(run).filter(status="running").exists(),
+        lambda: node_rows(run).filter(status="succeeded").count() >= 3
+        and node_rows(run).filter(status="running").exists(),
         timeout=60,
         message=lambda: f"no node running after some succeeded; worker log:\n{doomed.log_text()[-3000:]}",
     )
     doomed.kill()
-    dead = list(_node_rows(run).filter(status="running").values_list("pk", flat=True))
+    dead = list(node_rows(run).filter(status="running").values_list("pk", flat=True))
     assert dead, "the worker died between nodes; nothing was caught mid-way"
 
     # The replacement runs beat too: the reaper on its schedule finds the rows the dead worker held.
@@ -105,7 +94,7 @@ def test_a_killed_worker_loses_no_node_and_commits_no_result_twice(task, workers
 
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
-    succeeded = Counter(_node_rows(run).filter(status="succeeded").values_list("node_id", flat=True))
+    succeeded = Counter(node_rows(run).filter(status="succeeded").values_list("node_id", flat=True))
     assert len(succeeded) == 30
     assert set(succeeded.values()) == {1}, "a node committed more than one result"
     for row in WorkNodeExecution.objects.filter(pk__in=dead):
@@ -114,7 +103,7 @@ def test_a_killed_worker_loses_no_node_and_commits_no_result_twice(task, workers
         assert "worker_lost" in _events(row)
         retry = run.executions.get(node_id=row.node_id, attempt=row.attempt + 1)
         assert (retry.cause, retry.status) == ("transient_retry", "succeeded")
-    assert _node_rows(run).filter(status="failed").count() == len(dead)
+    assert node_rows(run).filter(status="failed").count() == len(dead)
 
 
 # Celery's worker log line for a finished task.
@@ -147,7 +136,7 @@ def test_a_job_delivered_twice_runs_its_node_once(task, workers, broker):
     assert len(_JOB_DONE.findall(worker.log_text())) == 4
     run.refresh_from_db()
     assert run.status == "succeeded"
-    rows = list(_node_rows(run))
+    rows = list(node_rows(run))
     assert sorted((row.node_id, row.attempt, row.status) for row in rows) == [
         ("left", 1, "succeeded"), ("right", 1, "succeeded")
     ]
@@ -183,10 +172,10 @@ def test_the_reaper_on_beat_recovers_a_lost_job_and_a_run_left_unadvanced(task, 
                    message=lambda run=run: f"run {run.pk} is still {WorkGraphRun.objects.get(pk=run.pk).status}")
         run.refresh_from_db()
         assert run.status == "succeeded"
-        assert sorted(_node_rows(run).values_list("node_id", "attempt", "status")) == [
+        assert sorted(node_rows(run).values_list("node_id", "attempt", "status")) == [
             (node_id, 1, "succeeded") for node_id in node_ids
         ]
-    assert _latest_by_node(never_advanced)["x"].output_payload["text"] == "x was done"
+    assert latest(never_advanced)["x"].output_payload["text"] == "x was done"
 
 
 def _chain(*node_ids: str) -> dict:
