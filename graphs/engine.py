@@ -21,7 +21,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -169,8 +169,11 @@ def _advance_all(run: WorkGraphRun, shape: _GraphShape) -> None:
         _stage_end_check(run, shape, latest)
 
 
-def _advance_after(*, run_id: Any, node_id: str) -> None:
+def _advance_after(*, run_id: Any, node_id: str, record: Callable[[], None] | None = None) -> None:
     """``run_advance`` once an attempt of ``node_id`` has ended, reading only what that can change.
+
+    ``record``, when given, records the attempt's end first, under the same lock and in the same
+    transaction: one commit (one wait for the database's disk) fewer per node.
 
     Every advance leaves the run settled: no pending attempt it could queue or block is left. So a
     success can only ready ``node_id``'s own dependants, and the stage can only be over once no
@@ -179,6 +182,8 @@ def _advance_after(*, run_id: Any, node_id: str) -> None:
     attempt, a dependant to block — takes the full pass, which also handles blocking in cascade.
     """
     with _run_locked(run_id, with_manifest=False) as run:
+        if record is not None:
+            record()
         if run.status != RunStatus.RUNNING:
             return
         shape = _graph_shape(run)
@@ -399,55 +404,69 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
     """Claim a queued attempt, produce and judge its output, record the result and advance the run."""
     me = worker_name()
     now = timezone.now()
-    claimed = WorkNodeExecution.objects.filter(pk=node_exec_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=me
-    )
-    if claimed != 1:
-        return  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
-    # The manifest comes from the run's shape, parsed once per version, instead of with every attempt:
-    # decoding a 500-node manifest per node made a fan-out cost grow with the square of its width.
-    execution = (
-        WorkNodeExecution.objects.select_related("run__task__project").defer("run__graph_manifest").get(pk=node_exec_id)
-    )
+    # Claim, read and open the log in one transaction: every commit waits for the database's disk.
+    with transaction.atomic():
+        claimed = WorkNodeExecution.objects.filter(pk=node_exec_id, status=Status.QUEUED).update(
+            status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=me
+        )
+        if claimed != 1:
+            return  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
+        # The manifest comes from the run's shape, parsed once per version, instead of with every attempt:
+        # decoding a 500-node manifest per node made a fan-out cost grow with the square of its width.
+        execution = (
+            WorkNodeExecution.objects.select_related("run__task__project")
+            .defer("run__graph_manifest")
+            .get(pk=node_exec_id)
+        )
+        node_states_emit(run_id=execution.run_id, rows=[execution])
+        log_file_open(execution=execution)
     run = execution.run
-    node_states_emit(run_id=run.pk, rows=[execution])
-    log_file_open(execution=execution)
     log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
                cause=execution.cause, worker=me)
+    record_success: Callable[[], None] | None = None
     try:
         shape = _graph_shape(run)
         run.graph_manifest = shape.manifest
-        _node_execution_body(execution, shape=shape, runner=runner or get_runner(), worker=me)
+        record_success = _node_execution_body(execution, shape=shape, runner=runner or get_runner(), worker=me)
     except (OperationalError, InterfaceError) as error:
-        # The database went away under the attempt (a restart, a failover, a killed backend): whatever
-        # the agent produced could not be recorded. On a new connection the attempt is failed as an
-        # infrastructure loss and retried, exactly as if its worker had died.
-        logger.warning("node %s attempt %s lost its database connection: %s",
-                       execution.node_id, execution.attempt, error)
-        connection.close()
-        _attempt_lost(execution, still_owned=Q(worker=me), error=f"database connection lost: {error}".strip())
+        _database_lost(execution, worker=me, error=error)
     except Exception as error:  # a bug must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
     # The dependants are queued before the log is closed (an fsync and an UPDATE): they start on
     # another worker while this one finishes its bookkeeping, instead of waiting for it.
     try:
-        _advance_after(run_id=run.run_id, node_id=execution.node_id)
+        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success)
+    except (OperationalError, InterfaceError) as error:
+        # Nothing of the failed transaction is kept: a result it was to record is lost with it.
+        _database_lost(execution, worker=me, error=error)
+        run_advance(run_id=run.run_id)
     finally:
         log_file_close(execution=execution)
 
 
+def _database_lost(execution: WorkNodeExecution, *, worker: str, error: Exception) -> None:
+    """The database went away under an attempt (a restart, a failover, a killed backend), so what the
+    agent produced could not be recorded. On a new connection the attempt is failed as an
+    infrastructure loss and retried, exactly as if its worker had died."""
+    logger.warning("node %s attempt %s lost its database connection: %s", execution.node_id, execution.attempt, error)
+    connection.close()
+    _attempt_lost(execution, still_owned=Q(worker=worker), error=f"database connection lost: {error}".strip())
+
+
 def _node_execution_body(
     execution: WorkNodeExecution, *, shape: _GraphShape, runner: AgentRunner, worker: str
-) -> None:
+) -> Callable[[], None] | None:
+    """Run the attempt and record how it ended — except a passed judgment, which is returned as the
+    function that records it, for the caller to call in the same transaction as the run's advance."""
     run = execution.run
     node = shape.nodes.get(execution.node_id)
     if node is None:
         _finish(execution, worker=worker, status=Status.FAILED, error="the node is not in the run's manifest")
-        return
+        return None
     if run.cancel_requested_at is not None:
         _finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
-        return
+        return None
     upstream = _upstream_outputs(run, node)
     feedback = list(execution.input_payload.get("feedback", []))
     brief = TaskBrief.from_task(run.task)
@@ -466,32 +485,42 @@ def _node_execution_body(
             judgment = _judge(runner, execution, node=node, content=text, cancel_event=cancel_event)
         except AgentCancelled:
             _finish(execution, worker=worker, status=Status.CANCELLED, error="stopped: the run was cancelled")
-            return
+            return None
         except AgentError as error:
             _agent_failed(execution, worker=worker, error=error)
-            return
+            return None
     output = {"text": text, "usage": usage}
     if judgment.ok:
-        _finish_passed(execution, worker=worker, node=node, output=output, judgment=judgment)
-        return
+        return _passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)
     _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
+    return None
 
 
-def _finish_passed(
+def _passed_recorder(
     execution: WorkNodeExecution, *, worker: str, node: dict, output: dict, judgment: Judgment
-) -> None:
-    """Record an output that passed its judgment: succeeded and promoted, or partial when evidence is missing."""
+) -> Callable[[], None]:
+    """How an output that passed its judgment ends the attempt — succeeded and promoted, or partial when
+    the evidence the node's spec requires is missing — as a function that records it.
+
+    The outcome is worked out here, outside any transaction; the function only writes.
+    """
     text = output["text"]
-    # Output lacking the evidence the node's spec requires ends the node partial, gaps listed.
     gaps = node_evidence_gaps(node=node, output=text, execution=execution)
     if gaps:
         gated = Judgment(ok=judgment.ok, kind=judgment.kind, issues=judgment.issues,
                          detail={**judgment.detail, "evidence_gaps": gaps})
-        _finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
-                error="incomplete: " + "; ".join(gaps))
-        return
-    if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
-        _promote_artifact(execution, node=node, content=text)
+
+        def record_partial() -> None:
+            _finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
+                    error="incomplete: " + "; ".join(gaps))
+
+        return record_partial
+
+    def record_succeeded() -> None:
+        if _finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
+            _promote_artifact(execution, node=node, content=text)
+
+    return record_succeeded
 
 
 def node_attempt_finish_external(
@@ -507,7 +536,7 @@ def node_attempt_finish_external(
     judgment = Judgment(ok=ok, kind="report", issues=issues)
     log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
     if ok:
-        _finish_passed(execution, worker=worker, node=node, output=output, judgment=judgment)
+        _passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)()
     else:
         _on_fail(execution, worker=worker, node=node, judgment=judgment, output=output)
     log_file_close(execution=execution)
