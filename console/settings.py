@@ -159,6 +159,16 @@ WORKGRAPH_TOOL_REGISTRY = {
     "delete_repository": "high",
     "send_email": "high",
 }
+# The Claude Code tools each registry tool stands for. A node that lists ``allowed_tools`` runs with
+# the Claude tools of the others disabled (--disallowedTools), so "read_file only" really means it.
+WORKGRAPH_CLAUDE_TOOLS = {
+    "read_file": ["Read", "Glob"],
+    "search": ["Grep", "Glob"],
+    "web_search": ["WebSearch"],
+    "web_fetch": ["WebFetch"],
+    "shell": ["Bash"],
+    "write_file": ["Write", "Edit", "NotebookEdit"],
+}
 WORKGRAPH_TEMPLATE_MAX_DEPTH = env_int("WORKGRAPH_TEMPLATE_MAX_DEPTH", 4, minimum=1)
 # --- end of issue 7 settings
 # Celery beat (or `celery worker -B`) runs the reaper that recovers executions of dead workers.

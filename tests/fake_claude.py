@@ -3,6 +3,7 @@
 
 It accepts only the argv the runner must send:
     fake_claude.py --agent <org_node> -p <prompt> --output-format json --permission-mode auto
+        [--allowedTools A,B] [--disallowedTools C,D] [--max-turns N]
 and behaves as the JSON fixture named by FAKE_CLAUDE_FIXTURE describes:
     {"stream_lines": [...], "line_delay": 0.05,  # written to stderr one by one, like progress output
      "sleep": 0,                                 # seconds to wait before the final output (a hang)
@@ -21,8 +22,16 @@ import time
 _TAIL = ["--output-format", "json", "--permission-mode", "auto"]
 
 
+_LIMITS = {"--allowedTools", "--disallowedTools", "--max-turns"}
+
+
 def _argv_ok(args):
-    return len(args) == 8 and args[0] == "--agent" and args[2] == "-p" and args[4:] == _TAIL
+    base, limits = args[:8], args[8:]
+    flags = limits[::2]
+    return (
+        len(base) == 8 and base[0] == "--agent" and base[2] == "-p" and base[4:] == _TAIL
+        and len(limits) % 2 == 0 and set(flags) <= _LIMITS and len(set(flags)) == len(flags)
+    )
 
 
 def _stdin_is_devnull():

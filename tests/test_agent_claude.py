@@ -69,6 +69,46 @@ def test_it_sends_the_exact_argv_in_the_project_folder_with_no_stdin(fake, workd
     assert recorded["stdin_is_devnull"] is True
 
 
+def test_a_node_that_lists_its_tools_runs_with_the_others_disabled_and_its_turns_bounded(fake, workdir):
+    record = fake("plan_prose_fenced.json")
+    node = {"node_id": "survey", "allowed_tools": ["read_file", "web_search"], "max_tool_iterations": 4}
+
+    _runner().run(_call(workdir, org_node="worker", purpose="node", node=node))
+
+    assert json.loads(record.read_text())["argv"][8:] == [
+        "--allowedTools", "Glob,Read,WebSearch",
+        "--disallowedTools", "Bash,Edit,Grep,NotebookEdit,WebFetch,Write",
+        "--max-turns", "5",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("purpose", "node"),
+    [
+        ("node", {"node_id": "free"}),  # a planned node that lists no tools keeps the agent's configuration
+        ("judge", {"node_id": "survey", "allowed_tools": ["read_file"], "max_tool_iterations": 1}),
+    ],
+)
+def test_calls_without_tool_limits_send_no_limit_flags(fake, workdir, purpose, node):
+    record = fake("plan_prose_fenced.json")
+
+    _runner().run(_call(workdir, purpose=purpose, node=node))
+
+    assert len(json.loads(record.read_text())["argv"]) == 8
+
+
+def test_a_node_granted_no_tools_has_every_known_tool_disabled(fake, workdir):
+    record = fake("plan_prose_fenced.json")
+
+    _runner().run(_call(workdir, purpose="node", node={"node_id": "think", "allowed_tools": [],
+                                                        "max_tool_iterations": 0}))
+
+    assert json.loads(record.read_text())["argv"][8:] == [
+        "--disallowedTools", "Bash,Edit,Glob,Grep,NotebookEdit,Read,WebFetch,WebSearch,Write",
+        "--max-turns", "1",
+    ]
+
+
 @pytest.mark.parametrize(
     "fixture", ["plan_prose_fenced.json", "plan_id_edges_only.json", "plan_wrapped.json", "streaming.json"]
 )

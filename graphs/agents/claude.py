@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
+from django.conf import settings
+
 from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult, output_head
 
 _POLL_SECONDS = 0.05
@@ -79,6 +81,7 @@ class ClaudeRunner:
             "json",
             "--permission-mode",
             "auto",
+            *tool_limits_argv(call, claude_tools=settings.WORKGRAPH_CLAUDE_TOOLS),
         ]
 
     def _start(self, call: AgentCall) -> subprocess.Popen[str]:
@@ -106,6 +109,33 @@ class ClaudeRunner:
                     kind="bad_request",
                 ) from None
             raise
+
+
+def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]]) -> list[str]:
+    """The CLI flags that hold a node's call to its ``allowed_tools`` and ``max_tool_iterations``.
+
+    Only node calls of nodes that list their tools are limited (a template-guided plan's nodes); other
+    calls keep the agent's own configuration. ``--allowedTools`` merely spares permission prompts, so
+    the Claude tools of every registry tool the node was not granted are disabled outright; a tool the
+    mapping does not know is left to the agent's configuration. Each tool call takes a turn, and the
+    answer one more.
+    """
+    node = call.node or {}
+    if call.purpose != "node":
+        return []
+    argv: list[str] = []
+    granted = node.get("allowed_tools")
+    if isinstance(granted, list):
+        allowed = sorted({tool for name in granted for tool in claude_tools.get(name, [])})
+        disallowed = sorted({tool for tools in claude_tools.values() for tool in tools} - set(allowed))
+        if allowed:
+            argv += ["--allowedTools", ",".join(allowed)]
+        if disallowed:
+            argv += ["--disallowedTools", ",".join(disallowed)]
+    iterations = node.get("max_tool_iterations")
+    if isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0:
+        argv += ["--max-turns", str(iterations + 1)]
+    return argv
 
 
 def _reader(pipe: IO[str] | None, sink: list[str], emit: Callable[[str], None]) -> threading.Thread:
