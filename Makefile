@@ -36,7 +36,9 @@ run: setup
 	$(PY) manage.py load_demo
 	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
+# The front-end modules' unit tests (node:test, no packages) first: they take a second.
 test: setup browser
+	node --test tests/js/
 	$(PY) -m pytest
 
 # The benchmarks include the Celery mode and a bare-Celery floor: they use the local PostgreSQL and Redis

@@ -26,7 +26,7 @@ from urllib.parse import parse_qs
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.db.models import F, Window
+from django.db.models import Count, F, Max, Window
 from django.db.models.functions import RowNumber
 
 from graphs.live import live_consumer_loop_register, node_exec_group, run_group
@@ -45,6 +45,8 @@ POLL_SECONDS = 0.5
 STATE_CHECK_SECONDS = 2.0
 # Backlogs are read and sent in slices, so a long log never sits whole in memory.
 READ_CHUNK = 500
+# How often a run consumer checks whether its run changed without any event reaching it.
+RUN_RESYNC_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,17 @@ class RunEventsConsumer(_LiveConsumer):
     "line_event"}`` per log line. The group is joined before the snapshot is read, so an event may be
     reflected in both; events state facts, applying one twice is harmless. A page that suspects it
     missed one reconnects for a fresh snapshot.
+
+    Changes no event brings here — a run executed by another process in the embedded mode, whose
+    in-memory layer reaches only its own process, or events dropped on the way — are noticed by a
+    cheap check every ``RUN_RESYNC_SECONDS``: when the run changed while no event arrived, a fresh
+    snapshot is sent.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._resync_task: asyncio.Task | None = None
+        self._events_seen = 0
 
     async def connect(self) -> None:
         user = await _accept_signed_in(self)
@@ -233,14 +245,51 @@ class RunEventsConsumer(_LiveConsumer):
             return
         live_consumer_loop_register(asyncio.get_running_loop())
         await self._group_join(run_group(run_id))
+        fingerprint = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
         snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
         if snapshot is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
         await self.send_json({"type": "snapshot", **snapshot})
+        self._resync_task = asyncio.create_task(self._resync(run_id, fingerprint))
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        if self._resync_task is not None:
+            self._resync_task.cancel()
 
     async def run_event(self, message: dict[str, Any]) -> None:
+        self._events_seen += 1
         await self.send_json({"type": "event", "event": message["event"]})
+
+    async def _resync(self, run_id: Any, fingerprint: tuple) -> None:
+        events_seen = self._events_seen
+        while True:
+            await asyncio.sleep(RUN_RESYNC_SECONDS)
+            try:
+                current = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
+                # Events arriving mean the layer works: they carry the changes, no snapshot needed.
+                if current != fingerprint and self._events_seen == events_seen:
+                    snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
+                    if snapshot is not None:
+                        await self.send_json({"type": "snapshot", **snapshot})
+                fingerprint, events_seen = current, self._events_seen
+            except Exception:
+                logger.exception("checking run %s for changes failed", run_id)
+
+
+def run_fingerprint_read(*, run_id: Any) -> tuple:
+    """What changes whenever the run or any attempt of it changes state (one query, no rows read out)."""
+    return tuple(
+        WorkGraphRun.objects.filter(pk=run_id)
+        .annotate(
+            attempts=Count("executions"), last_ready=Max("executions__ready_at"),
+            last_started=Max("executions__started_at"), last_finished=Max("executions__finished_at"),
+        )
+        .values_list("status", "manifest_version", "attempts", "last_ready", "last_started", "last_finished")
+        .first()
+        or ()
+    )
 
 
 def run_snapshot_read(*, run_id: Any) -> dict[str, Any] | None:

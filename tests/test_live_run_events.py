@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.utils import timezone
 
+from console import consumers
 from console.asgi import application
 from console.consumers import run_snapshot_read
 from graphs.engine import run_start
@@ -155,3 +157,39 @@ def test_the_snapshot_takes_two_queries_whatever_the_number_of_nodes_and_attempt
         "d": (4, "running", "retry_self"),
     }
     assert snapshot["progress"] == {"done": 3, "total": 4}
+
+
+async def test_a_change_no_event_announced_arrives_as_a_fresh_snapshot(alice, started_run, monkeypatch):
+    """As when another process runs the node in the embedded mode: its events cannot reach this one."""
+    monkeypatch.setattr(consumers, "RUN_RESYNC_SECONDS", 0.1)
+    communicator = await connect_run(alice, started_run)
+    try:
+        first = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert await communicator.receive_nothing(timeout=0.5), "a snapshot came with nothing changed"
+        await sync_to_async(
+            WorkNodeExecution.objects.filter(run=started_run, node_id="a").update
+        )(status="running", started_at=timezone.now(), worker="elsewhere:1:1")
+        fresh = await communicator.receive_json_from(timeout=TIMEOUT)
+    finally:
+        await communicator.disconnect()
+    assert (first["type"], fresh["type"]) == ("snapshot", "snapshot")
+    assert {item["node_id"]: item["status"] for item in fresh["nodes"]}["a"] == "running"
+
+
+async def test_a_change_announced_by_events_brings_no_extra_snapshot(alice, started_run, monkeypatch):
+    monkeypatch.setattr(consumers, "RUN_RESYNC_SECONDS", 0.2)
+    communicator = await connect_run(alice, started_run)
+    try:
+        await communicator.receive_json_from(timeout=TIMEOUT)
+
+        def start_a_with_its_event() -> None:
+            WorkNodeExecution.objects.filter(run=started_run, node_id="a").update(
+                status="running", started_at=timezone.now()
+            )
+            run_event_emit(run_id=started_run.pk, event="nodes", nodes=[{"node_id": "a", "status": "running"}])
+
+        await sync_to_async(start_a_with_its_event)()
+        assert [e["event"] for e in await events_until(communicator, "nodes")] == ["nodes"]
+        assert await communicator.receive_nothing(timeout=0.8)
+    finally:
+        await communicator.disconnect()

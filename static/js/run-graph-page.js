@@ -94,9 +94,16 @@ document.getElementById("panel-close").addEventListener("click", () => {
 const graph = createRunGraph(container, { onSelect: openPanel });
 
 fetchGraph().then((data) => graph.load(data)).then(() => {
+  let snapshots = 0;
   connectRun(container.dataset.wsUrl, {
-    onSnapshot(snapshot) {
+    // A snapshot comes on every (re)connect, and whenever the run changed without an event reaching
+    // this page (another process ran it, or events were lost): redraw from it and from graph.json.
+    async onSnapshot(snapshot) {
       setRunStatus(snapshot.run?.status ?? snapshot.status);
+      if (snapshot.progress) progressEl.textContent = `${snapshot.progress.done}/${snapshot.progress.total} done`;
+      snapshots += 1;
+      if (snapshots > 1) await graph.append(await fetchGraph());
+      graph.updateNodes(snapshot.nodes ?? []);
     },
     async onEvent(event) {
       if (event.event === "nodes") {

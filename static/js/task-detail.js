@@ -57,7 +57,14 @@ if (runsEl?.dataset.taskStatus === "planning" && liveRunIds.length === 0) {
 }
 
 for (const runId of liveRunIds) {
+  let snapshots = 0;
   connectRun(`/ws/runs/${runId}/`, {
+    // The page was rendered with the run as it was; a later snapshot (a reconnect, or a change no
+    // event brought) means the tree may be out of date.
+    onSnapshot() {
+      snapshots += 1;
+      if (snapshots > 1) scheduleRefresh(runId);
+    },
     onEvent(event) {
       const section = document.getElementById(`run-${runId}`);
       if (!section) return;
