@@ -5,10 +5,14 @@ Run: ``.venv/bin/python -m pytest tests/bench/bench_dag_paint.py -o python_files
 A local http.server on 127.0.0.1 serves the harness page (tests/bench/dag_harness/), static/,
 elkjs's lib/ at /static/vendor/elkjs/ (as STATICFILES_DIRS does) and fixture payloads from
 ``dag_fixture``. For 100, 1,000 and 3,000 nodes it measures, in a fresh browser context (empty
-HTTP cache and localStorage, so the layout really runs): navigation to ``dag:painted``, and the
-main thread's long tasks up to then; then a reload of the same run (layout from the cache). At
-1,000 nodes it drives wheel zooms and drags and counts animation frames.
-Targets (issue "Console pages"): 1,000 nodes painted in < 1.5 s, no long task > 200 ms.
+HTTP cache and localStorage, so the layout really runs): navigation to ``dag:painted`` (the first
+full drawing), navigation to ``dag:placed`` (the drawing with ELK's layout), and the main thread's
+long tasks up to the later of the two; then a reload of the same run (layout from the cache, both
+events at once). A cold load of more than one layout band (1,000 and 3,000 nodes here) is painted
+from a quick sketch and placed when ELK's layout arrives; at 100 nodes the two coincide. At 1,000
+nodes it drives wheel zooms and drags and counts animation frames.
+Targets (issue "Console pages"): 1,000 nodes painted in < 1.5 s (the median and every repeat), no
+long task > 200 ms.
 """
 
 from __future__ import annotations
@@ -114,11 +118,12 @@ def browser():
         browser.close()
 
 
-def _wait_painted(page) -> dict:
-    page.wait_for_function("window.__dag && (window.__dag.painted || window.__dag.error)", timeout=60_000)
+def _wait_placed(page) -> dict:
+    """Waits for ELK's drawing (after the first paint when that was a sketch)."""
+    page.wait_for_function("window.__dag && (window.__dag.placed || window.__dag.error)", timeout=60_000)
     result = page.evaluate(
-        "({painted: window.__dag.painted, error: window.__dag.error,"
-        " longTasks: window.__dag.longTasks.filter((task) => task.start <= window.__dag.painted.at)})"
+        "({painted: window.__dag.painted, placed: window.__dag.placed, error: window.__dag.error,"
+        " longTasks: window.__dag.longTasks.filter((task) => task.start <= window.__dag.placed.at)})"
     )
     assert not result["error"], result["error"]
     return result
@@ -126,9 +131,14 @@ def _wait_painted(page) -> dict:
 
 def _measure(page, url: str) -> dict:
     page.goto(url)
-    result = _wait_painted(page)
+    result = _wait_placed(page)
     durations = [task["duration"] for task in result["longTasks"]]
-    return {"ms": result["painted"]["at"], "long": len(durations), "max_long": max(durations, default=0.0)}
+    return {
+        "ms": result["painted"]["at"],
+        "placed_ms": result["placed"]["at"],
+        "long": len(durations),
+        "max_long": max(durations, default=0.0),
+    }
 
 
 def _row(label: str, runs: list[dict]) -> str:
@@ -136,17 +146,22 @@ def _row(label: str, runs: list[dict]) -> str:
     worst = max(run["max_long"] for run in runs)
     longs = max(run["long"] for run in runs)
     over = "yes" if worst > MAX_BLOCK_MS else "no"
+    placed = statistics.median(run["placed_ms"] for run in runs)
     return (
-        f"{label:<22} {statistics.median(times):>8.0f} {min(times):>7.0f} {max(times):>7.0f}"
+        f"{label:<22} {statistics.median(times):>8.0f} {min(times):>7.0f} {max(times):>7.0f} {placed:>8.0f}"
         f" {longs:>9d} {worst:>12.0f} {over:>9}"
     )
 
 
 def test_time_to_painted_and_long_tasks(browser, harness_url):
-    header = f"{'run':<22} {'median':>8} {'min':>7} {'max':>7} {'long>50ms':>9} {'max long ms':>12} {'>200 ms?':>9}"
+    header = (
+        f"{'run':<22} {'median':>8} {'min':>7} {'max':>7} {'placed':>8}"
+        f" {'long>50ms':>9} {'max long ms':>12} {'>200 ms?':>9}"
+    )
     lines = [
         "",
-        "Navigation → dag:painted (ms), main-thread long tasks until painted",
+        "Navigation → dag:painted (ms: median, min, max) and → dag:placed (median),"
+        " main-thread long tasks until placed",
         header,
         "-" * len(header),
     ]
@@ -168,6 +183,7 @@ def test_time_to_painted_and_long_tasks(browser, harness_url):
             cold_1000 = cold
     print("\n".join(lines))
     assert statistics.median(run["ms"] for run in cold_1000) < TARGET_PAINT_MS
+    assert max(run["ms"] for run in cold_1000) < TARGET_PAINT_MS
     assert max(run["max_long"] for run in cold_1000) <= MAX_BLOCK_MS
 
 
@@ -215,7 +231,7 @@ def test_pan_zoom_frame_rate_at_1000_nodes(browser, harness_url):
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.goto(f"{harness_url}?fixture=dag-1000")
-    _wait_painted(page)
+    _wait_placed(page)
     whole = _interact(page, zoom_in_first=False)
     page.locator(".dag-button", has_text="Fit").click()
     close = _interact(page, zoom_in_first=True)

@@ -3,8 +3,8 @@
  *
  * One worker, not a pool: starting ELK in a fresh worker (fetch, compile, class initialisation,
  * cold JIT) costs ~0.7 s on a 2-core machine, and a second worker pays it again while competing
- * for the same cores. Measured on the 1,000-node benchmark: 1.5 s to painted with one worker,
- * 2.0 s with two. Bands queue in the worker and are placed as they return.
+ * for the same cores. Measured on the 1,000-node benchmark: 1.5 s to ELK's drawing with one
+ * worker, 2.0 s with two. Bands queue in the worker and are placed as they return.
  */
 
 const WORKER_URL = new URL("./layout-worker.js", import.meta.url);

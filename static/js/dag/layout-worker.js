@@ -13,7 +13,8 @@ importScripts(new URL(self.location.href).searchParams.get("elk"));
 // elk.bundled.js also installs a dispatcher as `self.onmessage` (once its engine has initialised,
 // so it cannot simply be replaced here); it only acts on messages with a `cmd`, which ours lack.
 self.addEventListener("message", handleMessage);
-const elk = new ELK();
+// Only the layered algorithm: by default ELK registers the options of all nine of its algorithms.
+const elk = new ELK({ algorithms: ["layered"] });
 
 /** @param {MessageEvent} event */
 async function handleMessage(event) {

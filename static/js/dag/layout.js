@@ -13,6 +13,14 @@
  * dependencies are all above them, so edges still point down); new planning calls extend the
  * planning row to the right. The same function places a cold load, so it is deterministic: the
  * same manifest in the same order always yields the same drawing.
+ *
+ * Why a sketch: ELK starts cold in every new worker (script compile, class initialisation, then
+ * its code runs unoptimised until V8 has compiled it), so a page's first layout of 1,000 nodes
+ * takes over a second on a 2-core machine, two to three times what the same layout takes once the
+ * worker is warm, and no option we tried changed that much. `layoutSketch` places the same bands
+ * in tens of milliseconds on the main thread (layers, a barycenter order, no edge routes), so a
+ * large run is on screen at once; ELK's layout replaces it when it arrives, and only ELK's layout
+ * is cached.
  */
 import { SIZE } from "./theme.js";
 
@@ -22,21 +30,30 @@ const BAND_MAX = 120;
 const SMALL_BAND = 60;
 const BAND_GAP = 120;
 const PLANNING_GAP = 16;
+/** Spacing shared by ELK's options and the sketch, so the sketch's bands have ELK's proportions. */
+const PADDING = 12;
+const NODE_GAP = 28;
+const LAYER_GAP = 52;
+/** Barycenter passes of the sketch, alternately down and up the band's layers. */
+const SKETCH_SWEEPS = 3;
 
 const BASE_OPTIONS = {
   "elk.algorithm": "layered",
   "elk.direction": "DOWN",
   "elk.edgeRouting": "ORTHOGONAL",
-  "elk.padding": "[top=12,left=12,bottom=12,right=12]",
-  "elk.spacing.nodeNode": "28",
+  "elk.padding": `[top=${PADDING},left=${PADDING},bottom=${PADDING},right=${PADDING}]`,
+  "elk.spacing.nodeNode": String(NODE_GAP),
   "elk.spacing.edgeEdge": "8",
   "elk.spacing.edgeNode": "12",
-  "elk.layered.spacing.nodeNodeBetweenLayers": "52",
+  "elk.layered.spacing.nodeNodeBetweenLayers": String(LAYER_GAP),
   "elk.layered.spacing.edgeNodeBetweenLayers": "14",
   "elk.layered.spacing.edgeEdgeBetweenLayers": "6",
   // A band cut from a bigger graph falls apart into many small components; packing them one under
   // another costs time and breaks the layer rows. Laid out together, a layer stays one row.
   "elk.separateConnectedComponents": "false",
+  // Our boxes have fixed sizes and give ELK no labels or ports, so its per-node "micro layout"
+  // (label placement, node sizing) has nothing to do; skipping it leaves every position the same.
+  "elk.omitNodeMicroLayout": "true",
 };
 /**
  * Measured on a random 1,000-node layered DAG: longest-path layering, one sweep of crossing
@@ -50,8 +67,16 @@ const FAST_OPTIONS = {
 };
 
 /**
+ * @typedef {import("./layout-client.js").ElkResult} ElkResult
  * @typedef {{x: number, y: number, w: number, h: number}} Rect
  * @typedef {{x: number, y: number, w: number, h: number, label: string}} Band
+ * @typedef {{ids: string[], label: string, edges: import("./model.js").GraphEdge[], edgeKeys: string[]}} BandPlan
+ *   a band's nodes (layer by layer) and the data edges inside it, before placement
+ * @typedef {object} LayoutPlan
+ * @property {Layout | null} previous  positions to keep
+ * @property {string[]} planning  planning nodes to add to the planning row
+ * @property {BandPlan[]} bands  the work nodes to place, band by band, top to bottom
+ * @property {Map<string, string[]>} preds  data-edge sources per target
  * @typedef {object} Layout
  * @property {Map<string, Rect>} pos       every placed node's box (top-left, world units)
  * @property {Map<string, number[]>} routes ELK's orthogonal route per in-band data edge, keyed from\0to
@@ -77,26 +102,74 @@ function cloneLayout(layout) {
 }
 
 /**
- * Places every node of `model` that `previous` has not placed.
+ * Cuts the nodes of `model` that `previous` has not placed into bands: the shared first step of
+ * `layoutPlace` and `layoutSketch`, so a cold load computes it once for both.
  * @param {object} args
  * @param {import("./model.js").Model} args.model
  * @param {Layout | null} args.previous  positions to keep (an earlier manifest version), or null
- * @param {{layout: Function}} args.client  the layout worker (layout-client.js)
- * @returns {Promise<Layout>}
+ * @returns {LayoutPlan}
  */
-export async function layoutPlace({ model, previous, client }) {
-  const layout = previous ? cloneLayout(previous) : emptyLayout();
-  for (const id of model.planning) {
-    if (layout.pos.has(id)) continue;
-    layout.pos.set(id, { x: layout.planningRight, y: 0, ...sizeOf("planning") });
-    layout.planningRight += SIZE.planning.w + PLANNING_GAP;
-  }
-  const fresh = model.order.filter((id) => !layout.pos.has(id));
+export function layoutPlan({ model, previous }) {
+  const kept = (id) => Boolean(previous && previous.pos.has(id));
+  const fresh = model.order.filter((id) => !kept(id));
   const preds = predecessors(model.dataEdges);
   const groups = !previous && fresh.length <= BAND_MAX ? [{ org: "", ids: fresh }] : layoutStages(fresh, model);
   const bands = groups.flatMap((group) => splitIntoBands(group, preds));
-  const results = await Promise.all(bands.map((band) => layoutBand(band, model, client)));
-  bands.forEach((band, index) => stackBand(layout, band, results[index], preds));
+  const bandOf = new Map();
+  bands.forEach((band, index) => {
+    band.edges = [];
+    for (const id of band.ids) bandOf.set(id, index);
+  });
+  for (const edge of model.dataEdges) {
+    const index = bandOf.get(edge.from);
+    if (index !== undefined && index === bandOf.get(edge.to)) bands[index].edges.push(edge);
+  }
+  for (const band of bands) band.edgeKeys = band.edges.map((edge) => `${edge.from}\u0000${edge.to}`);
+  return { previous, planning: model.planning.filter((id) => !kept(id)), bands, preds };
+}
+
+/**
+ * Places every node the plan cuts into bands, with ELK in the layout worker. The bands are handed
+ * to the worker before this returns, so the caller can do other work (draw a sketch) meanwhile.
+ * @param {object} args
+ * @param {LayoutPlan} args.plan
+ * @param {{layout: Function}} args.client  the layout worker (layout-client.js)
+ * @returns {Promise<Layout>}
+ */
+export async function layoutPlace({ plan, client }) {
+  const pending = Promise.all(plan.bands.map((band) => layoutBand(band, client)));
+  const layout = startLayout(plan);
+  const results = await pending;
+  plan.bands.forEach((band, index) => stackBand(layout, band, results[index], plan.preds));
+  return layout;
+}
+
+/**
+ * A provisional placement of a cold load, for the first paint while ELK works: the plan's bands,
+ * each laid out by `sketchBand`. Synchronous, and tens of milliseconds for thousands of nodes.
+ * @param {object} args
+ * @param {LayoutPlan} args.plan
+ * @returns {Layout | null} null when there is nothing to sketch: an append (what is drawn must not
+ *   move), or a graph that fits one band (small enough to read at a glance, so drawn once, by ELK,
+ *   rather than drawn and then moved)
+ */
+export function layoutSketch({ plan }) {
+  if (plan.previous || plan.bands.length < 2) return null;
+  const layout = startLayout(plan);
+  // Stacked without the predecessors, so each band is centred under the one above: shifted under
+  // their dependencies as ELK's bands are, the sketch's bands drifted sideways (at 3,000 nodes to
+  // twice the width of ELK's drawing, so it was fitted at half the size).
+  for (const band of plan.bands) stackBand(layout, band, sketchBand(band, plan.preds), new Map());
+  return layout;
+}
+
+/** @param {LayoutPlan} plan @returns {Layout} the positions to keep plus the planning row */
+function startLayout(plan) {
+  const layout = plan.previous ? cloneLayout(plan.previous) : emptyLayout();
+  for (const id of plan.planning) {
+    layout.pos.set(id, { x: layout.planningRight, y: 0, ...sizeOf("planning") });
+    layout.planningRight += SIZE.planning.w + PLANNING_GAP;
+  }
   return layout;
 }
 
@@ -180,17 +253,78 @@ function longestPathLayers(ids, preds) {
   return layerOf;
 }
 
-function layoutBand(band, model, client) {
-  const members = new Set(band.ids);
-  const edges = model.dataEdges.filter((edge) => members.has(edge.from) && members.has(edge.to));
-  band.edgeKeys = edges.map((edge) => `${edge.from}\u0000${edge.to}`);
+function layoutBand(band, client) {
   const graph = {
     id: "band",
     children: band.ids.map((id) => ({ id, width: SIZE.node.w, height: SIZE.node.h })),
-    edges: edges.map((edge, index) => ({ id: `e${index}`, sources: [edge.from], targets: [edge.to] })),
+    edges: band.edges.map((edge, index) => ({ id: `e${index}`, sources: [edge.from], targets: [edge.to] })),
   };
   const options = band.ids.length > SMALL_BAND ? { ...BASE_OPTIONS, ...FAST_OPTIONS } : BASE_OPTIONS;
   return client.layout(graph, options);
+}
+
+/**
+ * Lays out one band roughly the way ELK's fast options do, in the shape of ELK's answer: layers by
+ * longest path to the band's sinks (ELK's LONGEST_PATH), the order in each layer from barycenter
+ * sweeps, each layer centred. No routes: the scene draws the band's edges as curves.
+ * @returns {ElkResult}
+ */
+function sketchBand(band, preds) {
+  const members = new Set(band.ids);
+  const succs = new Map(band.ids.map((id) => [id, []]));
+  const above = new Map();
+  for (const id of band.ids) {
+    above.set(id, (preds.get(id) || []).filter((pred) => members.has(pred)));
+    for (const pred of above.get(id)) succs.get(pred).push(id);
+  }
+  // Layers counted up from the sinks over the reversed edges, then flipped: sinks share the last row.
+  const height = longestPathLayers(band.ids, succs);
+  const deepest = Math.max(...height.values());
+  const rows = Array.from({ length: deepest + 1 }, () => []);
+  for (const id of band.ids) rows[deepest - height.get(id)].push(id);
+  const x = new Map();
+  for (const row of rows) centreRow(row, x);
+  for (let sweep = 0; sweep < SKETCH_SWEEPS; sweep++) {
+    const downwards = sweep % 2 === 0;
+    const order = downwards ? rows.slice(1) : rows.slice(0, -1).reverse();
+    for (const row of order) {
+      const neighbours = downwards ? above : succs;
+      const key = new Map(row.map((id) => [id, barycenter(neighbours.get(id), x) ?? x.get(id)]));
+      row.sort((a, b) => key.get(a) - key.get(b));
+      centreRow(row, x);
+    }
+  }
+  let left = Infinity;
+  for (const value of x.values()) left = Math.min(left, value);
+  const step = SIZE.node.h + LAYER_GAP;
+  const xy = new Float64Array(band.ids.length * 2);
+  const rowOf = new Map(rows.flatMap((row, index) => row.map((id) => [id, index])));
+  band.ids.forEach((id, index) => {
+    xy[index * 2] = x.get(id) - left + PADDING;
+    xy[index * 2 + 1] = rowOf.get(id) * step + PADDING;
+  });
+  const widest = Math.max(...rows.map((row) => row.length));
+  return {
+    width: widest * (SIZE.node.w + NODE_GAP) - NODE_GAP + 2 * PADDING,
+    height: rows.length * step - LAYER_GAP + 2 * PADDING,
+    xy,
+    routes: band.edges.map(() => []),
+  };
+}
+
+/** Sets the left x of each box in `row`, side by side in row order and centred on x = 0. */
+function centreRow(row, x) {
+  const step = SIZE.node.w + NODE_GAP;
+  const start = -(row.length * step - NODE_GAP) / 2;
+  row.forEach((id, index) => x.set(id, start + index * step));
+}
+
+/** @returns {number | null} mean x of the neighbours, or null when there are none */
+function barycenter(neighbours, x) {
+  if (!neighbours.length) return null;
+  let sum = 0;
+  for (const id of neighbours) sum += x.get(id);
+  return sum / neighbours.length;
 }
 
 /**

@@ -10,12 +10,15 @@
  *   graph.destroy();
  *
  * The container gets `data-painted="true"` and a `dag:painted` CustomEvent ({nodes, ms}) once the
- * first full drawing is on screen. Layout runs in a Web Worker (layout-client.js), placed band by band
- * (layout.js) and cached per run and manifest version (layout-cache.js); scenes (scene-*.js) are
- * drawn as SVG when small and on a canvas when large (render-*.js).
+ * first full drawing is on screen, and `data-placed="true"` with `dag:placed` once that drawing uses
+ * ELK's layout. They coincide except on a cold load of a graph of several bands, which is first
+ * drawn from a quick sketch (layout.js) and redrawn when ELK's layout arrives. Layout runs in a Web
+ * Worker (layout-client.js), placed band by band (layout.js) and cached per run and manifest version
+ * (layout-cache.js); scenes (scene-*.js) are drawn as SVG when small and on a canvas when large
+ * (render-*.js).
  */
 import { cacheRead, cacheWrite } from "./layout-cache.js";
-import { layoutPlace, layoutStages } from "./layout.js";
+import { layoutPlace, layoutPlan, layoutSketch, layoutStages } from "./layout.js";
 import { layoutClient } from "./layout-client.js";
 import { createLegend } from "./legend.js";
 import { modelApplyUpdates, modelFromPayload } from "./model.js";
@@ -53,7 +56,8 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
   let renderer = null;
   let rendererKind = "";
   let timelineDirty = true;
-  let painted = false;
+  /** Events already fired ("painted", "placed"): each fires once, for the first load. */
+  const announced = new Set();
   let destroyed = false;
   let queue = Promise.resolve();
   /** Live updates that arrive while an append is being placed, replayed onto the new model. */
@@ -98,7 +102,11 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
   /** Puts a scene on screen, switching renderer when its size calls for the other one. */
   function show(name, scene, { refit }) {
     views[name].scene = scene;
-    if (name !== view) return;
+    if (name !== view) {
+      // Fitted when next shown: a transform kept from an earlier scene would frame this one wrongly.
+      if (refit) views[name].transform = null;
+      return;
+    }
     const kind = scene.boxes.length <= SVG_MAX_BOXES ? "svg" : "canvas";
     if (kind !== rendererKind) {
       if (renderer) renderer.destroy();
@@ -111,34 +119,64 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
     else viewport.set(saved);
   }
 
-  function announcePainted(started) {
-    if (painted) return;
-    painted = true;
+  /** Sets `data-<name>` and fires `dag:<name>` once the drawing on screen has been presented. */
+  function announce(name, started) {
+    if (announced.has(name)) return;
+    announced.add(name);
     // Two frames: the first runs the draw, the second starts after it was presented.
     requestAnimationFrame(() =>
       requestAnimationFrame(() => {
         if (destroyed) return;
-        container.dataset.painted = "true";
+        container.dataset[name] = "true";
         const detail = { nodes: model.nodes.size, ms: Math.round(performance.now() - started) };
-        container.dispatchEvent(new CustomEvent("dag:painted", { detail }));
+        container.dispatchEvent(new CustomEvent(`dag:${name}`, { detail }));
       }),
     );
   }
 
-  async function place(next, previous) {
-    const cached = previous ? null : cacheRead(next.run.run_id);
-    const reusable = cached && [...cached.layout.pos.keys()].every((id) => next.nodes.has(id)) ? cached : null;
-    const complete = reusable && reusable.manifestVersion === next.run.manifest_version &&
-      [...next.planning, ...next.order].every((id) => reusable.layout.pos.has(id));
-    if (complete) return reusable.layout;
-    const placed = await layoutPlace({ model: next, previous: previous || (reusable && reusable.layout), client });
+  /**
+   * The run's cached layout if every node it places is still in `next`, with `complete` when it
+   * also places all of `next` (same manifest version): then no layout is needed at all.
+   * @returns {{layout: import("./layout.js").Layout, complete: boolean} | null}
+   */
+  function cachedLayout(next) {
+    const cached = cacheRead(next.run.run_id);
+    if (!cached || ![...cached.layout.pos.keys()].every((id) => next.nodes.has(id))) return null;
+    const complete = cached.manifestVersion === next.run.manifest_version &&
+      [...next.planning, ...next.order].every((id) => cached.layout.pos.has(id));
+    return { layout: cached.layout, complete };
+  }
+
+  /** Lays out what the plan holds (layout.js) and caches the result. */
+  async function place(next, plan) {
+    const placed = await layoutPlace({ plan, client });
     // When idle, after the paint: serialising a large layout would otherwise delay the first frame.
     whenIdle(() => cacheWrite(next.run.run_id, next.run.manifest_version, placed));
     return placed;
   }
 
   /**
-   * Draws a run from its graph.json payload. Resolves once laid out and drawn.
+   * Draws the sketch of a cold load of several bands (layout.js) while ELK works. Sketching and
+   * drawing run in tasks of their own, after the one that handed ELK its bands: on a cold page each
+   * step takes up to a couple of hundred milliseconds at 3,000 nodes, and in one task they would
+   * hold up input that long.
+   * @returns {Promise<object | null>} the viewport transform the sketch was fitted with, or null
+   *   when nothing was sketched
+   */
+  async function drawSketch(plan, started) {
+    await nextTask();
+    const sketch = layoutSketch({ plan });
+    if (!sketch) return null;
+    const scene = graphScene(model, sketch, highlighted);
+    await nextTask();
+    if (destroyed) return null;
+    show("graph", scene, { refit: true });
+    announce("painted", started);
+    return views.graph.transform;
+  }
+
+  /**
+   * Draws a run from its graph.json payload. Resolves once laid out by ELK and drawn.
    * @param {object} payload
    */
   function load(payload) {
@@ -149,14 +187,25 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
       if (model.order.length > SIZE_GUARD) {
         showStages();
       } else {
-        say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
-        layout = await place(model, null);
-        if (destroyed) return;
-        say("");
-        show("graph", graphScene(model, layout, highlighted), { refit: true });
+        const cached = cachedLayout(model);
+        let refit = true;
+        if (cached && cached.complete) {
+          layout = cached.layout;
+        } else {
+          say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
+          const plan = layoutPlan({ model, previous: cached && cached.layout });
+          const [placed, sketchView] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
+          if (destroyed) return;
+          layout = placed;
+          say("");
+          // Someone who zoomed or panned the sketch keeps that view; otherwise ELK's drawing is fitted.
+          refit = !sketchView || views.graph.transform === sketchView;
+        }
+        show("graph", graphScene(model, layout, highlighted), { refit });
       }
       if (view === "timeline") refreshTimeline();
-      announcePainted(started);
+      announce("painted", started);
+      announce("placed", started);
     });
   }
 
@@ -174,7 +223,7 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
         if (stages) showStages();
         return;
       }
-      const placed = await place(next, layout);
+      const placed = await place(next, layoutPlan({ model: next, previous: layout }));
       if (destroyed) return;
       model = next;
       layout = placed;
@@ -232,7 +281,7 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
       attempts: model.attempts.filter((attempt) => members.has(attempt.node_id)),
     });
     say(`Laying out ${members.size.toLocaleString("en")} nodes of ${stages[index].org}…`);
-    const placed = await layoutPlace({ model: stageModel, previous: null, client });
+    const placed = await layoutPlace({ plan: layoutPlan({ model: stageModel, previous: null }), client });
     if (destroyed || !stageModel) return;
     say(`Stage ${index + 1} of ${stages.length}: ${stages[index].org}`);
     ui.backButton.hidden = false;
@@ -266,10 +315,16 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
     ui.root.remove();
     container.classList.remove("dag");
     delete container.dataset.painted;
+    delete container.dataset.placed;
   }
 
   container.dataset.view = view;
   return { load, append, updateNodes, setView, fit, destroy };
+}
+
+/** @returns {Promise<void>} resolved in a later task, so the browser can handle input and draw between */
+function nextTask() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Runs `job` when the main thread is idle (Safari has no requestIdleCallback: a short delay). */
