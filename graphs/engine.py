@@ -55,6 +55,7 @@ from graphs.models import (
 )
 from graphs.prompts import TaskBrief, judge_prompt, node_prompt
 from graphs.storable import storable
+from graphs.transactions import transaction_unflushed
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,8 @@ _ACTIVE_PROBE = 8
 _TERMINAL_BAD = frozenset({Status.FAILED, Status.BLOCKED, Status.CANCELLED})
 _RESUBMIT_DOUBLINGS = 6
 PROGRESS_EVERY_SECONDS = 0.5
+# How long a node job may go on running the dependants it readied itself (see node_execute_job).
+CONTINUE_FOR_SECONDS = 5.0
 _PROGRESS_RUNS_KEPT = 1024
 _progress_reported: dict[Any, float] = {}
 _progress_lock = threading.Lock()
@@ -169,11 +172,14 @@ def _advance_all(run: WorkGraphRun, shape: _GraphShape) -> None:
         _stage_end_check(run, shape, latest)
 
 
-def _advance_after(*, run_id: Any, node_id: str, record: Callable[[], None] | None = None) -> None:
+def _advance_after(
+    *, run_id: Any, node_id: str, record: Callable[[], None] | None = None, keep: list[Any] | None = None
+) -> None:
     """``run_advance`` once an attempt of ``node_id`` has ended, reading only what that can change.
 
     ``record``, when given, records the attempt's end first, under the same lock and in the same
-    transaction: one commit (one wait for the database's disk) fewer per node.
+    transaction: one commit (one wait for the database's disk) fewer per node. ``keep`` is passed to
+    ``_queue``: a dependant made ready may be kept for the caller to run.
 
     Every advance leaves the run settled: no pending attempt it could queue or block is left. So a
     success can only ready ``node_id``'s own dependants, and the stage can only be over once no
@@ -206,7 +212,7 @@ def _advance_after(*, run_id: Any, node_id: str, record: Callable[[], None] | No
             if verdict == "ready":
                 ready.append(row)
             waiting = waiting or verdict == "waiting"
-        node_states_emit(run_id=run.pk, rows=_queue(ready, now=timezone.now()))
+        node_states_emit(run_id=run.pk, rows=_queue(ready, now=timezone.now(), keep=keep))
         # An attempt just queued, or a dependant waiting on an active dependency, means the stage goes on.
         # Counting the run's rows then only serves the progress figure, which is refreshed at most once
         # per PROGRESS_EVERY_SECONDS: a count per node cost a fan-out a scan of the whole run per leaf.
@@ -240,8 +246,12 @@ def _dependencies_verdict(run: WorkGraphRun, shape: _GraphShape, node_id: str, *
     return "waiting"
 
 
-def _queue(ready: list[dict], *, now) -> list[dict]:
-    """Mark pending attempts queued (dependencies met now) and hand them to the executor; return them."""
+def _queue(ready: list[dict], *, now, keep: list[Any] | None = None) -> list[dict]:
+    """Mark pending attempts queued (dependencies met now) and hand them to the executor; return them.
+
+    With ``keep`` (an empty list), the first attempt that may start at once is not handed out: its id
+    goes into ``keep``, for the caller to run itself.
+    """
     if not ready:
         return []
     WorkNodeExecution.objects.filter(pk__in=[row["pk"] for row in ready], status=Status.PENDING).update(
@@ -250,6 +260,9 @@ def _queue(ready: list[dict], *, now) -> list[dict]:
     for row in ready:
         row["status"] = Status.QUEUED
         delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
+        if keep is not None and not keep and delay <= 0:
+            keep.append(row["pk"])
+            continue
         job_submit("node_execute", str(row["pk"]), delay=max(delay, 0.0))
     return ready
 
@@ -397,20 +410,38 @@ def _final_verdict_ids(manifest: dict) -> list[str]:
 
 @job_handler("node_execute")
 def node_execute_job(node_exec_id: str) -> None:
-    node_execution_run(node_exec_id=node_exec_id)
+    """Run the attempt, then — while the job is young — a dependant it made ready, in this same worker.
+
+    Handing a chain's next node through the broker cost more than the engine's own work on a quick
+    node, while the worker that readied it is free and holds warm connections. Past
+    ``CONTINUE_FOR_SECONDS`` every dependant goes through the executor, so one job does not hold a
+    worker for long while other runs wait. A worker that dies in between leaves a queued attempt with
+    no message, which the reaper hands out, as it does a lost message.
+    """
+    continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
+    next_id: Any = node_exec_id
+    while next_id is not None:
+        next_id = node_execution_run(node_exec_id=next_id, continue_until=continue_until)
 
 
-def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:
-    """Claim a queued attempt, produce and judge its output, record the result and advance the run."""
+def node_execution_run(
+    *, node_exec_id: Any, runner: AgentRunner | None = None, continue_until: float | None = None
+) -> Any | None:
+    """Claim a queued attempt, produce and judge its output, record the result and advance the run.
+
+    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready is kept instead of
+    handed to the executor; its id is returned for the caller to run next.
+    """
     me = worker_name()
     now = timezone.now()
-    # Claim, read and open the log in one transaction: every commit waits for the database's disk.
-    with transaction.atomic():
+    # Claim, read and open the log in one transaction, which need not wait for the disk: a claim a
+    # database crash loses leaves the attempt queued for the reaper (see graphs.transactions).
+    with transaction_unflushed():
         claimed = WorkNodeExecution.objects.filter(pk=node_exec_id, status=Status.QUEUED).update(
             status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=me
         )
         if claimed != 1:
-            return  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
+            return None  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
         # The manifest comes from the run's shape, parsed once per version, instead of with every attempt:
         # decoding a 500-node manifest per node made a fan-out cost grow with the square of its width.
         execution = (
@@ -435,14 +466,17 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
     # The dependants are queued before the log is closed (an fsync and an UPDATE): they start on
     # another worker while this one finishes its bookkeeping, instead of waiting for it.
+    keep = [] if continue_until is not None and time.monotonic() < continue_until else None
     try:
-        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success)
+        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success, keep=keep)
     except (OperationalError, InterfaceError) as error:
         # Nothing of the failed transaction is kept: a result it was to record is lost with it.
         _database_lost(execution, worker=me, error=error)
         run_advance(run_id=run.run_id)
+        return None
     finally:
         log_file_close(execution=execution)
+    return keep[0] if keep else None
 
 
 def _database_lost(execution: WorkNodeExecution, *, worker: str, error: Exception) -> None:

@@ -1,0 +1,30 @@
+"""Transactions whose commit need not wait for the database's disk.
+
+A PostgreSQL commit waits until its WAL is flushed (``synchronous_commit``), about a millisecond here
+and the largest single cost of a quick node. Some writes may be lost in a database crash without harm,
+because the engine redoes or re-derives them; their transactions turn the wait off for themselves
+alone (``SET LOCAL``). A crash may lose the last of them, never corrupt or reorder anything.
+
+Used for a claim (lost, the attempt is queued again and the reaper hands it out; the claimer's
+finish, conditional on still owning the row, records nothing) and for a log's close mark. Never for
+a result, a scheduling decision or anything a person did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, transaction
+
+
+@contextmanager
+def transaction_unflushed() -> Iterator[None]:
+    """``transaction.atomic()``, committed without waiting for the disk when it is a transaction of its
+    own on PostgreSQL. Inside a caller's transaction it is a savepoint and the caller's commit decides."""
+    owns_transaction = not connection.in_atomic_block
+    with transaction.atomic():
+        if owns_transaction and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        yield
