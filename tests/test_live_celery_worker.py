@@ -56,10 +56,11 @@ async def test_a_workers_lines_stream_to_an_open_socket_without_gaps(alice, task
             if message["type"] == "end":
                 last_seq = message["last_seq"]
                 break
-            assert message["type"] == "line", message
-            seqs.append(message["line"]["seq"])
+            assert message["type"] in {"line", "lines"}, message
+            arrived = [message["line"]["seq"]] if message["type"] == "line" else [x["seq"] for x in message["lines"]]
+            seqs += arrived
             if await log_is_open(execution):
-                while_running.append(message["line"]["seq"])
+                while_running += arrived
     finally:
         await communicator.disconnect()
 

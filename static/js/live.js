@@ -57,11 +57,14 @@ export function connectLog(url, { onLine, onEnd, onStatus, after, ...transport }
       return base.href;
     },
     onMessage(message) {
-      if (message.type === "line") {
-        if (message.line.seq <= lastSeq) return;
-        lastSeq = message.line.seq;
-        onLine?.(message.line);
-      } else if (message.type === "end") {
+      // A burst comes as one `lines` frame; each line is handled as if it had come alone.
+      const lines = message.type === "line" ? [message.line] : message.type === "lines" ? message.lines : [];
+      for (const line of lines) {
+        if (line.seq <= lastSeq) continue;
+        lastSeq = line.seq;
+        onLine?.(line);
+      }
+      if (message.type === "end") {
         stream.finish("ended");
         onEnd?.(message);
       }

@@ -71,6 +71,17 @@ test("a log resumes after the last seq it saw and drops lines it already has", (
   assert.deepEqual(seen, [3, 4, 5]);
 });
 
+test("a burst in one lines frame is handled line by line, already seen lines dropped", () => {
+  const h = harness();
+  const seen = [];
+  connectLog("ws://console.test/log/?after=1", { ...h.transport, onLine: (l) => seen.push(l.seq) });
+  h.latest().accept();
+  h.latest().deliver({ type: "lines", lines: [1, 2, 3].map((seq) => line(seq).line) });
+  h.latest().deliver(line(3));
+  h.latest().deliver({ type: "lines", lines: [3, 4].map((seq) => line(seq).line) });
+  assert.deepEqual(seen, [2, 3, 4]);
+});
+
 test("reconnects back off exponentially up to ten seconds, and a working stream resets the delay", () => {
   const h = harness();
   connectLog("ws://console.test/log/", h.transport);
