@@ -57,13 +57,20 @@ async def connect_log(user, execution, *, after: int | None = None) -> Websocket
     return communicator
 
 
-async def receive_seqs(communicator: WebsocketCommunicator, count: int) -> list[int]:
-    seqs = []
-    for _ in range(count):
+async def receive_lines(communicator: WebsocketCommunicator, count: int) -> list[dict]:
+    """The next ``count`` lines, whether they came one per ``line`` frame or together in a ``lines`` frame."""
+    buffered = communicator.__dict__.setdefault("buffered_lines", [])
+    while len(buffered) < count:
         message = await communicator.receive_json_from(timeout=TIMEOUT)
-        assert message["type"] == "line", message
-        seqs.append(message["line"]["seq"])
-    return seqs
+        assert message["type"] in {"line", "lines"}, message
+        buffered += [message["line"]] if message["type"] == "line" else message["lines"]
+    taken = buffered[:count]
+    del buffered[:count]
+    return taken
+
+
+async def receive_seqs(communicator: WebsocketCommunicator, count: int) -> list[int]:
+    return [line["seq"] for line in await receive_lines(communicator, count)]
 
 
 async def assert_end(communicator: WebsocketCommunicator, last_seq: int) -> None:
@@ -92,11 +99,9 @@ async def test_it_sends_the_backlog_then_live_lines_in_order(alice, execution):
         assert await receive_seqs(communicator, 3) == [1, 2, 3]
         await append(execution=execution, event="agent_output", text="live one")
         await append(execution=execution, event="agent_output", text="live two")
-        message = await communicator.receive_json_from(timeout=TIMEOUT)
-        assert message["line"]["seq"] == 4
-        assert message["line"]["text"] == "live one"
-        assert message["line"]["event"] == "agent_output"
-        assert await receive_seqs(communicator, 1) == [5]
+        live = await receive_lines(communicator, 2)
+        assert [line["seq"] for line in live] == [4, 5]
+        assert (live[0]["text"], live[0]["event"]) == ("live one", "agent_output")
         await close_log(execution=execution)
         await assert_end(communicator, last_seq=5)
     finally:
