@@ -9,8 +9,9 @@ browser; when the outbox overflows (the layer is down or far behind) the oldest 
 and watchers recover them from the log file, which stays the source of truth.
 
 What piled up for one group while the previous send was in flight goes as one ``live.batch`` message
-(consumers unpack it in order), so a burst costs a few layer round trips instead of one per line and
-fills a watcher's channel capacity far more slowly.
+(consumers unpack it in order, and send its lines to each socket as one frame), so a burst costs a few
+layer round trips instead of one per line. A steady stream (a line every few milliseconds) is
+coalesced the same way: a drain that starts right after a send waits ``COALESCE_SECONDS`` first.
 
 Why not ``async_to_sync(layer.group_send)`` per message: called from a worker thread it starts a new
 thread and event loop for every call, and channels-redis opens a new connection per loop (about 2 ms
@@ -51,6 +52,11 @@ MAX_PENDING = 10_000
 SEND_TIMEOUT_SECONDS = 2.0
 # At most this many messages travel in one ``live.batch``.
 MAX_BATCH = 200
+# A drain starting this soon after the last send means lines are streaming in: it waits a moment so
+# they travel together — one layer message, and one browser frame per socket, for several lines.
+# At a hundred lines a second nothing waits; at a thousand, a line waits at most this long.
+BURST_GAP_SECONDS = 0.005
+COALESCE_SECONDS = 0.005
 _WARN_EVERY_SECONDS = 60.0
 
 _consumer_loop: asyncio.AbstractEventLoop | None = None
@@ -120,6 +126,7 @@ class _Outbox:
         self._drain_task: asyncio.Task | None = None
         self._dropped = 0
         self._warned_at = 0.0
+        self._sent_at = float("-inf")
 
     def put(self, group: str, message: Message) -> None:
         with self._lock:
@@ -143,6 +150,8 @@ class _Outbox:
 
     async def _drain(self) -> None:
         while True:
+            if time.monotonic() - self._sent_at < BURST_GAP_SECONDS:
+                await asyncio.sleep(COALESCE_SECONDS)
             with self._lock:
                 if not self._pending:
                     self._draining = False
@@ -156,6 +165,7 @@ class _Outbox:
             for group, message in batch:
                 by_group.setdefault(group, []).append(message)
             await asyncio.gather(*(self._send_in_order(group, messages) for group, messages in by_group.items()))
+            self._sent_at = time.monotonic()
 
     async def _send_in_order(self, group: str, messages: list[Message]) -> None:
         for start in range(0, len(messages), MAX_BATCH):

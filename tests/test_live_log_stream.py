@@ -275,6 +275,27 @@ async def test_a_burst_for_one_group_travels_as_one_batch_in_order(recording_lay
     assert sent["run.b"] == {"type": "run.event", "event": {"event": "progress"}}
 
 
+async def test_a_steady_stream_is_coalesced_and_a_lone_line_is_not_held(recording_layer):
+    layer = recording_layer()
+    live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 1}})
+    await layer.called.wait()
+    layer.called.clear()
+    # Lines a millisecond apart, right after a send: they wait for each other and travel together.
+    for seq in (2, 3, 4):
+        live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
+        await asyncio.sleep(0.001)
+    while sum(1 for _, m in layer.sent if m.get("type") == "live.batch") < 1:
+        await layer.called.wait()
+        layer.called.clear()
+    assert layer.sent[0][1] == {"type": "log.line", "line": {"seq": 1}}
+    assert [m["line"]["seq"] for m in layer.sent[1][1]["messages"]] == [2, 3, 4]
+    # After a quiet moment a line goes at once, alone.
+    await asyncio.sleep(live.BURST_GAP_SECONDS * 2)
+    live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 5}})
+    await layer.called.wait()
+    assert layer.sent[-1][1] == {"type": "log.line", "line": {"seq": 5}}
+
+
 async def test_a_failing_layer_never_raises_into_the_caller(recording_layer):
     layer = recording_layer("fail")
     live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 1}})
