@@ -224,6 +224,38 @@ def _advance_after(
             _stage_end_check(run, shape, _latest_rows(run))
 
 
+def _feeds_only_fan_ins(shape: _GraphShape, node_id: str) -> bool:
+    """Whether every dependant of ``node_id`` also waits on other nodes (a leaf of a fan-out/fan-in)."""
+    dependants = shape.dependants.get(node_id, [])
+    return bool(dependants) and all(len(shape.dependencies.get(d, [])) > 1 for d in dependants)
+
+
+def _dependants_still_waiting(run: WorkGraphRun, shape: _GraphShape, node_id: str) -> bool:
+    """Whether, with ``node_id``'s result committed, every dependant still waits on an active dependency.
+
+    Then no advance is needed, and the run lock — which every leaf of a wide fan-in would otherwise
+    queue on in turn — is not taken. Looking without the lock is safe because every finisher commits
+    its result before it looks: of two dependencies finishing at once, the one that commits last sees
+    the other's result, so a dependant that becomes ready is always seen by someone, who then takes
+    the locked path (and queuing it twice is impossible: it is queued only while pending). Anything
+    but "waiting" — or no pending dependant at all — answers False and takes the locked path.
+    """
+    dependants = shape.dependants.get(node_id, [])
+    known = _latest_rows(run, node_ids=[node_id, *dependants])
+    finished = known.get(node_id)
+    if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
+        return False
+    waiting = False
+    for dependant in dependants:
+        row = known.get(dependant)
+        if row is None or row["status"] != Status.PENDING:
+            continue
+        if _dependencies_verdict(run, shape, dependant, known=known) != "waiting":
+            return False
+        waiting = True
+    return waiting
+
+
 def _dependencies_verdict(run: WorkGraphRun, shape: _GraphShape, node_id: str, *, known: dict[str, dict]) -> str:
     """"ready", "blocked" or "waiting": what the full pass would decide for pending ``node_id`` now.
 
@@ -468,6 +500,12 @@ def node_execution_run(
     # another worker while this one finishes its bookkeeping, instead of waiting for it.
     keep = [] if continue_until is not None and time.monotonic() < continue_until else None
     try:
+        if record_success is not None and _feeds_only_fan_ins(shape, execution.node_id):
+            with transaction.atomic():
+                record_success()
+            record_success = None
+            if _dependants_still_waiting(run, shape, execution.node_id):
+                return None
         _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success, keep=keep)
     except (OperationalError, InterfaceError) as error:
         # Nothing of the failed transaction is kept: a result it was to record is lost with it.
