@@ -329,18 +329,25 @@ def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch
     assert logs.log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))[-1] == line
 
 
+async def send_file_as_batch(execution, *, unpublished: int, dropping: frozenset[int] = frozenset()) -> None:
+    """Write ``unpublished`` lines to the file only, then hand the layer one ``live.batch`` of every line
+    of the file (the seqs in ``dropping`` left out, as a layer that lost them would)."""
+    for number in range(unpublished):
+        await sync_to_async(write_unpublished)(execution, f"unpublished {number}")
+    lines = await sync_to_async(logs.log_read)(
+        log_file=await sync_to_async(ExecutionLogFile.objects.get)(node_exec=execution)
+    )
+    messages = [{"type": "log.line", "line": line} for line in lines if line["seq"] not in dropping]
+    batch = {"type": "live.batch", "messages": messages}
+    await get_channel_layer().group_send(live.node_exec_group(execution.pk), batch)
+
+
 async def test_a_batch_from_the_layer_goes_out_as_one_frame_without_duplicates(alice, execution, slow_poll):
     await append(execution=execution, event="agent_output", text="one")
     communicator = await connect_log(alice, execution)
     try:
         assert await receive_seqs(communicator, 1) == [1]
-        for number in (2, 3, 4):
-            await sync_to_async(write_unpublished)(execution, f"line {number}")
-        lines = await sync_to_async(logs.log_read)(
-            log_file=await sync_to_async(ExecutionLogFile.objects.get)(node_exec=execution)
-        )
-        batch = {"type": "live.batch", "messages": [{"type": "log.line", "line": line} for line in lines]}
-        await get_channel_layer().group_send(live.node_exec_group(execution.pk), batch)
+        await send_file_as_batch(execution, unpublished=3)  # line 1, already sent, comes again
         frame = await communicator.receive_json_from(timeout=TIMEOUT)
         assert frame["type"] == "lines"
         assert [line["seq"] for line in frame["lines"]] == [2, 3, 4]
@@ -354,20 +361,8 @@ async def test_a_batch_with_a_gap_is_filled_from_the_file_in_order(alice, execut
     communicator = await connect_log(alice, execution)
     try:
         assert await receive_seqs(communicator, 1) == [1]
-        for number in (2, 3, 4, 5):
-            await sync_to_async(write_unpublished)(execution, f"line {number}")
-        lines = await sync_to_async(logs.log_read)(
-            log_file=await sync_to_async(ExecutionLogFile.objects.get)(node_exec=execution)
-        )
-        # The layer lost line 3: the batch carries 2, 4 and 5.
-        kept = [line for line in lines if line["seq"] in (2, 4, 5)]
-        batch = {"type": "live.batch", "messages": [{"type": "log.line", "line": line} for line in kept]}
-        await get_channel_layer().group_send(live.node_exec_group(execution.pk), batch)
-        seqs = []
-        while len(seqs) < 4:
-            frame = await communicator.receive_json_from(timeout=TIMEOUT)
-            seqs += [frame["line"]["seq"]] if frame["type"] == "line" else [line["seq"] for line in frame["lines"]]
-        assert seqs == [2, 3, 4, 5]
+        await send_file_as_batch(execution, unpublished=4, dropping=frozenset({3}))
+        assert await receive_seqs(communicator, 4) == [2, 3, 4, 5]
         assert await communicator.receive_nothing(timeout=0.2)
     finally:
         await communicator.disconnect()
