@@ -23,17 +23,17 @@ DATABASE_RETRIES = 5
     retry_backoff=1, retry_backoff_max=30, retry_jitter=True,
 )
 def job_task(name: str, arg: str) -> None:
-    close_old_connections()
-    try:
-        job_run(name, arg)
-    finally:
-        close_old_connections()
+    _job_run_between_connection_checks(name, arg)
 
 
 @shared_task(name="graphs.reap", ignore_result=True)
 def reap_task() -> None:
+    _job_run_between_connection_checks("reap", "")
+
+
+def _job_run_between_connection_checks(name: str, arg: str) -> None:
     close_old_connections()
     try:
-        job_run("reap", "")
+        job_run(name, arg)
     finally:
         close_old_connections()
