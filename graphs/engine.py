@@ -173,13 +173,20 @@ def _advance_all(run: WorkGraphRun, shape: _GraphShape) -> None:
 
 
 def _advance_after(
-    *, run_id: Any, node_id: str, record: Callable[[], None] | None = None, keep: list[Any] | None = None
+    *,
+    run_id: Any,
+    node_id: str,
+    record: Callable[[], None] | None = None,
+    keep: list[Any] | None = None,
+    shape_hint: _GraphShape | None = None,
 ) -> None:
     """``run_advance`` once an attempt of ``node_id`` has ended, reading only what that can change.
 
     ``record``, when given, records the attempt's end first, under the same lock and in the same
-    transaction: one commit (one wait for the database's disk) fewer per node. ``keep`` is passed to
-    ``_queue``: a dependant made ready may be kept for the caller to run.
+    transaction: one commit (one wait for the database's disk) fewer per node — except for a leaf of
+    a fan-in (as ``shape_hint``, the shape the attempt ran with, tells), which may settle without the
+    lock (see ``_fan_in_leaf_settled``). ``keep`` is passed to ``_queue``: a dependant made ready may
+    be kept for the caller to run.
 
     Every advance leaves the run settled: no pending attempt it could queue or block is left. So a
     success can only ready ``node_id``'s own dependants, and the stage can only be over once no
@@ -187,6 +194,10 @@ def _advance_after(
     fan-out cost grow with the square of its width. Anything else — a failure, a retry or loop-back
     attempt, a dependant to block — takes the full pass, which also handles blocking in cascade.
     """
+    if record is not None and shape_hint is not None and _feeds_only_fan_ins(shape_hint, node_id):
+        if _fan_in_leaf_settled(run_id=run_id, node_id=node_id, record=record):
+            return
+        record = None
     with _run_locked(run_id, with_manifest=False) as run:
         if record is not None:
             record()
@@ -230,16 +241,24 @@ def _feeds_only_fan_ins(shape: _GraphShape, node_id: str) -> bool:
     return bool(dependants) and all(len(shape.dependencies.get(d, [])) > 1 for d in dependants)
 
 
-def _dependants_still_waiting(run: WorkGraphRun, shape: _GraphShape, node_id: str) -> bool:
-    """Whether, with ``node_id``'s result committed, every dependant still waits on an active dependency.
+def _fan_in_leaf_settled(*, run_id: Any, node_id: str, record: Callable[[], None]) -> bool:
+    """Commit the result of a node whose dependants all wait on other nodes too, then look — without the
+    run lock — whether every dependant still waits on an active dependency. Return True when so: no
+    advance is needed, and the lock every leaf of a wide fan-in would otherwise queue on is not taken.
 
-    Then no advance is needed, and the run lock — which every leaf of a wide fan-in would otherwise
-    queue on in turn — is not taken. Looking without the lock is safe because every finisher commits
-    its result before it looks: of two dependencies finishing at once, the one that commits last sees
-    the other's result, so a dependant that becomes ready is always seen by someone, who then takes
-    the locked path (and queuing it twice is impossible: it is queued only while pending). Anything
-    but "waiting" — or no pending dependant at all — answers False and takes the locked path.
+    Safe because every finisher commits before it looks: of two dependencies finishing at once, the one
+    that commits last sees the other's result, so a dependant that becomes ready is always seen by
+    someone, who takes the locked path (it is queued only while pending, so never twice). The manifest
+    is read after the commit for the same reason: an append advances the run after committing its new
+    nodes, so whichever of the two comes second sees the other. Anything but "waiting", or no pending
+    dependant at all, answers False: the caller takes the locked path.
     """
+    with transaction.atomic():
+        record()
+    run = WorkGraphRun.objects.defer("graph_manifest").get(pk=run_id)
+    if run.status != RunStatus.RUNNING:
+        return False
+    shape = _graph_shape(run)
     dependants = shape.dependants.get(node_id, [])
     known = _latest_rows(run, node_ids=[node_id, *dependants])
     finished = known.get(node_id)
@@ -487,6 +506,7 @@ def node_execution_run(
     log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
                cause=execution.cause, worker=me)
     record_success: Callable[[], None] | None = None
+    shape: _GraphShape | None = None
     try:
         shape = _graph_shape(run)
         run.graph_manifest = shape.manifest
@@ -500,13 +520,7 @@ def node_execution_run(
     # another worker while this one finishes its bookkeeping, instead of waiting for it.
     keep = [] if continue_until is not None and time.monotonic() < continue_until else None
     try:
-        if record_success is not None and _feeds_only_fan_ins(shape, execution.node_id):
-            with transaction.atomic():
-                record_success()
-            record_success = None
-            if _dependants_still_waiting(run, shape, execution.node_id):
-                return None
-        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success, keep=keep)
+        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success, keep=keep, shape_hint=shape)
     except (OperationalError, InterfaceError) as error:
         # Nothing of the failed transaction is kept: a result it was to record is lost with it.
         _database_lost(execution, worker=me, error=error)
