@@ -4,7 +4,7 @@ Each log line goes to its execution's group (the whole line) and to its run's gr
 ``log`` event: which node, which seq, which event — never the text). Run events go to the run's group.
 
 Publishing is fire-and-forget: ``live_publish`` appends to an in-process outbox and returns at once,
-and one event loop sends the outbox in order. A worker therefore never waits on Redis or on a slow
+and one sender sends the outbox in order. A worker therefore never waits on Redis or on a slow
 browser; when the outbox overflows (the layer is down or far behind) the oldest messages are dropped
 and watchers recover them from the log file, which stays the source of truth.
 
@@ -16,12 +16,14 @@ coalesced the same way: a drain that starts right after a send waits ``COALESCE_
 Why not ``async_to_sync(layer.group_send)`` per message: called from a worker thread it starts a new
 thread and event loop for every call, and channels-redis opens a new connection per loop (about 2 ms
 a call, measured) — slower than the lines come. And the in-memory layer's queues belong to the
-serving event loop, so they must only be touched from it. So the loop that sends is:
+serving event loop, so they must only be touched from it. So the sender is:
 
-- with a layer shared between processes (channels-redis): a daemon thread of this process running
-  its own loop (started on first use, and anew in a forked child such as a Celery prefork worker);
+- with channels-redis's pub/sub layer (the console's, whenever Redis is configured): a daemon thread
+  of this process that publishes each drain to Redis as one pipeline (started on first use, and anew
+  in a forked child such as a Celery prefork worker), see ``_RedisPubSubOutbox``;
 - with the in-memory layer: the serving loop the consumers run in (they register it on connect).
-  No consumer in this process means nobody could receive, so nothing is sent.
+  No consumer in this process means nobody could receive, so nothing is sent;
+- with any other layer: an event loop in a daemon thread of this process, calling ``group_send``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ import uuid
 from collections import deque
 from typing import Any
 
-from channels.layers import BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+import redis
+from channels.layers import DEFAULT_CHANNEL_LAYER, BaseChannelLayer, InMemoryChannelLayer, get_channel_layer
+from channels_redis.pubsub import RedisPubSubChannelLayer
+from django.conf import settings
 
 from graphs.events import RunEvent
 from graphs.logs import LogLine
@@ -115,15 +120,17 @@ def live_consumer_loop_register(loop: asyncio.AbstractEventLoop) -> None:
 
 
 class _Outbox:
-    """Messages waiting for one event loop to send them: in order per group, one drain at a time."""
+    """Messages waiting to be sent: in order per group, by one sender at a time.
 
-    def __init__(self, *, loop: asyncio.AbstractEventLoop, layer: BaseChannelLayer) -> None:
-        self.loop = loop
+    ``put`` never blocks: it appends, and wakes the sender unless a drain is already under way.
+    A sender calls ``_batch_take`` until it answers None, and ``_sent`` after each send.
+    """
+
+    def __init__(self, *, layer: BaseChannelLayer) -> None:
         self.layer = layer
         self._pending: deque[tuple[str, Message]] = deque()
         self._lock = threading.Lock()
         self._draining = False
-        self._drain_task: asyncio.Task | None = None
         self._dropped = 0
         self._warned_at = 0.0
         self._sent_at = float("-inf")
@@ -137,6 +144,58 @@ class _Outbox:
             if self._draining:
                 return
             self._draining = True
+        self._wake()
+
+    def _wake(self) -> None:
+        raise NotImplementedError
+
+    def _coalescing(self) -> bool:
+        """Whether a drain starting now follows a send closely enough to wait for more lines first."""
+        return time.monotonic() - self._sent_at < BURST_GAP_SECONDS
+
+    def _batch_take(self) -> dict[str, list[Message]] | None:
+        """Everything waiting, as each group's layer messages in order; None (and the drain over) if nothing."""
+        with self._lock:
+            if not self._pending:
+                self._draining = False
+                return None
+            batch = list(self._pending)
+            self._pending.clear()
+            dropped, self._dropped = self._dropped, 0
+        if dropped:
+            self._warn(f"live outbox overflowed: {dropped} messages dropped (watchers refill from the log files)")
+        by_group: dict[str, list[Message]] = {}
+        for group, message in batch:
+            by_group.setdefault(group, []).append(message)
+        return {group: _layer_messages(messages) for group, messages in by_group.items()}
+
+    def _sent(self) -> None:
+        self._sent_at = time.monotonic()
+
+    def _warn(self, text: str) -> None:
+        # An unreachable layer fails every send; one warning a minute says so without flooding the log.
+        now = time.monotonic()
+        if now - self._warned_at >= _WARN_EVERY_SECONDS:
+            self._warned_at = now
+            logger.warning(text)
+
+
+def _layer_messages(messages: list[Message]) -> list[Message]:
+    """One group's messages as layer messages: alone, or up to ``MAX_BATCH`` of them in a ``live.batch``."""
+    chunks = [messages[start : start + MAX_BATCH] for start in range(0, len(messages), MAX_BATCH)]
+    return [chunk[0] if len(chunk) == 1 else {"type": "live.batch", "messages": chunk} for chunk in chunks]
+
+
+class _LoopOutbox(_Outbox):
+    """Sent by an event loop with the layer's ``group_send``: any layer, and the only way to feed the
+    in-memory layer, whose queues belong to the loop its consumers run in."""
+
+    def __init__(self, *, loop: asyncio.AbstractEventLoop, layer: BaseChannelLayer) -> None:
+        super().__init__(layer=layer)
+        self.loop = loop
+        self._drain_task: asyncio.Task | None = None
+
+    def _wake(self) -> None:
         try:
             self.loop.call_soon_threadsafe(self._drain_start)
         except RuntimeError:  # the loop is closed: whoever was listening on it is gone
@@ -150,38 +209,67 @@ class _Outbox:
 
     async def _drain(self) -> None:
         while True:
-            if time.monotonic() - self._sent_at < BURST_GAP_SECONDS:
+            if self._coalescing():
                 await asyncio.sleep(COALESCE_SECONDS)
-            with self._lock:
-                if not self._pending:
-                    self._draining = False
-                    return
-                batch = list(self._pending)
-                self._pending.clear()
-                dropped, self._dropped = self._dropped, 0
-            if dropped:
-                self._warn(f"live outbox overflowed: {dropped} messages dropped (watchers refill from the log files)")
-            by_group: dict[str, list[Message]] = {}
-            for group, message in batch:
-                by_group.setdefault(group, []).append(message)
+            by_group = self._batch_take()
+            if by_group is None:
+                return
             await asyncio.gather(*(self._send_in_order(group, messages) for group, messages in by_group.items()))
-            self._sent_at = time.monotonic()
+            self._sent()
 
     async def _send_in_order(self, group: str, messages: list[Message]) -> None:
-        for start in range(0, len(messages), MAX_BATCH):
-            chunk = messages[start : start + MAX_BATCH]
-            message = chunk[0] if len(chunk) == 1 else {"type": "live.batch", "messages": chunk}
+        for message in messages:
             try:
                 await asyncio.wait_for(self.layer.group_send(group, message), SEND_TIMEOUT_SECONDS)
             except Exception as error:
                 self._warn(f"live publishing to {group} failed: {error!r}")
 
-    def _warn(self, text: str) -> None:
-        # An unreachable layer fails every send; one warning a minute says so without flooding the log.
-        now = time.monotonic()
-        if now - self._warned_at >= _WARN_EVERY_SECONDS:
-            self._warned_at = now
-            logger.warning(text)
+
+class _RedisPubSubOutbox(_Outbox):
+    """Sent by a thread of its own straight to Redis, as channels-redis's pub/sub layer would send them.
+
+    The layer's ``group_send`` runs on an event loop: a loop thread in each worker process, whose
+    asyncio and redis-asyncio machinery cost a few milliseconds a node, and — worse — took the
+    interpreter lock from the thread running the node every time a database reply came in. A plain
+    thread sends each drain as one pipeline of PUBLISH commands and holds the lock only while it builds it.
+    The messages are the layer's own (``serialize``), on the channel it subscribes a group's watchers
+    to (``<prefix>__group__<group>``, channels-redis 4.3); a test checks the layer receives them.
+    """
+
+    def __init__(self, *, layer: BaseChannelLayer, url: str, prefix: str) -> None:
+        super().__init__(layer=layer)
+        self._prefix = prefix
+        self._redis = redis.Redis.from_url(
+            url, socket_timeout=SEND_TIMEOUT_SECONDS, socket_connect_timeout=SEND_TIMEOUT_SECONDS
+        )
+        self._wakeup = threading.Event()
+        threading.Thread(target=self._send_forever, name="live-publisher", daemon=True).start()
+
+    def _wake(self) -> None:
+        self._wakeup.set()
+
+    def _send_forever(self) -> None:
+        while True:
+            self._wakeup.wait()
+            self._wakeup.clear()
+            while True:
+                if self._coalescing():
+                    time.sleep(COALESCE_SECONDS)
+                by_group = self._batch_take()
+                if by_group is None:
+                    break
+                self._send(by_group)
+                self._sent()
+
+    def _send(self, by_group: dict[str, list[Message]]) -> None:
+        try:
+            pipeline = self._redis.pipeline(transaction=False)
+            for group, messages in by_group.items():
+                for message in messages:
+                    pipeline.publish(f"{self._prefix}__group__{group}", self.layer.serialize(message))
+            pipeline.execute()
+        except Exception as error:
+            self._warn(f"live publishing to {len(by_group)} groups failed: {error!r}")
 
 
 def _outbox_current() -> _Outbox | None:
@@ -191,12 +279,29 @@ def _outbox_current() -> _Outbox | None:
     if layer is None:
         return None
     with _state_lock:
+        if _outbox is not None and _outbox.layer is layer and not isinstance(_outbox, _LoopOutbox):
+            return _outbox
+        redis_target = _redis_pubsub_target(layer)
+        if redis_target is not None:
+            _outbox = _RedisPubSubOutbox(layer=layer, url=redis_target[0], prefix=redis_target[1])
+            return _outbox
         loop = _consumer_loop if isinstance(layer, InMemoryChannelLayer) else _own_loop_get()
         if loop is None or loop.is_closed():
             return None
-        if _outbox is None or _outbox.loop is not loop or _outbox.layer is not layer:
-            _outbox = _Outbox(loop=loop, layer=layer)
+        if not isinstance(_outbox, _LoopOutbox) or _outbox.loop is not loop or _outbox.layer is not layer:
+            _outbox = _LoopOutbox(loop=loop, layer=layer)
         return _outbox
+
+
+def _redis_pubsub_target(layer: BaseChannelLayer) -> tuple[str, str] | None:
+    """(Redis URL, channel prefix) of a channels-redis pub/sub layer on one host given by URL, else None."""
+    if not isinstance(layer, RedisPubSubChannelLayer):
+        return None
+    config = settings.CHANNEL_LAYERS.get(DEFAULT_CHANNEL_LAYER, {}).get("CONFIG", {})
+    hosts = config.get("hosts") or []
+    if len(hosts) != 1 or not isinstance(hosts[0], str):
+        return None
+    return hosts[0], config.get("prefix", "asgi")
 
 
 def _own_loop_get() -> asyncio.AbstractEventLoop:
