@@ -16,13 +16,12 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from graphs.models import ExecutionLogFile, WorkNodeExecution
@@ -74,17 +73,23 @@ def log_path_for(log_file: ExecutionLogFile) -> Path:
 
 def log_file_open(*, execution: WorkNodeExecution) -> ExecutionLogFile:
     """Create the log file of ``execution`` (idempotent) and return its row."""
-    relative = Path(str(execution.run.task.project_id)) / str(execution.run_id) / f"{execution.node_exec_id}.jsonl"
-    # An attempt opens its log right after it is claimed, so the row is almost never there yet: a bare
-    # INSERT is one statement where get_or_create takes four (SELECT, BEGIN, INSERT, COMMIT). Inside a
-    # caller's transaction a savepoint keeps a duplicate from breaking it.
-    try:
-        with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            log_file = ExecutionLogFile.objects.create(
-                node_exec=execution, project_id=execution.run.task.project_id, file_path=str(relative)
-            )
-    except IntegrityError:
-        log_file = ExecutionLogFile.objects.get(node_exec=execution)
+    return log_file_create(node_exec_id=execution.pk, project_id=execution.run.task.project_id, run_id=execution.run_id)
+
+
+def log_file_create(*, node_exec_id: Any, project_id: Any, run_id: Any) -> ExecutionLogFile:
+    """Create the log file of an attempt known by its ids (idempotent) and return its row.
+
+    The row's id is the attempt's, so it is known whether this INSERT or an earlier one made the row:
+    ``INSERT … ON CONFLICT DO NOTHING`` is then one statement, where get_or_create takes four, and
+    inside a caller's transaction it needs no savepoint (two more round trips) to survive a duplicate.
+    """
+    log_file = ExecutionLogFile(
+        log_file_id=node_exec_id,
+        node_exec_id=node_exec_id,
+        project_id=project_id,
+        file_path=str(Path(str(project_id)) / str(run_id) / f"{node_exec_id}.jsonl"),
+    )
+    ExecutionLogFile.objects.bulk_create([log_file], ignore_conflicts=True)
     path = log_path_for(log_file)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(exist_ok=True)
@@ -105,7 +110,11 @@ def log_append(*, execution: WorkNodeExecution, event: str, **fields: Any) -> Lo
 
 
 def log_file_close(*, execution: WorkNodeExecution) -> None:
-    """Mark the log closed and record its last seq (kept off the per-line path to spare the database)."""
+    """Mark the log closed and record its last seq (kept off the per-line path to spare the database).
+
+    Inside a caller's transaction the mark is part of it: a node's result and its log's close commit
+    together, and the watchers are told once they have.
+    """
     log_file = _log_file_of(execution)
     with open(log_path_for(log_file), "rb") as handle:
         os.fsync(handle.fileno())
@@ -113,11 +122,11 @@ def log_file_close(*, execution: WorkNodeExecution) -> None:
     # The mark need not wait for the database's disk: the file itself was just synced, and a mark a
     # crash loses only leaves readers polling a file that no longer grows (see graphs.transactions).
     with transaction_unflushed():
-        closed = ExecutionLogFile.objects.filter(pk=log_file.pk, status=ExecutionLogFile.Status.OPEN).update(
-            status=ExecutionLogFile.Status.CLOSED, closed_at=timezone.now(), last_seq=last_seq
-        )
+        closed = ExecutionLogFile.objects.filter(
+            node_exec_id=execution.pk, status=ExecutionLogFile.Status.OPEN
+        ).update(status=ExecutionLogFile.Status.CLOSED, closed_at=timezone.now(), last_seq=last_seq)
     if closed:
-        _notify(_close_listeners, execution, last_seq)
+        transaction.on_commit(lambda: _notify(_close_listeners, execution, last_seq))
 
 
 def log_read(*, log_file: ExecutionLogFile, after: int = 0, limit: int | None = None) -> list[LogLine]:

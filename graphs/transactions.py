@@ -20,11 +20,15 @@ from django.db import connection, transaction
 
 @contextmanager
 def transaction_unflushed() -> Iterator[None]:
-    """``transaction.atomic()``, committed without waiting for the disk when it is a transaction of its
-    own on PostgreSQL. Inside a caller's transaction it is a savepoint and the caller's commit decides."""
-    owns_transaction = not connection.in_atomic_block
+    """``transaction.atomic()``, committed without waiting for the disk, on PostgreSQL.
+
+    Inside a caller's transaction it adds nothing, not even a savepoint (two round trips): the writes
+    are the caller's, and its commit decides how they are flushed."""
+    if connection.in_atomic_block:
+        yield
+        return
     with transaction.atomic():
-        if owns_transaction and connection.vendor == "postgresql":
+        if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
         yield

@@ -23,7 +23,8 @@ def test_its_own_transaction_commits_unflushed_and_the_session_is_left_as_it_was
     assert _synchronous_commit() == "on"
 
 
-def test_inside_a_callers_transaction_the_callers_commit_decides():
+def test_inside_a_callers_transaction_the_callers_commit_decides_and_no_savepoint_is_taken():
     with transaction.atomic():
         with transaction_unflushed():
             assert _synchronous_commit() == "on"
+            assert connection.savepoint_ids == []
