@@ -4,7 +4,8 @@ State lives in the database. Each node attempt is its own ``WorkNodeExecution`` 
 
 - ``pending``  — created, waiting for its dependencies;
 - ``queued``   — dependencies met (``ready_at``), handed to an executor;
-- ``running``  — claimed by one worker with a conditional update, heart-beating;
+- ``running``  — claimed by one worker with a conditional update, heart-beating (a dependant the
+  worker that readied it runs next goes there from ``pending`` at once, see ``node_execute_job``);
 - then ``succeeded`` / ``failed`` / ``blocked`` / ``cancelled``.
 
 A node's current state is its highest attempt. Scheduling decisions (which rows become queued,
@@ -42,11 +43,12 @@ from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import node_evidence_gaps, node_required_for_completion, run_incompleteness
 from graphs.heartbeat import execution_heartbeat
 from graphs.jobs import job_handler, job_submit
-from graphs.logs import log_append, log_file_close, log_file_open
+from graphs.logs import log_append, log_file_close, log_file_create, log_file_open
 from graphs.manifest import extract_json_payload
 from graphs.models import (
     PLANNING_NODE_ID,
     Artifact,
+    ExecutionLogFile,
     Skill,
     Task,
     WorkGraphRun,
@@ -71,6 +73,11 @@ _RESUBMIT_DOUBLINGS = 6
 PROGRESS_EVERY_SECONDS = 0.5
 # How long a node job may go on running the dependants it readied itself (see node_execute_job).
 CONTINUE_FOR_SECONDS = 5.0
+# How many of the attempts one advance readies get a job at once: the others are claimed from the
+# database by node jobs as they finish one, and those still waiting DISPATCH_EVERY_SECONDS later get
+# jobs of their own, FAN_OUT_JOBS at a time (see run_dispatch_job).
+FAN_OUT_JOBS = 16
+DISPATCH_EVERY_SECONDS = 1.0
 _PROGRESS_RUNS_KEPT = 1024
 _progress_reported: dict[Any, float] = {}
 _progress_lock = threading.Lock()
@@ -164,7 +171,7 @@ def _advance_all(run: WorkGraphRun, shape: _GraphShape) -> None:
         if all(up is not None and _upstream_done(manifest, dep, up["status"])
                for dep, up in zip(dependencies, upstream, strict=True)):
             ready.append(row)
-    changed.extend(_queue(ready, now=now))
+    changed.extend(_queue(run, ready, now=now))
     node_states_emit(run_id=run.pk, rows=changed)
     done = sum(1 for row in latest.values() if row["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
     run_event_emit(run_id=run.pk, event="progress", done=done, total=len(latest))
@@ -177,7 +184,7 @@ def _advance_after(
     run_id: Any,
     node_id: str,
     record: Callable[[], None] | None = None,
-    keep: list[Any] | None = None,
+    continuation: _Continuation | None = None,
     shape_hint: _GraphShape | None = None,
 ) -> None:
     """``run_advance`` once an attempt of ``node_id`` has ended, reading only what that can change.
@@ -185,8 +192,8 @@ def _advance_after(
     ``record``, when given, records the attempt's end first, under the same lock and in the same
     transaction: one commit (one wait for the database's disk) fewer per node — except for a leaf of
     a fan-in (as ``shape_hint``, the shape the attempt ran with, tells), which may settle without the
-    lock (see ``_fan_in_leaf_settled``). ``keep`` is passed to ``_queue``: a dependant made ready may
-    be kept for the caller to run.
+    lock (see ``_fan_in_leaf_settled``). ``continuation`` is passed to ``_queue``: a dependant made
+    ready may be claimed for the caller to run.
 
     Every advance leaves the run settled: no pending attempt it could queue or block is left. So a
     success can only ready ``node_id``'s own dependants, and the stage can only be over once no
@@ -223,7 +230,7 @@ def _advance_after(
             if verdict == "ready":
                 ready.append(row)
             waiting = waiting or verdict == "waiting"
-        node_states_emit(run_id=run.pk, rows=_queue(ready, now=timezone.now(), keep=keep))
+        node_states_emit(run_id=run.pk, rows=_queue(run, ready, now=timezone.now(), continuation=continuation))
         # An attempt just queued, or a dependant waiting on an active dependency, means the stage goes on.
         # Counting the run's rows then only serves the progress figure, which is refreshed at most once
         # per PROGRESS_EVERY_SECONDS: a count per node cost a fan-out a scan of the whole run per leaf.
@@ -297,25 +304,57 @@ def _dependencies_verdict(run: WorkGraphRun, shape: _GraphShape, node_id: str, *
     return "waiting"
 
 
-def _queue(ready: list[dict], *, now, keep: list[Any] | None = None) -> list[dict]:
+def _queue(
+    run: WorkGraphRun, ready: list[dict], *, now, continuation: _Continuation | None = None
+) -> list[dict]:
     """Mark pending attempts queued (dependencies met now) and hand them to the executor; return them.
 
-    With ``keep`` (an empty list), the first attempt that may start at once is not handed out: its id
-    goes into ``keep``, for the caller to run itself.
+    With ``continuation``, the first attempt that may start at once is not handed out but claimed for
+    the continuing worker, its log opened, in the caller's transaction (under the run lock): the
+    worker then needs neither a broker round trip nor a claim of its own to run it.
     """
     if not ready:
         return []
-    WorkNodeExecution.objects.filter(pk__in=[row["pk"] for row in ready], status=Status.PENDING).update(
-        status=Status.QUEUED, ready_at=now
-    )
-    for row in ready:
+    kept = None
+    if continuation is not None:
+        kept = next((row for row in ready if _start_delay(row, now) <= 0), None)
+        if kept is not None and _claim_for(continuation, run=run, row=kept, now=now):
+            kept["status"] = Status.RUNNING
+        else:
+            kept = None
+    queued = [row for row in ready if row is not kept]
+    if queued:
+        WorkNodeExecution.objects.filter(pk__in=[row["pk"] for row in queued], status=Status.PENDING).update(
+            status=Status.QUEUED, ready_at=now
+        )
+    handed_out = 0
+    for row in queued:
         row["status"] = Status.QUEUED
-        delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
-        if keep is not None and not keep and delay <= 0:
-            keep.append(row["pk"])
-            continue
-        job_submit("node_execute", str(row["pk"]), delay=max(delay, 0.0))
+        delay = _start_delay(row, now)
+        if delay > 0:
+            job_submit("node_execute", str(row["pk"]), delay=delay)
+        elif handed_out < FAN_OUT_JOBS:
+            job_submit("node_execute", str(row["pk"]))
+            handed_out += 1
+    if len([row for row in queued if _start_delay(row, now) <= 0]) > handed_out:
+        job_submit("run_dispatch", str(run.pk), delay=DISPATCH_EVERY_SECONDS)
     return ready
+
+
+def _start_delay(row: dict, now) -> float:
+    return (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
+
+
+def _claim_for(continuation: _Continuation, *, run: WorkGraphRun, row: dict, now) -> bool:
+    """Claim a pending attempt for the continuing worker (call under the run lock); return whether it was."""
+    claimed = WorkNodeExecution.objects.filter(pk=row["pk"], status=Status.PENDING).update(
+        status=Status.RUNNING, ready_at=now, started_at=now, heartbeat_at=now, worker=continuation.worker
+    )
+    if claimed != 1:
+        return False
+    continuation.log_file = log_file_create(node_exec_id=row["pk"], project_id=continuation.project_id, run_id=run.pk)
+    continuation.claimed, continuation.run = row["pk"], run
+    return True
 
 
 def _stage_end_check(run: WorkGraphRun, shape: _GraphShape, latest: dict[str, dict]) -> None:
@@ -464,32 +503,72 @@ def node_execute_job(node_exec_id: str) -> None:
     """Run the attempt, then — while the job is young — a dependant it made ready, in this same worker.
 
     Handing a chain's next node through the broker cost more than the engine's own work on a quick
-    node, while the worker that readied it is free and holds warm connections. Past
-    ``CONTINUE_FOR_SECONDS`` every dependant goes through the executor, so one job does not hold a
-    worker for long while other runs wait. A worker that dies in between leaves a queued attempt with
-    no message, which the reaper hands out, as it does a lost message.
+    node, while the worker that readied it is free and holds warm connections. The dependant is
+    claimed for this worker in the very transaction that readies it, and starts with its upstream
+    output in hand. Past ``CONTINUE_FOR_SECONDS`` every dependant goes through the executor, so one
+    job does not hold a worker for long while other runs wait. A worker that dies in between leaves
+    a running attempt with no heartbeat, which the reaper fails and retries, as for any dead worker.
     """
     continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
-    next_id: Any = node_exec_id
-    while next_id is not None:
-        next_id = node_execution_run(node_exec_id=next_id, continue_until=continue_until)
+    execution = _attempt_claim(node_exec_id)
+    run_id = execution.run_id if execution is not None else None
+    upstream_known: dict[str, str] = {}
+    while execution is not None:
+        execution, upstream_known = _attempt_run(
+            execution, runner=get_runner(), continue_until=continue_until, upstream_known=upstream_known
+        )
+        if execution is None and time.monotonic() < continue_until:
+            execution = _attempt_claim_next(run_id)
 
 
-def node_execution_run(
-    *, node_exec_id: Any, runner: AgentRunner | None = None, continue_until: float | None = None
-) -> Any | None:
-    """Claim a queued attempt, produce and judge its output, record the result and advance the run.
+@job_handler("run_dispatch")
+def run_dispatch_job(run_id: str) -> None:
+    """Give jobs to queued attempts of the run still unclaimed ``DISPATCH_EVERY_SECONDS`` after they were
+    queued, ``FAN_OUT_JOBS`` of them at a time, until none is left without one.
 
-    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready is kept instead of
-    handed to the executor; its id is returned for the caller to run next.
+    A wide fan-out hands out only ``FAN_OUT_JOBS`` jobs at once: on quick nodes, those jobs claim the
+    rest from the database faster than the broker could deliver them a message each (a message whose
+    attempt another job took costs a worker a round trip for nothing). Slow nodes leave attempts
+    waiting, and these get their jobs here, so they still spread over every free worker. The mark
+    (``resubmitted_at``) keeps an attempt from getting a second one from here; the reaper's lost-job
+    pass stays the safety net.
     """
-    me = worker_name()
+    now = timezone.now()
+    waiting = (
+        WorkNodeExecution.objects.filter(
+            run_id=run_id, status=Status.QUEUED, resubmitted_at__isnull=True,
+            ready_at__lte=now - timedelta(seconds=DISPATCH_EVERY_SECONDS),
+        )
+        .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
+        .order_by("ready_at")
+    )
+    chosen = list(waiting.values_list("pk", flat=True)[:FAN_OUT_JOBS])
+    with transaction.atomic():
+        WorkNodeExecution.objects.filter(pk__in=chosen, status=Status.QUEUED).update(
+            resubmitted_at=now, resubmits=F("resubmits") + 1
+        )
+        for pk in chosen:
+            job_submit("node_execute", str(pk))
+        # Attempts queued too recently to be handed out yet, or past this pass's share: look again.
+        if WorkNodeExecution.objects.filter(run_id=run_id, status=Status.QUEUED, resubmitted_at__isnull=True).exists():
+            job_submit("run_dispatch", run_id, delay=DISPATCH_EVERY_SECONDS)
+
+
+def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:
+    """Claim a queued attempt, produce and judge its output, record the result and advance the run."""
+    execution = _attempt_claim(node_exec_id)
+    if execution is not None:
+        _attempt_run(execution, runner=runner or get_runner())
+
+
+def _attempt_claim(node_exec_id: Any) -> WorkNodeExecution | None:
+    """Take a queued attempt for this worker and open its log; None when it is not queued (any more)."""
     now = timezone.now()
     # Claim, read and open the log in one transaction, which need not wait for the disk: a claim a
     # database crash loses leaves the attempt queued for the reaper (see graphs.transactions).
     with transaction_unflushed():
         claimed = WorkNodeExecution.objects.filter(pk=node_exec_id, status=Status.QUEUED).update(
-            status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=me
+            status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker_name()
         )
         if claimed != 1:
             return None  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
@@ -502,33 +581,109 @@ def node_execution_run(
         )
         node_states_emit(run_id=execution.run_id, rows=[execution])
         log_file_open(execution=execution)
+    return execution
+
+
+def _attempt_claim_next(run_id: Any) -> WorkNodeExecution | None:
+    """Claim for this worker a queued attempt of the run that may start now, if there is one.
+
+    ``SKIP LOCKED`` lets every worker draining a fan-out take a different one without waiting on the
+    others; where it is not available (SQLite), a claim lost to another worker is retried a few times.
+    """
+    for _ in range(3):
+        now = timezone.now()
+        with transaction_unflushed():
+            pk = (
+                WorkNodeExecution.objects.select_for_update(skip_locked=True)
+                .filter(run_id=run_id, status=Status.QUEUED)
+                .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
+                .order_by("ready_at")
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if pk is None:
+                return None
+            execution = _attempt_claim(pk)
+        if execution is not None:
+            return execution
+    return None
+
+
+@dataclass
+class _Continuation:
+    """The worker a dependant made ready may be claimed for, in the advance that readies it."""
+
+    worker: str
+    project_id: Any
+    claimed: Any | None = None
+    run: WorkGraphRun | None = None
+    log_file: ExecutionLogFile | None = None
+
+
+def _attempt_run(
+    execution: WorkNodeExecution,
+    *,
+    runner: AgentRunner,
+    continue_until: float | None = None,
+    upstream_known: dict[str, str] | None = None,
+) -> tuple[WorkNodeExecution | None, dict[str, str]]:
+    """Run an attempt claimed by this worker: produce and judge its output, record it, advance the run.
+
+    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready is claimed for
+    this worker instead of handed to the executor; it is returned, with the upstream output this
+    attempt leaves it (``upstream_known`` for its run), for the caller to run next.
+    """
+    me = worker_name()
     run = execution.run
     log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
                cause=execution.cause, worker=me)
-    record_success: Callable[[], None] | None = None
+    record: Callable[[], None] | None = None
     shape: _GraphShape | None = None
     try:
         shape = _graph_shape(run)
         run.graph_manifest = shape.manifest
-        record_success = _node_execution_body(execution, shape=shape, runner=runner or get_runner(), worker=me)
+        record_success = _node_execution_body(
+            execution, shape=shape, runner=runner, worker=me, upstream_known=upstream_known or {}
+        )
     except (OperationalError, InterfaceError) as error:
         _database_lost(execution, worker=me, error=error)
     except Exception as error:  # a bug must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
-    # The dependants are queued before the log is closed (an fsync and an UPDATE): they start on
-    # another worker while this one finishes its bookkeeping, instead of waiting for it.
-    keep = [] if continue_until is not None and time.monotonic() < continue_until else None
+    else:
+        if record_success is not None:
+
+            def record() -> None:
+                # The log is closed in the same transaction as the result: one commit fewer per node.
+                record_success()
+                log_file_close(execution=execution)
+
+    continuation = None
+    if continue_until is not None and time.monotonic() < continue_until:
+        continuation = _Continuation(worker=me, project_id=run.task.project_id)
+    closed_with_result = False
     try:
-        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record_success, keep=keep, shape_hint=shape)
+        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record, continuation=continuation,
+                       shape_hint=shape)
+        closed_with_result = record is not None
     except (OperationalError, InterfaceError) as error:
         # Nothing of the failed transaction is kept: a result it was to record is lost with it.
         _database_lost(execution, worker=me, error=error)
         run_advance(run_id=run.run_id)
-        return None
+        continuation = None
     finally:
-        log_file_close(execution=execution)
-    return keep[0] if keep else None
+        # A failure's dependants were queued before its log is closed (an fsync and an UPDATE): they
+        # start on another worker while this one finishes its bookkeeping, instead of waiting for it.
+        if not closed_with_result:
+            log_file_close(execution=execution)
+    if continuation is None or continuation.claimed is None:
+        return None, {}
+    following = WorkNodeExecution.objects.get(pk=continuation.claimed)
+    # The run as the advance read it under its lock, with the task and project this attempt loaded.
+    following.run = continuation.run
+    following.run.task = run.task
+    following.log_file = continuation.log_file
+    return following, {execution.node_id: execution.output_payload.get("text", "")}
 
 
 def _database_lost(execution: WorkNodeExecution, *, worker: str, error: Exception) -> None:
@@ -541,10 +696,18 @@ def _database_lost(execution: WorkNodeExecution, *, worker: str, error: Exceptio
 
 
 def _node_execution_body(
-    execution: WorkNodeExecution, *, shape: _GraphShape, runner: AgentRunner, worker: str
+    execution: WorkNodeExecution,
+    *,
+    shape: _GraphShape,
+    runner: AgentRunner,
+    worker: str,
+    upstream_known: dict[str, str],
 ) -> Callable[[], None] | None:
     """Run the attempt and record how it ended — except a passed judgment, which is returned as the
-    function that records it, for the caller to call in the same transaction as the run's advance."""
+    function that records it, for the caller to call in the same transaction as the run's advance.
+
+    ``upstream_known`` holds outputs of upstream nodes already in hand (the latest successful ones).
+    """
     run = execution.run
     node = shape.nodes.get(execution.node_id)
     if node is None:
@@ -553,7 +716,7 @@ def _node_execution_body(
     if run.cancel_requested_at is not None:
         _finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
         return None
-    upstream = _upstream_outputs(run, node)
+    upstream = _upstream_outputs(run, node, known=upstream_known)
     feedback = list(execution.input_payload.get("feedback", []))
     brief = TaskBrief.from_task(run.task)
     cancel_event = threading.Event()
@@ -1110,17 +1273,20 @@ def _progress_counts(run: WorkGraphRun) -> tuple[int, int]:
     return counts["total"], counts["active"]
 
 
-def _upstream_outputs(run: WorkGraphRun, node: dict) -> dict[str, str]:
+def _upstream_outputs(run: WorkGraphRun, node: dict, *, known: dict[str, str] | None = None) -> dict[str, str]:
+    """The latest successful output of each dependency of ``node``; those in ``known`` are not read again."""
     dependencies = list(node.get("depends_on") or [])
-    outputs: dict[str, str] = {}
-    # A partial node that is not required for completion still hands its output on.
-    rows = run.executions.filter(
-        node_id__in=dependencies, status__in=[Status.SUCCEEDED, Status.PARTIAL]
-    ).order_by("node_id", "-attempt")
-    # Tuples, not instances: the related manager would fetch each instance's deferred run_id again,
-    # one query per upstream node.
-    for node_id, output in rows.values_list("node_id", "output_payload"):
-        outputs.setdefault(node_id, output.get("text", ""))
+    outputs = {dep: text for dep, text in (known or {}).items() if dep in dependencies}
+    unknown = [dep for dep in dependencies if dep not in outputs]
+    if unknown:
+        # A partial node that is not required for completion still hands its output on.
+        rows = run.executions.filter(
+            node_id__in=unknown, status__in=[Status.SUCCEEDED, Status.PARTIAL]
+        ).order_by("node_id", "-attempt")
+        # Tuples, not instances: the related manager would fetch each instance's deferred run_id again,
+        # one query per upstream node.
+        for node_id, output in rows.values_list("node_id", "output_payload"):
+            outputs.setdefault(node_id, output.get("text", ""))
     return {dep: outputs[dep] for dep in dependencies if dep in outputs}
 
 

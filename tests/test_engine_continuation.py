@@ -5,11 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from graphs import engine
 from graphs.engine import run_start
-from graphs.models import WorkGraphRun
+from graphs.logs import log_read
+from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +32,41 @@ def test_a_chain_runs_in_the_job_that_started_it(task, scripted_runner, inline_e
     assert [call[0] for call in scripted_runner.node_calls()] == [f"n{i}" for i in range(6)]
     rows = latest(run)
     assert all(rows[f"n{i}"].started_at >= rows[f"n{i - 1}"].finished_at for i in range(1, 6))
+
+
+def test_the_next_node_is_claimed_in_the_advance_that_readies_it_and_gets_its_input_in_hand(
+    task, scripted_runner, inline_executor
+):
+    run = planned_run(task, _chain(3))
+    run_start(run=run)
+    inline_executor.drain()
+
+    rows = latest(run)
+    for node_id in ("n1", "n2"):
+        # Never queued for a broker: ready and started in the same transaction, by the same worker.
+        assert rows[node_id].ready_at == rows[node_id].started_at
+        assert rows[node_id].worker == rows["n0"].worker
+        assert rows[node_id].input_payload["upstream"] == [f"n{int(node_id[1]) - 1}"]
+        lines = log_read(log_file=ExecutionLogFile.objects.get(node_exec=rows[node_id]))
+        assert [line["event"] for line in (lines[0], lines[-1])] == ["node_start", "node_finished"]
+    assert set(ExecutionLogFile.objects.filter(node_exec__run=run).values_list("status", flat=True)) == {"closed"}
+    # The prompt of n2 holds n1's output although it was never read back from the database.
+    assert rows["n1"].output_payload["text"] in rows["n2"].input_payload["prompt"]
+
+
+def test_a_chain_node_costs_a_fixed_number_of_queries(task, scripted_runner, inline_executor):
+    """Per node: the run lock, the result, the log's close, the dependants' rows, the next claim, its
+    log row and the next attempt's row — and the transaction's two statements. A progress count comes
+    at most every half second. Growing this is growing every node's cost."""
+    counts = {}
+    for length in (4, 12):
+        run = planned_run(task, _chain(length))
+        run_start(run=run)
+        with CaptureQueriesContext(connection) as queries:
+            inline_executor.drain()
+        assert WorkGraphRun.objects.get(pk=run.pk).status == "succeeded"
+        counts[length] = len(queries)
+    assert (counts[12] - counts[4]) / 8 <= 9
 
 
 def test_a_fan_out_keeps_one_branch_and_hands_out_the_others(task, scripted_runner, inline_executor):
