@@ -133,6 +133,8 @@ def test_peer_prefect(tmp_path, results):
         "PREFECT_HOME": str(tmp_path / "prefect"),
         # The ephemeral server would otherwise report usage to Prefect over the network.
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        # Its first start creates and migrates the server's database: over the default 20 s on a slow day.
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
     }
     env.pop("PREFECT_API_URL", None)
     completed = subprocess.run(
