@@ -61,7 +61,7 @@ MAX_BATCH = 200
 # they travel together — one layer message, and one browser frame per socket, for several lines.
 # At a hundred lines a second nothing waits; at a thousand, a line waits at most this long.
 BURST_GAP_SECONDS = 0.005
-COALESCE_SECONDS = 0.005
+COALESCE_SECONDS = 0.01
 _WARN_EVERY_SECONDS = 60.0
 
 _consumer_loop: asyncio.AbstractEventLoop | None = None
@@ -80,18 +80,26 @@ def run_group(run_id: Any) -> str:
 
 def live_publish(*, group: str, message: Message) -> None:
     """Hand ``message`` to the layer for ``group`` without waiting; never raises."""
+    live_publish_together([(group, message)])
+
+
+def live_publish_together(messages: list[tuple[str, Message]]) -> None:
+    """Hand several (group, message) pairs to the layer at once, so they leave in one drain; never raises."""
     try:
         outbox = _outbox_current()
         if outbox is not None:
-            outbox.put(group, message)
+            outbox.put(messages)
     except Exception:
-        logger.exception("live publishing to %s failed", group)
+        logger.exception("live publishing to %s failed", ", ".join(group for group, _ in messages))
 
 
 def log_line_publish(execution: WorkNodeExecution, line: LogLine) -> None:
-    """Log listener: the whole line to the execution's group, a compact ``log`` event to the run's."""
+    """Log listener: the whole line to the execution's group, a compact ``log`` event to the run's.
+
+    Both go in together: handed over one after the other, the first would leave alone and the second
+    would find a send just made, and wait to be coalesced with lines that at a steady pace never come.
+    """
     line = _jsonable(line)
-    live_publish(group=node_exec_group(execution.pk), message={"type": "log.line", "line": line})
     compact = {
         "event": "log",
         "run_id": str(execution.run_id),
@@ -100,7 +108,10 @@ def log_line_publish(execution: WorkNodeExecution, line: LogLine) -> None:
         "seq": line["seq"],
         "line_event": line.get("event"),
     }
-    live_publish(group=run_group(execution.run_id), message={"type": "run.event", "event": compact})
+    live_publish_together([
+        (node_exec_group(execution.pk), {"type": "log.line", "line": line}),
+        (run_group(execution.run_id), {"type": "run.event", "event": compact}),
+    ])
 
 
 def log_closed_publish(execution: WorkNodeExecution, last_seq: int) -> None:
@@ -123,7 +134,8 @@ class _Outbox:
     """Messages waiting to be sent: in order per group, by one sender at a time.
 
     ``put`` never blocks: it appends, and wakes the sender unless a drain is already under way.
-    A sender calls ``_batch_take`` until it answers None, and ``_sent`` after each send.
+    A sender takes batches until ``_drained``, calling ``_sent`` after each send; it waits for more
+    before taking one only when messages came in right after its last send (a stream, not a lone line).
     """
 
     def __init__(self, *, layer: BaseChannelLayer) -> None:
@@ -135,12 +147,14 @@ class _Outbox:
         self._warned_at = 0.0
         self._sent_at = float("-inf")
 
-    def put(self, group: str, message: Message) -> None:
+    def put(self, messages: list[tuple[str, Message]]) -> None:
         with self._lock:
-            if len(self._pending) >= MAX_PENDING:
-                self._pending.popleft()
-                self._dropped += 1
-            self._pending.append((group, message))
+            overflow = len(self._pending) + len(messages) - MAX_PENDING
+            for _ in range(max(overflow, 0)):
+                if self._pending:
+                    self._pending.popleft()
+                    self._dropped += 1
+            self._pending.extend(messages)
             if self._draining:
                 return
             self._draining = True
@@ -153,12 +167,17 @@ class _Outbox:
         """Whether a drain starting now follows a send closely enough to wait for more lines first."""
         return time.monotonic() - self._sent_at < BURST_GAP_SECONDS
 
-    def _batch_take(self) -> dict[str, list[Message]] | None:
-        """Everything waiting, as each group's layer messages in order; None (and the drain over) if nothing."""
+    def _drained(self) -> bool:
+        """Whether nothing waits any more; if so, the drain is over (the next ``put`` starts another)."""
         with self._lock:
-            if not self._pending:
-                self._draining = False
-                return None
+            if self._pending:
+                return False
+            self._draining = False
+            return True
+
+    def _batch_take(self) -> dict[str, list[Message]]:
+        """Everything waiting, as each group's layer messages in order."""
+        with self._lock:
             batch = list(self._pending)
             self._pending.clear()
             dropped, self._dropped = self._dropped, 0
@@ -208,12 +227,10 @@ class _LoopOutbox(_Outbox):
         self._drain_task = self.loop.create_task(self._drain())
 
     async def _drain(self) -> None:
-        while True:
+        while not self._drained():
             if self._coalescing():
                 await asyncio.sleep(COALESCE_SECONDS)
             by_group = self._batch_take()
-            if by_group is None:
-                return
             await asyncio.gather(*(self._send_in_order(group, messages) for group, messages in by_group.items()))
             self._sent()
 
@@ -252,13 +269,10 @@ class _RedisPubSubOutbox(_Outbox):
         while True:
             self._wakeup.wait()
             self._wakeup.clear()
-            while True:
+            while not self._drained():
                 if self._coalescing():
                     time.sleep(COALESCE_SECONDS)
-                by_group = self._batch_take()
-                if by_group is None:
-                    break
-                self._send(by_group)
+                self._send(self._batch_take())
                 self._sent()
 
     def _send(self, by_group: dict[str, list[Message]]) -> None:
