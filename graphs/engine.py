@@ -212,7 +212,7 @@ def _advance_after(
             return
         shape = _graph_shape(run)
         dependants = shape.dependants.get(node_id, [])
-        known = _latest_rows(run, node_ids=[node_id, *dependants])
+        known = _latest_rows(run, node_ids=_rows_to_read(shape, node_id, dependants))
         finished = known.get(node_id)
         if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
             _advance_all(run, shape)
@@ -267,7 +267,7 @@ def _fan_in_leaf_settled(*, run_id: Any, node_id: str, record: Callable[[], None
         return False
     shape = _graph_shape(run)
     dependants = shape.dependants.get(node_id, [])
-    known = _latest_rows(run, node_ids=[node_id, *dependants])
+    known = _latest_rows(run, node_ids=_rows_to_read(shape, node_id, dependants))
     finished = known.get(node_id)
     if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
         return False
@@ -282,13 +282,26 @@ def _fan_in_leaf_settled(*, run_id: Any, node_id: str, record: Callable[[], None
     return waiting
 
 
+def _rows_to_read(shape: _GraphShape, node_id: str, dependants: list[str]) -> list[str]:
+    """The nodes whose latest rows an advance after ``node_id`` reads at once: the node, its dependants,
+    and the last few other dependencies of each dependant (see ``_dependencies_verdict``)."""
+    probes = [
+        dep for dependant in dependants for dep in shape.dependencies.get(dependant, [])[-_ACTIVE_PROBE - 1 :]
+        if dep != node_id
+    ]
+    return list(dict.fromkeys([node_id, *dependants, *probes]))
+
+
 def _dependencies_verdict(run: WorkGraphRun, shape: _GraphShape, node_id: str, *, known: dict[str, dict]) -> str:
     """"ready", "blocked" or "waiting": what the full pass would decide for pending ``node_id`` now.
 
     ``known`` holds latest rows already read. A dependency still active is the usual answer in a wide
-    fan-in, and an EXISTS over a few of them finds it without reading the other rows.
+    fan-in: among the known rows (the caller reads the last few dependencies with its own), or by an
+    EXISTS over a few of the others, it is found without reading every dependency's row.
     """
     dependencies = shape.dependencies.get(node_id, [])
+    if any(dep in known and known[dep]["status"] in WorkNodeExecution.ACTIVE_STATUSES for dep in dependencies):
+        return "waiting"
     unknown = [dep for dep in dependencies if dep not in known]
     # Dependencies are queued in manifest order, so the last ones are the likeliest to be still active:
     # asking about a few of them first usually settles a wide fan-in without a long IN list.
@@ -511,14 +524,15 @@ def node_execute_job(node_exec_id: str) -> None:
     """
     continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
     execution = _attempt_claim(node_exec_id)
-    run_id = execution.run_id if execution is not None else None
     upstream_known: dict[str, str] = {}
     while execution is not None:
-        execution, upstream_known = _attempt_run(
+        task = execution.run.task
+        following, upstream_known = _attempt_run(
             execution, runner=get_runner(), continue_until=continue_until, upstream_known=upstream_known
         )
-        if execution is None and time.monotonic() < continue_until:
-            execution = _attempt_claim_next(run_id)
+        if following is None and time.monotonic() < continue_until:
+            following = _attempt_claim_next(execution.run_id, task=task)
+        execution = following
 
 
 @job_handler("run_dispatch")
@@ -561,8 +575,11 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
         _attempt_run(execution, runner=runner or get_runner())
 
 
-def _attempt_claim(node_exec_id: Any) -> WorkNodeExecution | None:
-    """Take a queued attempt for this worker and open its log; None when it is not queued (any more)."""
+def _attempt_claim(node_exec_id: Any, *, task: Task | None = None) -> WorkNodeExecution | None:
+    """Take a queued attempt for this worker and open its log; None when it is not queued (any more).
+
+    ``task``, the run's task with its project as this worker already holds them, spares reading them again.
+    """
     now = timezone.now()
     # Claim, read and open the log in one transaction, which need not wait for the disk: a claim a
     # database crash loses leaves the attempt queued for the reaper (see graphs.transactions).
@@ -574,17 +591,16 @@ def _attempt_claim(node_exec_id: Any) -> WorkNodeExecution | None:
             return None  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
         # The manifest comes from the run's shape, parsed once per version, instead of with every attempt:
         # decoding a 500-node manifest per node made a fan-out cost grow with the square of its width.
-        execution = (
-            WorkNodeExecution.objects.select_related("run__task__project")
-            .defer("run__graph_manifest")
-            .get(pk=node_exec_id)
-        )
+        related = "run" if task is not None else "run__task__project"
+        execution = WorkNodeExecution.objects.select_related(related).defer("run__graph_manifest").get(pk=node_exec_id)
+        if task is not None:
+            execution.run.task = task
         node_states_emit(run_id=execution.run_id, rows=[execution])
         log_file_open(execution=execution)
     return execution
 
 
-def _attempt_claim_next(run_id: Any) -> WorkNodeExecution | None:
+def _attempt_claim_next(run_id: Any, *, task: Task) -> WorkNodeExecution | None:
     """Claim for this worker a queued attempt of the run that may start now, if there is one.
 
     ``SKIP LOCKED`` lets every worker draining a fan-out take a different one without waiting on the
@@ -603,7 +619,7 @@ def _attempt_claim_next(run_id: Any) -> WorkNodeExecution | None:
             )
             if pk is None:
                 return None
-            execution = _attempt_claim(pk)
+            execution = _attempt_claim(pk, task=task)
         if execution is not None:
             return execution
     return None

@@ -72,8 +72,11 @@ def log_path_for(log_file: ExecutionLogFile) -> Path:
 
 
 def log_file_open(*, execution: WorkNodeExecution) -> ExecutionLogFile:
-    """Create the log file of ``execution`` (idempotent) and return its row."""
-    return log_file_create(node_exec_id=execution.pk, project_id=execution.run.task.project_id, run_id=execution.run_id)
+    """Create the log file of ``execution`` (idempotent) and return its row, kept on ``execution``."""
+    log_file = log_file_create(node_exec_id=execution.pk, project_id=execution.run.task.project_id,
+                               run_id=execution.run_id)
+    execution._log_file_cache = log_file
+    return log_file
 
 
 def log_file_create(*, node_exec_id: Any, project_id: Any, run_id: Any) -> ExecutionLogFile:
