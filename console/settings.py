@@ -77,11 +77,12 @@ if DATABASE_URL:
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # Several writer threads share the file in embedded mode: WAL lets readers run beside a writer,
-    # IMMEDIATE transactions take the write lock up front instead of failing on upgrade, and the
-    # timeout makes a busy writer wait rather than raise "database is locked".
+    # IMMEDIATE transactions take the write lock up front instead of failing on upgrade, console.sqlite
+    # queues the process's writers on a lock, and the timeout makes a writer from another process wait
+    # rather than raise "database is locked".
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "console.sqlite",
             "NAME": VAR_DIR / "workgraph.sqlite3",
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

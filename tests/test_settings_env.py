@@ -80,7 +80,7 @@ def test_defaults_are_the_embedded_mode():
     result = _settings_in_subprocess({"DEBUG": "1"})
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
-    assert values["engine"] == "django.db.backends.sqlite3"
+    assert values["engine"] == "console.sqlite"
     assert values["layer"] == "channels.layers.InMemoryChannelLayer"
     assert values["execution"] == "embedded"
     assert values["agent"] == "offline"

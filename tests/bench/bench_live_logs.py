@@ -250,7 +250,7 @@ class _daphne:
 
 def _database_url() -> str:
     config = connection.settings_dict
-    if config["ENGINE"].endswith("sqlite3"):
+    if config["ENGINE"] in ("console.sqlite", "django.db.backends.sqlite3"):
         return f"sqlite:///{Path(config['NAME']).resolve()}"
     credentials = config["USER"] + (f":{config['PASSWORD']}" if config["PASSWORD"] else "")
     return f"postgres://{credentials}@{config['HOST'] or 'localhost'}:{config['PORT'] or 5432}/{config['NAME']}"
