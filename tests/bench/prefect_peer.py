@@ -3,7 +3,9 @@
 It needs Prefect 3, which the project does not depend on, so it runs in a virtualenv of its own
 (``bench_engine_overhead`` creates it) against Prefect's local ephemeral server::
 
-    var/bench-prefect-venv/bin/python tests/bench/prefect_peer.py 3 chain40 fanout500
+    var/bench-prefect-venv/bin/python tests/bench/prefect_peer.py chain40 chain40 fanout500
+
+runs each graph named, in the order named.
 
 It imports nothing from the project. The chain calls its tasks one after the other, as a Prefect
 flow written for a chain would; the fan-out submits them, the join taking every leaf's future. Each
@@ -83,18 +85,17 @@ def settle(state: Any, tasks: int) -> None:
             time.sleep(0.2)
 
 
-def main(repetitions: int, graphs: list[str]) -> None:
+def main(runs: list[str]) -> None:
     state, tasks = warm_up(return_state=True), 1
-    for graph in graphs:
-        for _ in range(repetitions):
-            settle(state, tasks)
-            started = time.time()
-            state = FLOWS[graph](return_state=True)
-            wall = time.time() - started
-            results = state.result()
-            tasks = len(results)
-            print("BENCH " + json.dumps({"graph": graph, "wall_s": wall, "spans": dict(results)}), flush=True)
+    for graph in runs:
+        settle(state, tasks)
+        started = time.time()
+        state = FLOWS[graph](return_state=True)
+        wall = time.time() - started
+        results = state.result()
+        tasks = len(results)
+        print("BENCH " + json.dumps({"graph": graph, "wall_s": wall, "spans": dict(results)}), flush=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2:])
+    main(sys.argv[1:])
