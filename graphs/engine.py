@@ -349,8 +349,9 @@ def _queue(
         elif handed_out < FAN_OUT_JOBS:
             job_submit("node_execute", str(row["pk"]))
             handed_out += 1
-    if len([row for row in queued if _start_delay(row, now) <= 0]) > handed_out:
-        job_submit("run_dispatch", str(run.pk), delay=DISPATCH_EVERY_SECONDS)
+        elif handed_out == FAN_OUT_JOBS:  # the first one left without a job: the rest wait for run_dispatch
+            job_submit("run_dispatch", str(run.pk), delay=DISPATCH_EVERY_SECONDS)
+            handed_out += 1
     return ready
 
 
@@ -698,7 +699,7 @@ def _attempt_run(
     # The run as the advance read it under its lock, with the task and project this attempt loaded.
     following.run = continuation.run
     following.run.task = run.task
-    following.log_file = continuation.log_file
+    following._log_file_cache = continuation.log_file
     return following, {execution.node_id: execution.output_payload.get("text", "")}
 
 

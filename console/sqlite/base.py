@@ -14,6 +14,7 @@ waiting: the lock may speed writers up, never add a way to hang.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from django.db.backends.sqlite3 import base
 
@@ -33,20 +34,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
             raise
 
     def _commit(self) -> None:
-        try:
-            super()._commit()
-        finally:
-            self._writer_release()
+        self._ending(super()._commit)
 
     def _rollback(self) -> None:
-        try:
-            super()._rollback()
-        finally:
-            self._writer_release()
+        self._ending(super()._rollback)
 
     def _close(self) -> None:
+        self._ending(super()._close)
+
+    def _ending(self, end: Callable[[], None]) -> None:
+        """End the transaction (or the connection) and give the lock back, whatever ``end`` raises."""
         try:
-            super()._close()
+            end()
         finally:
             self._writer_release()
 
