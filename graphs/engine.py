@@ -31,7 +31,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import Case, Count, F, JSONField, Max, Q, QuerySet, When
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
@@ -216,7 +216,7 @@ def _advance_after(
         dependants = shape.dependants.get(node_id, [])
         known = _latest_rows(
             run, node_ids=_rows_to_read(shape, node_id, dependants),
-            runnable=dependants if continuation is not None else (),
+            runnable=continuation is not None,
         )
         finished = known.get(node_id)
         if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
@@ -1251,27 +1251,23 @@ def _promote_artifact(execution: WorkNodeExecution, *, node: dict, content: str)
 
 
 def _latest_rows(
-    run: WorkGraphRun, *, node_ids: Sequence[str] | None = None, runnable: Sequence[str] = ()
+    run: WorkGraphRun, *, node_ids: Sequence[str] | None = None, runnable: bool = False
 ) -> dict[str, dict]:
     """Each node's highest attempt (of every node, or of ``node_ids``), as ``values()`` dicts.
 
-    Rows of ``runnable``, attempts the caller may claim and run, also carry what running them takes
-    (``_RUNNABLE_FIELDS``): their input is read only for them, not for a finished node whose prompt
-    it holds.
+    ``runnable`` rows also hold what running the attempt takes (``_RUNNABLE_FIELDS``), for a caller
+    that may claim one and run it without reading it again.
     """
     latest: dict[str, dict] = {}
-    rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID)
-    if node_ids is not None:
-        rows = rows.filter(node_id__in=node_ids)
+    if node_ids is None:
+        rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID)
+    else:
+        # Manifest node ids never take the planning calls' reserved prefix (graphs.manifest checks).
+        rows = WorkNodeExecution.objects.filter(run_id=run.pk, node_id__in=node_ids)
     fields = ["pk", "node_id", "attempt", "status", "cause", "not_before"]
     if runnable:
-        rows = rows.annotate(runnable_input=Case(
-            When(node_id__in=runnable, then=F("input_payload")), output_field=JSONField()
-        ))
-        fields += ["subagent_type", "skill_ref_id", "cause_node_id", "runnable_input"]
+        fields += [name for name in _RUNNABLE_FIELDS if name not in fields]
     for row in rows.values(*fields):
-        if runnable:
-            row["input_payload"] = row.pop("runnable_input")
         current = latest.get(row["node_id"])
         if current is None or row["attempt"] > current["attempt"]:
             latest[row["node_id"]] = row
