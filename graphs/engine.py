@@ -43,7 +43,15 @@ from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import node_evidence_gaps, node_required_for_completion, run_incompleteness
 from graphs.heartbeat import execution_heartbeat
 from graphs.jobs import job_handler, job_submit
-from graphs.logs import log_append, log_file_close, log_file_create, log_file_open
+from graphs.logs import (
+    log_append,
+    log_closes_wait,
+    log_file_close,
+    log_file_close_soon,
+    log_file_create,
+    log_file_open,
+    logs_left_open_close,
+)
 from graphs.manifest import extract_json_payload
 from graphs.models import (
     PLANNING_NODE_ID,
@@ -186,6 +194,7 @@ def _advance_after(
     run_id: Any,
     node_id: str,
     record: Callable[[], None] | None = None,
+    close_log: Callable[[], None] | None = None,
     continuation: _Continuation | None = None,
     shape_hint: _GraphShape | None = None,
 ) -> None:
@@ -195,7 +204,8 @@ def _advance_after(
     transaction: one commit (one wait for the database's disk) fewer per node — except for a leaf of
     a fan-in (as ``shape_hint``, the shape the attempt ran with, tells), which may settle without the
     lock (see ``_fan_in_leaf_settled``). ``continuation`` is passed to ``_queue``: a dependant made
-    ready may be claimed for the caller to run.
+    ready may be claimed for the caller to run. ``close_log`` closes the attempt's log in the same
+    transaction — unless a dependant was claimed: the caller then closes it while running that one.
 
     Every advance leaves the run settled: no pending attempt it could queue or block is left. So a
     success can only ready ``node_id``'s own dependants, and the stage can only be over once no
@@ -204,47 +214,62 @@ def _advance_after(
     attempt, a dependant to block — takes the full pass, which also handles blocking in cascade.
     """
     if record is not None and shape_hint is not None and _feeds_only_fan_ins(shape_hint, node_id):
-        if _fan_in_leaf_settled(run_id=run_id, node_id=node_id, record=record):
+        if _fan_in_leaf_settled(run_id=run_id, node_id=node_id, record=_both(record, close_log)):
             return
-        record = None
+        record = close_log = None
     with _run_locked(run_id, with_manifest=False) as run:
         if record is not None:
             record()
-        if run.status != RunStatus.RUNNING:
-            return
-        shape = _graph_shape(run)
-        dependants = shape.dependants.get(node_id, [])
-        known = _latest_rows(
-            run, node_ids=_rows_to_read(shape, node_id, dependants),
-            runnable=continuation is not None,
-        )
-        finished = known.get(node_id)
-        if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
+        if run.status == RunStatus.RUNNING:
+            _advance_locked(run, node_id=node_id, continuation=continuation)
+        if close_log is not None and (continuation is None or continuation.claimed is None):
+            close_log()
+
+
+def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
+    def both() -> None:
+        first()
+        if then is not None:
+            then()
+
+    return both
+
+
+def _advance_locked(run: WorkGraphRun, *, node_id: str, continuation: _Continuation | None) -> None:
+    """The body of ``_advance_after``, under the run lock, once the attempt's end is recorded."""
+    shape = _graph_shape(run)
+    dependants = shape.dependants.get(node_id, [])
+    known = _latest_rows(
+        run, node_ids=_rows_to_read(shape, node_id, dependants),
+        runnable=continuation is not None,
+    )
+    finished = known.get(node_id)
+    if finished is None or not _upstream_done(shape.manifest, node_id, finished["status"]):
+        _advance_all(run, shape)
+        return
+    ready: list[dict] = []
+    waiting = False
+    for dependant in dependants:
+        row = known.get(dependant)
+        if row is None or row["status"] != Status.PENDING:
+            continue
+        verdict = _dependencies_verdict(run, shape, dependant, known=known)
+        if verdict == "blocked":
             _advance_all(run, shape)
             return
-        ready: list[dict] = []
-        waiting = False
-        for dependant in dependants:
-            row = known.get(dependant)
-            if row is None or row["status"] != Status.PENDING:
-                continue
-            verdict = _dependencies_verdict(run, shape, dependant, known=known)
-            if verdict == "blocked":
-                _advance_all(run, shape)
-                return
-            if verdict == "ready":
-                ready.append(row)
-            waiting = waiting or verdict == "waiting"
-        node_states_emit(run_id=run.pk, rows=_queue(run, ready, now=timezone.now(), continuation=continuation))
-        # An attempt just queued, or a dependant waiting on an active dependency, means the stage goes on.
-        # Counting the run's rows then only serves the progress figure, which is refreshed at most once
-        # per PROGRESS_EVERY_SECONDS: a count per node cost a fan-out a scan of the whole run per leaf.
-        if (ready or waiting) and not _progress_due(run.pk):
-            return
-        total, active = _progress_counts(run)
-        run_event_emit(run_id=run.pk, event="progress", done=total - active, total=total)
-        if active == 0:
-            _stage_end_check(run, shape, _latest_rows(run))
+        if verdict == "ready":
+            ready.append(row)
+        waiting = waiting or verdict == "waiting"
+    node_states_emit(run_id=run.pk, rows=_queue(run, ready, now=timezone.now(), continuation=continuation))
+    # An attempt just queued, or a dependant waiting on an active dependency, means the stage goes on.
+    # Counting the run's rows then only serves the progress figure, which is refreshed at most once
+    # per PROGRESS_EVERY_SECONDS: a count per node cost a fan-out a scan of the whole run per leaf.
+    if (ready or waiting) and not _progress_due(run.pk):
+        return
+    total, active = _progress_counts(run)
+    run_event_emit(run_id=run.pk, event="progress", done=total - active, total=total)
+    if active == 0:
+        _stage_end_check(run, shape, _latest_rows(run))
 
 
 def _feeds_only_fan_ins(shape: _GraphShape, node_id: str) -> bool:
@@ -550,6 +575,9 @@ def node_execute_job(node_exec_id: str) -> None:
         if following is None and time.monotonic() < continue_until:
             following = _attempt_claim_next(execution.run_id, task=task)
         execution = following
+    # No log this job handed to the closer thread is left behind when the job ends (and with it,
+    # maybe, the process: a recycled or stopped worker).
+    log_closes_wait()
 
 
 @job_handler("run_dispatch")
@@ -673,7 +701,7 @@ def _attempt_run(
     try:
         shape = _graph_shape(run)
         run.graph_manifest = shape.manifest
-        record_success = _node_execution_body(
+        record = _node_execution_body(
             execution, shape=shape, runner=runner, worker=me, upstream_known=upstream_known or {}
         )
     except (OperationalError, InterfaceError) as error:
@@ -681,22 +709,26 @@ def _attempt_run(
     except Exception as error:  # a bug must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         _finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
-    else:
-        if record_success is not None:
-
-            def record() -> None:
-                # The log is closed in the same transaction as the result: one commit fewer per node.
-                record_success()
-                log_file_close(execution=execution)
 
     continuation = None
     if continue_until is not None and time.monotonic() < continue_until:
         continuation = _Continuation(worker=me, project_id=run.task.project_id)
-    closed_with_result = False
+    log_closed = False
+
+    def close_log() -> None:
+        nonlocal log_closed
+        log_file_close(execution=execution)
+        log_closed = True
+
+    advanced = False
     try:
-        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record, continuation=continuation,
+        # A success's log closes in the transaction that records it (one commit for both), unless the
+        # advance claims a dependant for this worker: the log then closes on the closer thread (an
+        # fsync and an UPDATE) while that dependant runs here.
+        _advance_after(run_id=run.run_id, node_id=execution.node_id, record=record,
+                       close_log=close_log if record is not None else None, continuation=continuation,
                        shape_hint=shape)
-        closed_with_result = record is not None
+        advanced = True
     except (OperationalError, InterfaceError) as error:
         # Nothing of the failed transaction is kept: a result it was to record is lost with it.
         _database_lost(execution, worker=me, error=error)
@@ -705,8 +737,11 @@ def _attempt_run(
     finally:
         # A failure's dependants were queued before its log is closed (an fsync and an UPDATE): they
         # start on another worker while this one finishes its bookkeeping, instead of waiting for it.
-        if not closed_with_result:
-            log_file_close(execution=execution)
+        if not (advanced and log_closed):
+            if advanced and continuation is not None and continuation.claimed is not None:
+                log_file_close_soon(execution=execution)
+            else:
+                log_file_close(execution=execution)
     if continuation is None or continuation.claimed is None:
         return None, {}
     following = continuation.claimed
@@ -1081,6 +1116,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     A worker that died mid-node leaves its row ``running`` forever; the retry is a new attempt with
     cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
     Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
+    Logs a killed worker left open on finished attempts are closed.
     Runs left with pending attempts and nothing active to advance them are advanced again.
     """
     stale_after = stale_after or timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
@@ -1096,6 +1132,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         reaped.append(str(execution.pk))
         run_advance(run_id=execution.run_id)
     _lost_jobs_resubmit(stale_after=stale_after)
+    logs_left_open_close(finished_before=cutoff)
     # A worker killed after committing a node's result but before advancing the run leaves the
     # dependants pending with no attempt left to advance them; advancing such a run again is harmless.
     stalled = (

@@ -15,13 +15,14 @@ import json
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from graphs.models import ExecutionLogFile, WorkNodeExecution
@@ -130,6 +131,53 @@ def log_file_close(*, execution: WorkNodeExecution) -> None:
         ).update(status=ExecutionLogFile.Status.CLOSED, closed_at=timezone.now(), last_seq=last_seq)
     if closed:
         transaction.on_commit(lambda: _notify(_close_listeners, execution, last_seq))
+
+
+def log_file_close_soon(*, execution: WorkNodeExecution) -> None:
+    """Close the log like ``log_file_close``, but on this process's closer thread, while the caller goes on.
+
+    For a worker that runs a chain's next node as soon as it has recorded this one's result: the
+    fsync and the close mark are then no longer on the chain's path. Meanwhile the attempt shows
+    finished and its log open, which readers handle as they do a log still being written. Inside a
+    transaction the caller does not end here (a test's, say), the closer's connection could not see
+    the rows: the log is closed at once, in that transaction.
+    """
+    if connection.in_atomic_block:
+        log_file_close(execution=execution)
+    else:
+        _closer.put(execution)
+
+
+def log_closes_wait(timeout: float = 30.0) -> bool:
+    """Wait until the closer thread has closed every log handed to it; return whether it has.
+
+    A job that handed logs over calls this before it ends, so none is left behind when its process
+    stops. A log the closer could not close (its database away for longer than the timeout) stays
+    open for the reaper, which closes the logs of finished attempts (``logs_left_open_close``).
+    """
+    return _closer.wait_idle(timeout)
+
+
+def logs_left_open_close(*, finished_before: datetime) -> int:
+    """Close the logs still open of attempts that finished before ``finished_before``; return how many.
+
+    A worker killed between committing a result and its closer thread closing the log leaves one
+    behind. A log whose file is not on this machine's disk is left for a reaper where it is.
+    """
+    left_open = ExecutionLogFile.objects.filter(
+        status=ExecutionLogFile.Status.OPEN, node_exec__finished_at__lt=finished_before
+    ).exclude(node_exec__status__in=WorkNodeExecution.ACTIVE_STATUSES).select_related("node_exec")
+    closed = 0
+    for log_file in left_open:
+        execution = log_file.node_exec
+        execution._log_file_cache = log_file
+        try:
+            log_file_close(execution=execution)
+        except FileNotFoundError:
+            logger.warning("log %s of a finished attempt is open and not on this machine", log_file.file_path)
+            continue
+        closed += 1
+    return closed
 
 
 def log_read(*, log_file: ExecutionLogFile, after: int = 0, limit: int | None = None) -> list[LogLine]:
@@ -311,3 +359,65 @@ def _parse(raw: bytes) -> LogLine | None:
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
+
+
+class _Closer:
+    """The thread that closes the logs ``log_file_close_soon`` hands over, in order, one per process."""
+
+    def __init__(self) -> None:
+        self._waiting: deque[WorkNodeExecution] = deque()
+        self._closing = False
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def put(self, execution: WorkNodeExecution) -> None:
+        with self._changed:
+            self._waiting.append(execution)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._close_forever, name="log-closer", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._waiting and not self._closing, timeout)
+
+    def _close_forever(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._waiting)
+                execution = self._waiting.popleft()
+                self._closing = True
+            try:
+                _close_retrying(execution)
+            finally:
+                with self._changed:
+                    self._closing = False
+                    self._changed.notify_all()
+
+
+def _close_retrying(execution: WorkNodeExecution) -> None:
+    """Close a log on the closer's own connection; one dropped connection costs a reconnect, not the close."""
+    for attempt in range(2):
+        try:
+            log_file_close(execution=execution)
+            return
+        except (OperationalError, InterfaceError):
+            connection.close()
+            if attempt:
+                logger.warning("log of attempt %s left open for the reaper: no database", execution.pk)
+        except Exception:
+            logger.exception("closing the log of attempt %s failed; left open for the reaper", execution.pk)
+            return
+
+
+_closer = _Closer()
+
+
+def _forget_after_fork() -> None:
+    # A forked child (a Celery prefork process) inherits the queue and condition but not the thread.
+    global _closer
+    _closer = _Closer()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)

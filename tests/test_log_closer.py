@@ -1,0 +1,121 @@
+"""A worker that goes on with a chain's next node leaves the finished node's log to the closer thread."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from graphs import logs
+from graphs.engine import executions_reap, run_start
+from graphs.logs import log_append, log_closes_wait, log_file_close_soon, log_file_open
+from graphs.models import ExecutionLogFile, WorkGraphRun
+from tests import factories
+from tests.graphs import edges_for, latest, node, planned_run
+
+
+def _chain(length: int) -> dict:
+    nodes = [node("n0")] + [node(f"n{i}", f"n{i - 1}") for i in range(1, length)]
+    return {"nodes": nodes, "edges": edges_for(nodes)}
+
+
+@pytest.fixture
+def execution(task):
+    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="succeeded")
+    log_file_open(execution=execution)
+    return execution
+
+
+@pytest.fixture
+def closes(monkeypatch) -> list[tuple[str, int, str]]:
+    """Every log close as (node id, last seq, the thread that made it)."""
+    seen: list[tuple[str, int, str]] = []
+    lock = threading.Lock()
+
+    def record(execution, last_seq: int) -> None:
+        with lock:
+            seen.append((execution.node_id, last_seq, threading.current_thread().name))
+
+    monkeypatch.setattr(logs, "_close_listeners", [record])
+    return seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chain_closes_each_handed_over_log_on_the_closer_thread_before_its_job_ends(
+    task, scripted_runner, inline_executor, closes
+):
+    run = planned_run(task, _chain(4))
+    run_start(run=run)
+    assert inline_executor.drain() == 1
+
+    assert WorkGraphRun.objects.get(pk=run.pk).status == "succeeded"
+    # Every log is closed, with its last line counted, by the time the job has returned.
+    rows = latest(run)
+    for node_id, row in rows.items():
+        log_file = ExecutionLogFile.objects.get(node_exec=row)
+        assert log_file.status == "closed"
+        assert log_file.last_seq == logs.log_last_seq(log_file=log_file) > 1
+    threads = {node_id: thread for node_id, _, thread in closes}
+    assert sorted(threads) == ["n0", "n1", "n2", "n3"]
+    # n0..n2 each claimed their dependant: their logs closed beside it. n3 had none to go on with.
+    assert {threads[n] for n in ("n0", "n1", "n2")} == {"log-closer"}
+    assert threads["n3"] == threading.current_thread().name
+
+
+@pytest.mark.django_db
+def test_inside_a_transaction_the_caller_holds_the_log_closes_at_once(execution, closes):
+    log_append(execution=execution, event="node_finished", status="succeeded")
+
+    log_file_close_soon(execution=execution)
+
+    # The closer's own connection could not see this test's uncommitted rows: nothing was handed over.
+    log_file = ExecutionLogFile.objects.get(node_exec=execution)
+    assert (log_file.status, log_file.last_seq) == ("closed", 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_closer_reconnects_once_when_its_connection_dropped(execution, closes, monkeypatch):
+    log_append(execution=execution, event="node_finished", status="succeeded")
+    real_close = logs.log_file_close
+    failures = iter([OperationalError("server closed the connection unexpectedly")])
+
+    def close_after_a_drop(*, execution):
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        real_close(execution=execution)
+
+    monkeypatch.setattr(logs, "log_file_close", close_after_a_drop)
+    log_file_close_soon(execution=execution)
+
+    assert log_closes_wait(timeout=10)
+    assert ExecutionLogFile.objects.get(node_exec=execution).status == "closed"
+    assert [(node_id, last_seq) for node_id, last_seq, _ in closes] == [(execution.node_id, 1)]
+
+
+@pytest.mark.django_db
+def test_the_reaper_closes_a_log_a_killed_worker_left_open_on_a_finished_attempt(
+    task, closes, django_capture_on_commit_callbacks
+):
+    run = planned_run(task, _chain(2))
+    run_start(run=run)
+    finished, running = (run.executions.get(node_id=node_id) for node_id in ("n0", "n1"))
+    long_ago = timezone.now() - timedelta(minutes=10)
+    for execution in (finished, running):
+        log_file_open(execution=execution)
+        log_append(execution=execution, event="node_start")
+    log_append(execution=finished, event="node_finished", status="succeeded")
+    # n0's result committed, then its worker died before closing the log; n1 is still running.
+    run.executions.filter(pk=finished.pk).update(status="succeeded", finished_at=long_ago)
+    run.executions.filter(pk=running.pk).update(status="running", heartbeat_at=timezone.now())
+
+    with django_capture_on_commit_callbacks(execute=True):
+        executions_reap(stale_after=timedelta(seconds=30))
+
+    assert ExecutionLogFile.objects.get(node_exec=finished).status == "closed"
+    assert ExecutionLogFile.objects.get(node_exec=finished).last_seq == 2
+    assert ExecutionLogFile.objects.get(node_exec=running).status == "open"
+    assert [node_id for node_id, _, _ in closes] == ["n0"]
