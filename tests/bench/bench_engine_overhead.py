@@ -14,12 +14,14 @@ The same graphs (``tests.bench.overhead``: a 40-node chain, a 500-node fan-out/f
 - the peer, Prefect 3.9.1 on its local ephemeral server, in a virtualenv of its own that this module
   creates under ``var/`` (from PyPI, once), see ``tests.bench.prefect_peer``;
 - the floor, a bare Celery chain and chord of no-op tasks on the same Redis, two prefork processes,
-  see ``tests.bench.floor``.
+  see ``tests.bench.floor``; its runs take turns with the Celery mode's, so a drift of the machine
+  moves both alike.
 
 Before the measured runs of the Celery mode the database is ANALYZEd, as a database in use would be:
 pytest-django's fresh database has no planner statistics. The engine's agent is ``tests.bench.instant``,
 installed in every engine process by ``tests.bench.instant_settings``. Each system warms up, then runs
-each graph ``REPETITIONS[graph]`` times in a row; a row of the table shows the median wall time and the
+each graph ``REPETITIONS[graph]`` times (the Celery mode and the floor by turns, the others in a row);
+a row of the table shows the median wall time and the
 waits of every run pooled. The table (plain and markdown) is printed once every system has run, with each
 engine row's wall time over the floor's and the peer's, and the machine's load average.
 """
@@ -52,9 +54,9 @@ from tests.celery_worker import (
     worker_start,
 )
 
-# A chain run takes about a second and moves with whatever else the machine does: more of them steady
-# its median. A fan-out run takes ten.
-REPETITIONS = {"chain40": 9, "fanout500": 3}
+# A run moves with whatever else the machine does: more of them steady the median. A chain run takes
+# about a second, a fan-out run ten.
+REPETITIONS = {"chain40": 9, "fanout500": 5}
 # Every repetition of a graph, then the next graph: no chain runs in the wake of a fan-out.
 RUNS = [graph for graph in GRAPHS for _ in range(REPETITIONS[graph])]
 CELERY_CONCURRENCY = 2
@@ -91,29 +93,47 @@ def _rows(system: str, measurements: list[Measurement]) -> list[Row]:
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_engine_on_celery_and_redis(task, tmp_path, results):
-    broker = broker_create(prefix="workgraph-bench")
-    previous = executor_set(broker.executor())
-    worker = worker_start(
+def test_engine_on_celery_and_redis_by_turns_with_the_floor(task, tmp_path, results):
+    """The engine's Celery mode and the bare-Celery floor, one run of each by turns.
+
+    This machine's speed drifts by ±15% within minutes; measured one after the other, a drift between
+    the two systems moved their ratio by as much. Run by turns, both see the same machine.
+    """
+    engine_broker = broker_create(prefix="workgraph-bench")
+    floor_broker = broker_create(prefix="workgraph-floor")
+    previous = executor_set(engine_broker.executor())
+    floor.floor_use(redis_url=floor_broker.url, queue=floor_broker.queue)
+    engine_worker = worker_start(
         name="bench",
         concurrency=CELERY_CONCURRENCY,
         log_dir=tmp_path,
-        env=worker_env(broker=broker, settings_module="tests.bench.instant_settings"),
+        env=worker_env(broker=engine_broker, settings_module="tests.bench.instant_settings"),
     )
+    floor_worker = _floor_worker_start(redis_url=floor_broker.url, queue=floor_broker.queue, log_dir=tmp_path)
     try:
-        worker.wait_ready()
-        graph_run(task=task, graph="chain40")  # warm-up: worker processes, connections, imports
+        engine_worker.wait_ready()
+        wait_until(lambda: " ready." in floor_worker.log_text(), timeout=60, alive=floor_worker.process,
+                   message=lambda: floor_worker.log_text()[-4000:])
+        # Warm-up: worker processes, connections, imports.
+        graph_run(task=task, graph="chain40")
         graph_run(task=task, graph="fanout500")
+        _floor_run("chain40")
         # A database in use has planner statistics; pytest-django's fresh one has none until
         # autovacuum gets to it, and without them PostgreSQL scans a run's rows where an index serves.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        measurements = [graph_run(task=task, graph=graph) for graph in RUNS]
+        engine_runs, floor_runs = [], []
+        for graph in RUNS:
+            engine_runs.append(graph_run(task=task, graph=graph))
+            floor_runs.append(_floor_run(graph))
     finally:
-        worker.stop()
+        engine_worker.stop()
+        floor_worker.stop()
         executor_set(previous)
-        broker_delete(broker)
-    results.extend(_rows(f"engine, Celery + Redis ({CELERY_CONCURRENCY} processes)", measurements))
+        broker_delete(engine_broker)
+        broker_delete(floor_broker)
+    results.extend(_rows(f"engine, Celery + Redis ({CELERY_CONCURRENCY} processes)", engine_runs))
+    results.extend(_rows(FLOOR, floor_runs))
 
 
 def test_engine_embedded(tmp_path, results):
@@ -150,22 +170,6 @@ def test_peer_prefect(tmp_path, results):
         for run in map(json.loads, lines)
     ]
     results.extend(_rows(PEER, measurements))
-
-
-@pytest.mark.services
-def test_floor_bare_celery(tmp_path, results):
-    broker = broker_create(prefix="workgraph-floor")
-    floor.floor_use(redis_url=broker.url, queue=broker.queue)
-    worker = _floor_worker_start(redis_url=broker.url, queue=broker.queue, log_dir=tmp_path)
-    try:
-        wait_until(lambda: " ready." in worker.log_text(), timeout=60, alive=worker.process,
-                   message=lambda: worker.log_text()[-4000:])
-        _floor_run("chain40")  # warm-up
-        measurements = [_floor_run(graph) for graph in RUNS]
-    finally:
-        worker.stop()
-        broker_delete(broker)
-    results.extend(_rows(FLOOR, measurements))
 
 
 def _floor_worker_start(*, redis_url: str, queue: str, log_dir: Path) -> Worker:

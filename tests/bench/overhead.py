@@ -129,7 +129,9 @@ PEER = "Prefect 3.9.1 (peer)"
 
 def comparison(rows: list[Row]) -> tuple[str, str]:
     """The results as a plain-text table and as a markdown table, each engine row with its ratios."""
-    rows = sorted(rows, key=lambda row: GRAPHS.index(row.measurement.graph))  # stable: systems keep their order
+    # Per graph: the engine's rows in the order they came, then the peer, then the floor.
+    rows = sorted(rows, key=lambda row: (GRAPHS.index(row.measurement.graph), row.system in (PEER, FLOOR),
+                                         row.system == FLOOR))
     walls = {(row.system, row.measurement.graph): row.measurement.wall_s for row in rows}
     header = ["system", "graph", "runs", "wall s", "ms/node", "deps met→start p50", "p95", "in-node p50",
               "wall ÷ floor", "wall ÷ peer"]
