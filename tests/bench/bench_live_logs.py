@@ -7,7 +7,9 @@ use (SQLite by default, PostgreSQL with ``DATABASE_URL``); the daphne subprocess
 database and log directory, so it authorises the clients against the rows created here.
 
 Each case streams lines at a fixed rate for a couple of seconds to N listeners plus one more that
-disconnects a third of the way through and resumes with ``?after=``. Clients run in a separate process
+disconnects a third of the way through and resumes with ``?after=``. A listener whose connection drops
+(daphne, saturated, may miss a keepalive) resumes the same way, as the console's page does, and the
+drops are counted. Clients run in a separate process
 (the ``websockets`` library), so their parsing does not steal the producer's time. It prints the
 latency from append to receipt (p50, p95, max; steady listeners only — the resumer's backlog is late by
 design) and, for every listener, the lines lost and duplicated, which must be 0.
@@ -56,6 +58,7 @@ class ListenerResult:
     resumer: bool
     seqs: list[int]
     latencies: list[float]
+    drops: int
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class CaseResult:
     duplicated: int
     resumer_lost: int
     resumer_duplicated: int
+    drops: int
     seconds: float
 
 
@@ -132,6 +136,7 @@ def _case(task, *, port: int, cookie: str, rate: int, listeners: int) -> CaseRes
         duplicated=sum(len(r.seqs) - len(set(r.seqs)) for r in steady),
         resumer_lost=len(set(expected) - set(resumer.seqs)),
         resumer_duplicated=len(resumer.seqs) - len(set(resumer.seqs)),
+        drops=sum(r.drops for r in listener_results),
         seconds=time.monotonic() - started,
     )
 
@@ -166,36 +171,46 @@ async def _clients(uri: str, cookie: str, listeners: int, last_seq: int, ready) 
 
 async def _listen(uri: str, cookie: str, last_seq: int, on_ready, *, resume: bool) -> ListenerResult:
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
 
     seqs: list[int] = []
     latencies: list[float] = []
+    drops = 0
     headers = {"Cookie": cookie}
     pause_at = last_seq // 3 if resume else None
-    after = 0
+
+    def result() -> ListenerResult:
+        return ListenerResult(resumer=resume, seqs=seqs, latencies=latencies, drops=drops)
+
     try:
         async with asyncio.timeout(STREAM_SECONDS + DRAIN_SECONDS + 30):
             while True:
-                async with connect(
-                    f"{uri}?after={after}", origin=ORIGIN, additional_headers=headers, max_size=None
-                ) as websocket:
-                    async for raw in websocket:
-                        message = json.loads(raw)
-                        if message["type"] == "end":
-                            return ListenerResult(resumer=resume, seqs=seqs, latencies=latencies)
-                        lines = [message["line"]] if message["type"] == "line" else message["lines"]
-                        received = time.time()
-                        for line in lines:
-                            seqs.append(line["seq"])
-                            if line["seq"] == 1:
-                                on_ready()  # line 1 was written before anyone connected: it measures nothing
-                            else:
-                                latencies.append(received - line["t"])
-                        if pause_at is not None and seqs[-1] >= pause_at:
-                            break
-                pause_at, after = None, seqs[-1]
+                try:
+                    async with connect(
+                        f"{uri}?after={seqs[-1] if seqs else 0}", origin=ORIGIN, additional_headers=headers,
+                        max_size=None,
+                    ) as websocket:
+                        async for raw in websocket:
+                            message = json.loads(raw)
+                            if message["type"] == "end":
+                                return result()
+                            lines = [message["line"]] if message["type"] == "line" else message["lines"]
+                            received = time.time()
+                            for line in lines:
+                                seqs.append(line["seq"])
+                                if line["seq"] == 1:
+                                    on_ready()  # line 1 was written before anyone connected: it measures nothing
+                                else:
+                                    latencies.append(received - line["t"])
+                            if pause_at is not None and seqs[-1] >= pause_at:
+                                break
+                except ConnectionClosed:
+                    drops += 1
+                    continue
+                pause_at = None
                 await asyncio.sleep(RESUME_PAUSE_SECONDS)
     except TimeoutError:
-        return ListenerResult(resumer=resume, seqs=seqs, latencies=latencies)
+        return result()
 
 
 class _daphne:
@@ -277,7 +292,7 @@ def _print_table(results: list[CaseResult]) -> None:
     )
     header = (
         f"{'lines/s':>8} {'listeners':>9} {'lines':>6} {'produced/s':>10} {'p50 ms':>8} {'p95 ms':>8} "
-        f"{'max ms':>8} {'lost':>5} {'dup':>4} {'resumer lost/dup':>16} {'case s':>7}"
+        f"{'max ms':>8} {'lost':>5} {'dup':>4} {'resumer lost/dup':>16} {'drops':>5} {'case s':>7}"
     )
     print(header)
     print("-" * len(header))
@@ -287,5 +302,5 @@ def _print_table(results: list[CaseResult]) -> None:
             f"{r.rate:>8} {r.listeners:>9} {r.lines:>6} {r.produced_per_second:>10.0f} {quantiles[49]:>8.1f} "
             f"{quantiles[94]:>8.1f} {max(r.latencies_ms, default=0):>8.1f} {r.lost:>5} "
             f"{r.duplicated:>4} "
-            f"{f'{r.resumer_lost}/{r.resumer_duplicated}':>16} {r.seconds:>7.1f}"
+            f"{f'{r.resumer_lost}/{r.resumer_duplicated}':>16} {r.drops:>5} {r.seconds:>7.1f}"
         )
