@@ -735,12 +735,12 @@ def _attempt_run(
         run_advance(run_id=run.run_id)
         continuation = None
     finally:
-        # A failure's dependants were queued before its log is closed (an fsync and an UPDATE): they
-        # start on another worker while this one finishes its bookkeeping, instead of waiting for it.
         if not (advanced and log_closed):
             if advanced and continuation is not None and continuation.claimed is not None:
-                log_file_close_soon(execution=execution)
+                log_file_close_soon(execution=execution)  # beside the dependant this worker runs next
             else:
+                # A failure's dependants were queued before its log is closed (an fsync and an UPDATE):
+                # they start on another worker while this one finishes its bookkeeping.
                 log_file_close(execution=execution)
     if continuation is None or continuation.claimed is None:
         return None, {}
