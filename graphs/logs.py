@@ -360,7 +360,6 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-
 class _Closer:
     """The thread that closes the logs ``log_file_close_soon`` hands over, in order, one per process."""
 
