@@ -270,6 +270,11 @@ def test_a_fork_among_busy_runs_reruns_only_the_chosen_node_and_its_downstream(p
     }
     assert before["gate"].error == "judgment failed: the output has no 'VERDICT:' line"
     original_rows = sorted(node_rows(original).values_list("pk", "status", "finished_at"))
+    # A second wave of busy runs starts with the fork: the first may be done by now, however fast it went.
+    second_wave = [_new_run(project, alice, busy_manifest) for _ in range(16)]
+    for run in second_wave:
+        run_start(run=run)
+    busy += second_wave
     assert node_rows(*busy).filter(status__in=WorkNodeExecution.ACTIVE_STATUSES).exists(), (
         "the other runs finished before the fork: it would not run under load"
     )
