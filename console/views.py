@@ -15,12 +15,10 @@ from django.views.decorators.http import require_POST
 from console.forms import ForkForm, ReviewForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
-from graphs.engine import EngineError, run_cancel, run_fork, run_start
+from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
-from graphs.jobs import job_submit
 from graphs.logs import log_path_for, log_read
 from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
-from graphs.pipeline import pipeline_start
 from graphs.review import run_plan_approve, run_plan_reject
 
 TASKS_PER_PAGE = 25
@@ -117,7 +115,7 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
 def task_plan(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "plan")
-    job_submit("plan_fresh", str(task.pk))
+    plan_fresh(task=task)
     messages.info(request, "The planner is planning this task.")
     return redirect("task_detail", task_id=task.pk)
 

@@ -7,11 +7,16 @@ class GraphsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Job handlers register themselves on import; every process that runs jobs needs them.
-        from graphs import engine, pipeline  # noqa: F401
+        from graphs.engine import JOB_HANDLERS, judges_check
         from graphs.events import run_event_listener_register
+        from graphs.jobs import job_handlers_install
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs import log_close_listener_register, log_listener_register
+
+        # A judgment kind the manifest accepts but nothing judges would pass every output: refuse to start.
+        judges_check()
+        # Every process that runs jobs (workers, the embedded server, commands) runs the engine's.
+        job_handlers_install(JOB_HANDLERS)
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)

@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import transaction
 
+from graphs.engine import pipeline_start
 from graphs.jobs import InlineExecutor, executor_set
 from graphs.models import Project, ProjectMembership, Task
-from graphs.pipeline import pipeline_start
 
 DEMO_USERNAME = "demo"
 DEMO_PROJECT_SLUG = "demo"

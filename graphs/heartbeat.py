@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +32,11 @@ from django.utils import timezone
 from graphs.models import WorkNodeExecution
 
 logger = logging.getLogger(__name__)
+
+
+def worker_name() -> str:
+    """This thread's name as a worker: host, process and thread, so every claim says who holds it."""
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 
 
 @dataclass

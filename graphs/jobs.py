@@ -1,9 +1,11 @@
 """Background jobs and where they run.
 
-A job is a name and one id. Engine modules register handlers for their jobs; an executor decides
-where a submitted job runs: on Celery workers (``REDIS_URL`` set), on a thread pool inside the serving
-process (embedded mode), or inline in the caller's thread (management commands and tests drain it).
-Handlers must be idempotent: a job may be delivered again after a worker dies.
+A job is a name and one id. The engine says which jobs there are and submits them through typed
+functions (``graphs.engine.jobs``); its handlers are installed here once, at start-up
+(``GraphsConfig.ready``). An executor decides where a submitted job runs: on Celery workers
+(``REDIS_URL`` set), on a thread pool inside the serving process (embedded mode), or inline in the
+caller's thread (management commands and tests drain it). Handlers must be idempotent: a job may be
+delivered again after a worker dies.
 """
 
 from __future__ import annotations
@@ -13,29 +15,36 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 
 logger = logging.getLogger(__name__)
 
-_HANDLERS: dict[str, Callable[[str], None]] = {}
+# The Celery task every job travels in (graphs.tasks), and the job the reaper's timer runs.
+JOB_TASK_NAME = "graphs.job"
+REAP_JOB = "reap"
+
+_handlers: dict[str, Callable[[str], None]] = {}
 
 
-def job_handler(name: str) -> Callable[[Callable[[str], None]], Callable[[str], None]]:
-    def register(function: Callable[[str], None]) -> Callable[[str], None]:
-        _HANDLERS[name] = function
-        return function
-
-    return register
+def job_handlers_install(handlers: Mapping[str, Callable[[str], None]]) -> None:
+    """Make ``handlers`` (job name → function of the job's argument) the jobs this process can run."""
+    _handlers.clear()
+    _handlers.update(handlers)
 
 
 def job_run(name: str, arg: str) -> None:
-    """Run one job in this thread. Unknown names are a programming error and raise KeyError."""
-    _HANDLERS[name](arg)
+    """Run one job in this thread. An unknown name is a programming error and raises KeyError."""
+    try:
+        handler = _handlers[name]
+    except KeyError:
+        raise KeyError(f"no handler for job {name!r}; installed: {', '.join(sorted(_handlers)) or 'none'}") from None
+    handler(arg)
 
 
 class Executor(Protocol):
@@ -57,17 +66,15 @@ class CeleryExecutor:
         transaction.on_commit(lambda: self._publish(name, arg, delay))
 
     def _publish(self, name: str, arg: str, delay: float) -> None:
-        from graphs.tasks import job_task  # graphs.tasks needs the Celery app, which needs settings loaded
-
         options: dict = {"countdown": max(delay, 0.0) or None}
         if self._queue is not None:
             options["queue"] = self._queue
         try:
             if self._broker_url is None:
-                job_task.apply_async((name, arg), **options)
+                current_app.send_task(JOB_TASK_NAME, (str(name), arg), **options)
                 return
-            with job_task.app.connection_for_write(self._broker_url) as connection:
-                job_task.apply_async((name, arg), connection=connection, **options)
+            with current_app.connection_for_write(self._broker_url) as connection:
+                current_app.send_task(JOB_TASK_NAME, (str(name), arg), connection=connection, **options)
         except Exception:
             # The state that called for the job is committed (a queued row, a planning run): the reaper
             # hands it to the broker again once the broker is back. Raising here would only fail the
@@ -87,7 +94,7 @@ class ThreadExecutor:
     def _reap_forever(self, interval: float) -> None:
         while True:
             time.sleep(interval)
-            self._pool.submit(_run_in_thread, "reap", "")
+            self._pool.submit(_run_in_thread, REAP_JOB, "")
 
     def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
         transaction.on_commit(lambda: self._submit_now(name, arg, delay))
@@ -187,4 +194,7 @@ def executor_set(executor: Executor | None) -> Executor | None:
 
 
 def job_submit(name: str, arg: str, *, delay: float = 0.0) -> None:
-    executor_get().submit(name, str(arg), delay=delay)
+    """Hand a job to this process's executor (once the surrounding transaction commits, where it queues).
+
+    Callers outside this module use the engine's typed submitters, which know the job names."""
+    executor_get().submit(str(name), str(arg), delay=delay)

@@ -126,6 +126,8 @@ class Task(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         PLANNING = "planning", "Planning"
+        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+        READY = "ready", "Ready"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         INCOMPLETE = "incomplete", "Incomplete"
@@ -146,9 +148,12 @@ class Task(models.Model):
         Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
         help_text="A skill whose team template guides planning, when chosen explicitly.",
     )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT, db_index=True)
+    status = models.CharField(
+        max_length=24, choices=Status.choices, default=Status.DRAFT, db_index=True,
+        help_text="Derived from the task's latest run (graphs.run_status); never set on its own.",
+    )
     outcome = models.JSONField(
-        default=dict, blank=True, help_text="What the final verdict decided: verdict, summary, gaps."
+        default=dict, blank=True, help_text="How the latest run ended: verdict, error, what is incomplete."
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

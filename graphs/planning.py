@@ -7,6 +7,8 @@ normalization notes and any validation errors, with its own JSONL log, so a revi
 
 Failure leaves nothing half-written: the manifest is merged in one locked update or not at all, and
 a run being created by a failed call ends ``planning_failed`` with the reason on its planning node.
+A call stopped by a cancel of its run is not a failure: the call and a run it was creating end
+``cancelled``.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
-from graphs.agents import AgentCall, AgentError, AgentResult, AgentRunner, get_runner
-from graphs.engine import worker_name
+from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
-from graphs.heartbeat import execution_heartbeat
+from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
+from graphs.retries import transient_backoff_seconds, transient_retry_allowed
+from graphs.run_status import run_status_set, task_status_refresh
 from graphs.storable import storable
 from graphs.templates_plan import TemplateGuide, template_guide_for, template_plan_request
 
@@ -39,11 +42,15 @@ from graphs.templates_plan import TemplateGuide, template_guide_for, template_pl
 class PlanningFailedError(WorkGraphError):
     """A planning call that produced no usable manifest; the reason is also on its planning node."""
 
-    def __init__(self, reason: str, *, planning_execution: WorkNodeExecution | None = None) -> None:
+    def __init__(
+        self, reason: str, *, planning_execution: WorkNodeExecution | None = None, cancelled: bool = False
+    ) -> None:
         reason = storable(reason)  # it may quote the agent's output, and it is stored on the run
         super().__init__(reason)
         self.reason = reason
         self.planning_execution = planning_execution
+        # The run was cancelled while the call planned: the call stopped, it did not fail.
+        self.cancelled = cancelled
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,12 @@ def plan_work_graph(
     runner: AgentRunner | None = None,
     timeout: float | None = None,
     skill: Skill | None = None,
+    run: WorkGraphRun | None = None,
 ) -> PlanResult:
     """Plan a graph for ``task`` with ``org_node``'s agent; append to an existing run when asked.
+
+    A fresh plan goes into ``run`` when given (a run created in ``planning`` when the plan was asked
+    for), else into a new run.
 
     Returns the run, its whole (merged) manifest, the node_ids this call added and the planning node.
     Raises ``PlanningFailedError`` with the reason when the agent fails or its manifest is unusable.
@@ -93,8 +104,15 @@ def plan_work_graph(
     if appending:
         run = _run_for_append(append_to_run_id, task=task)
         existing_ids = manifest_lib.manifest_node_ids(run.graph_manifest or {"nodes": []})
+    elif run is not None:
+        run.refresh_from_db(fields=["status", "cancel_requested_at"])
+        if run.status != WorkGraphRun.Status.PLANNING:
+            raise PlanningFailedError(f"run {run.run_id} is {run.status}; nothing was planned", cancelled=True)
+        existing_ids = []
     else:
-        run = WorkGraphRun.objects.create(task=task, status=WorkGraphRun.Status.PLANNING)
+        with transaction.atomic():
+            run = WorkGraphRun.objects.create(task=task, status=WorkGraphRun.Status.PLANNING)
+            task_status_refresh(task_id=task.pk)
         existing_ids = []
 
     brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)
@@ -135,7 +153,8 @@ def plan_work_graph(
         else:
             run, new_ids = _store_fresh_manifest(run=run, manifest=attempt.manifest)
     except PlanningFailedError as failure:
-        _record_failure(execution=execution, run=run, attempt=attempt, reason=failure.reason, fresh=not appending)
+        _record_failure(execution=execution, run=run, attempt=attempt, reason=failure.reason, fresh=not appending,
+                        cancelled=failure.cancelled)
         failure.planning_execution = execution
         raise
     except Exception as error:
@@ -247,16 +266,19 @@ def _call_agent(
 ) -> AgentResult:
     # Transient agent errors (timeouts, rate limits, outages) are retried inside the one planning call,
     # with the same capped exponential backoff the engine uses for nodes.
-    retries = settings.WORKGRAPH_TRANSIENT_RETRIES
-    for retry in range(retries + 1):
+    retry = 0
+    while True:
         try:
             result = runner.run(call)
+        except AgentCancelled as error:
+            raise PlanningFailedError("the run was cancelled while planning", cancelled=True) from error
         except AgentError as error:
             detail = _agent_error_detail(error)
-            if error.transient and retry < retries:
-                delay = min(settings.WORKGRAPH_BACKOFF_CAP, settings.WORKGRAPH_BACKOFF_BASE * (2**retry))
+            if error.transient and transient_retry_allowed(retries_used=retry):
+                delay = transient_backoff_seconds(retries_used=retry)
                 log_append(execution=execution, event="agent_retry", kind=error.kind, message=detail, delay=delay)
                 time.sleep(delay)
+                retry += 1
                 continue
             if error.stdout_head:
                 attempt.raw_responses.append(storable(error.stdout_head))
@@ -266,7 +288,6 @@ def _call_agent(
         if result.usage:
             attempt.usage.append(result.usage)
         return result
-    raise AssertionError("unreachable: the loop returns or raises")
 
 
 def _accept_response(text: str, *, attempt: _Attempt, existing_ids: Sequence[str]) -> bool:
@@ -295,13 +316,17 @@ def _accept_response(text: str, *, attempt: _Attempt, existing_ids: Sequence[str
 
 def _store_fresh_manifest(*, run: WorkGraphRun, manifest: dict) -> tuple[WorkGraphRun, list[str]]:
     needs_approval = run.task.project.require_plan_approval
-    run.graph_manifest = manifest
-    run.manifest_version = 1
-    run.status = WorkGraphRun.Status.AWAITING_APPROVAL if needs_approval else WorkGraphRun.Status.READY
-    run.save(update_fields=["graph_manifest", "manifest_version", "status"])
-    new_ids = manifest_lib.manifest_node_ids(manifest)
-    run_event_emit(run_id=run.pk, event="nodes_appended", org_node=None, new_node_ids=new_ids, manifest_version=1)
-    run_event_emit(run_id=run.pk, event="run_status", status=run.status)
+    with transaction.atomic():
+        locked = WorkGraphRun.objects.select_for_update().filter(pk=run.pk).values("status", "cancel_requested_at")
+        current = locked.get()
+        if current["cancel_requested_at"] is not None or current["status"] != WorkGraphRun.Status.PLANNING:
+            raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
+        WorkGraphRun.objects.filter(pk=run.pk).update(graph_manifest=manifest, manifest_version=1)
+        run.graph_manifest, run.manifest_version = manifest, 1
+        new_ids = manifest_lib.manifest_node_ids(manifest)
+        run_event_emit(run_id=run.pk, event="nodes_appended", org_node=None, new_node_ids=new_ids, manifest_version=1)
+        status = WorkGraphRun.Status.AWAITING_APPROVAL if needs_approval else WorkGraphRun.Status.READY
+        run_status_set(run=run, status=status)
     return run, new_ids
 
 
@@ -313,6 +338,8 @@ def _merge_into_run(*, run_id: Any, addition: dict, org_node: str) -> tuple[Work
     """
     with transaction.atomic():
         run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
+        if run.cancel_requested_at is not None:
+            raise PlanningFailedError("the run was cancelled while planning; nothing was appended", cancelled=True)
         if run.is_finished():
             raise PlanningFailedError(f"run {run_id} became {run.status} while planning; nothing was appended")
         current = run.graph_manifest or {"nodes": [], "edges": []}
@@ -354,23 +381,25 @@ def _record_success(*, execution: WorkNodeExecution, attempt: _Attempt, new_node
 
 
 def _record_failure(
-    *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool
+    *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool, cancelled: bool
 ) -> None:
+    """Record how a planning call ended without a manifest: failed with ``reason``, or ``cancelled``.
+    A run the call was creating ends the same way."""
     reason = storable(reason)
     now = timezone.now()
-    execution.status = WorkNodeExecution.Status.FAILED
+    execution.status = WorkNodeExecution.Status.CANCELLED if cancelled else WorkNodeExecution.Status.FAILED
     execution.error = reason
     execution.output_payload = _output_payload(attempt, new_node_ids=[])
     execution.finished_at = now
     execution.save(update_fields=["status", "error", "output_payload", "finished_at"])
     node_states_emit(run_id=run.pk, rows=[execution])
     if fresh:
-        WorkGraphRun.objects.filter(pk=run.pk, status=WorkGraphRun.Status.PLANNING).update(
-            status=WorkGraphRun.Status.PLANNING_FAILED, error=reason, finished_at=now
-        )
+        status = WorkGraphRun.Status.CANCELLED if cancelled else WorkGraphRun.Status.PLANNING_FAILED
+        run_status_set(run=run, status=status, error="cancelled" if cancelled else reason, finished_at=now,
+                       allowed_from=[WorkGraphRun.Status.PLANNING])
         run.refresh_from_db()
-        run_event_emit(run_id=run.pk, event="run_status", status=run.status, error=reason)
-    log_append(execution=execution, event="planning_failed", reason=reason, errors=attempt.errors)
+    log_append(execution=execution, event="planning_cancelled" if cancelled else "planning_failed", reason=reason,
+               errors=attempt.errors)
     log_file_close(execution=execution)
 
 

@@ -12,13 +12,13 @@ is retried with backoff: every job is idempotent, and the next attempt starts on
 from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from graphs.jobs import job_run
+from graphs.jobs import JOB_TASK_NAME, REAP_JOB, job_run
 
 DATABASE_RETRIES = 5
 
 
 @shared_task(
-    name="graphs.job", acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+    name=JOB_TASK_NAME, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
     autoretry_for=(OperationalError, InterfaceError), max_retries=DATABASE_RETRIES,
     retry_backoff=1, retry_backoff_max=30, retry_jitter=True,
 )
@@ -28,7 +28,7 @@ def job_task(name: str, arg: str) -> None:
 
 @shared_task(name="graphs.reap", ignore_result=True)
 def reap_task() -> None:
-    _job_run_between_connection_checks("reap", "")
+    _job_run_between_connection_checks(REAP_JOB, "")
 
 
 def _job_run_between_connection_checks(name: str, arg: str) -> None:

@@ -9,7 +9,7 @@ from django.test import Client
 
 from graphs.engine import run_start
 from graphs.models import ApiToken, WorkGraphRun
-from graphs.pipeline import pipeline_start
+from graphs.engine import pipeline_start
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
 

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from graphs import engine
+from graphs.engine import attempt
 from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
@@ -104,7 +104,7 @@ def test_a_fan_out_keeps_one_branch_and_hands_out_the_others(task, scripted_runn
 
 
 def test_past_its_time_a_job_hands_every_dependant_out(task, scripted_runner, inline_executor, monkeypatch):
-    monkeypatch.setattr(engine, "CONTINUE_FOR_SECONDS", 0.0)
+    monkeypatch.setattr(attempt, "CONTINUE_FOR_SECONDS", 0.0)
     run = planned_run(task, _chain(6))
     run_start(run=run)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs import engine
+from graphs.engine import scheduler
 from graphs.engine import node_execution_run, run_start
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run
@@ -16,13 +16,13 @@ def test_only_the_last_leaf_takes_the_run_lock_and_the_join_runs_once(
     task, scripted_runner, inline_executor, monkeypatch
 ):
     locked: list[object] = []
-    run_locked = engine._run_locked
+    run_locked = scheduler.run_locked
 
     def counting(run_id, **kwargs):
         locked.append(run_id)
         return run_locked(run_id, **kwargs)
 
-    monkeypatch.setattr(engine, "_run_locked", counting)
+    monkeypatch.setattr(scheduler, "run_locked", counting)
     leaves = ["a", "b", "c"]
     nodes = [node("root"), *(node(leaf, "root") for leaf in leaves), node("join", *leaves)]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs import engine
+from graphs.engine import attempt, scheduler
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run
@@ -24,8 +24,8 @@ def fan_out(task):
 
 @pytest.fixture(autouse=True)
 def few_jobs(monkeypatch):
-    monkeypatch.setattr(engine, "FAN_OUT_JOBS", 3)
-    monkeypatch.setattr(engine, "DISPATCH_EVERY_SECONDS", 0.05)
+    monkeypatch.setattr(scheduler, "FAN_OUT_JOBS", 3)
+    monkeypatch.setattr(scheduler, "DISPATCH_EVERY_SECONDS", 0.05)
 
 
 def test_quick_nodes_are_drained_by_the_job_that_readied_them(fan_out, scripted_runner, inline_executor):
@@ -42,7 +42,7 @@ def test_quick_nodes_are_drained_by_the_job_that_readied_them(fan_out, scripted_
 
 def test_attempts_left_waiting_get_jobs_a_few_at_a_time(fan_out, scripted_runner, inline_executor, monkeypatch):
     # Jobs that never go on to another node: as when every node is slow.
-    monkeypatch.setattr(engine, "CONTINUE_FOR_SECONDS", 0.0)
+    monkeypatch.setattr(attempt, "CONTINUE_FOR_SECONDS", 0.0)
     run_start(run=fan_out)
     inline_executor.drain()
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs import engine, events
+from graphs import events
+from graphs.engine import state
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, node, planned_run
@@ -30,7 +31,7 @@ def progress_events(monkeypatch) -> list[tuple[int, int]]:
 def test_a_chain_reports_its_progress_throttled_and_ends_exact(
     task, scripted_runner, inline_executor, progress_events, monkeypatch, every_seconds, fewest, most
 ):
-    monkeypatch.setattr(engine, "PROGRESS_EVERY_SECONDS", every_seconds)
+    monkeypatch.setattr(state, "PROGRESS_EVERY_SECONDS", every_seconds)
     run = planned_run(task, _chain(30))
 
     run_start(run=run)

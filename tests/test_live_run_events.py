@@ -104,7 +104,10 @@ async def test_node_status_changes_log_lines_and_the_run_status_arrive_as_the_ru
         "line_event": "node_start",
     }
     assert "text" not in str(logs_of_a), "the run group gets no log text"
-    assert {"event": "progress", "run_id": str(started_run.pk), "done": 2, "total": 2} in events
+    assert {
+        "event": "progress", "run_id": str(started_run.pk), "done": 2, "total": 2, "succeeded": 2, "partial": 0,
+        "failed": 0, "blocked": 0, "cancelled": 0, "active": 0,
+    } in events
     assert events[-1] == {"event": "run_status", "run_id": str(started_run.pk), "status": "succeeded", "error": ""}
 
 

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.pipeline import pipeline_start
+from graphs.engine import pipeline_start
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
 

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from graphs.jobs import job_run
 from graphs.models import Skill, Task, WorkGraphRun
-from graphs.pipeline import pipeline_start
+from graphs.engine import pipeline_start
 from tests import factories
 from tests.graphs import latest
 
@@ -99,7 +99,7 @@ def test_a_skill_defect_flags_the_skill_and_a_final_fail_fails_the_task(task, in
 
 def test_the_run_pipeline_command_reports_the_verdict(task, inline_executor, capsys, monkeypatch):
     # The command waits by polling; with the inline executor the work happens while it waits.
-    monkeypatch.setattr("graphs.engine.time.sleep", lambda _seconds: inline_executor.drain())
+    monkeypatch.setattr("graphs.engine.finish.time.sleep", lambda _seconds: inline_executor.drain())
     call_command("run_pipeline", str(task.pk), "--timeout", "60")
     out = capsys.readouterr().out
     assert f"task {task.pk}: succeeded" in out

@@ -15,9 +15,9 @@ from console.api.schemas import ERRORS
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
+from graphs.engine import pipeline_start
 from graphs.manifest import manifest_node_ids
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, Task, WorkGraphRun
-from graphs.pipeline import pipeline_start
 
 router = Router(tags=["collaboration"])
 

@@ -21,8 +21,7 @@ from console.api.schemas import (
     RunOut,
 )
 from console.permissions import execution_for_member, require, run_for_member
-from graphs.engine import run_cancel, run_fork, run_start
-from graphs.jobs import job_submit
+from graphs.engine import plan_append, run_cancel, run_fork, run_start
 from graphs.logs import log_read
 from graphs.models import PLANNING_NODE_ID, ExecutionLogFile
 from graphs.review import run_plan_approve, run_plan_reject
@@ -90,7 +89,7 @@ def runs_append(request, run_id: UUID, payload: OrgNodeIn):
     require(role, "plan")
     if run.is_finished():
         raise ApiError(409, "invalid_state", f"run is {run.status}; nodes can no longer be appended")
-    job_submit("plan_append", f"{run.run_id}:{payload.org_node}")
+    plan_append(run=run, org_node=payload.org_node)
     return Status(202, {"detail": f"{payload.org_node} is planning nodes to append"})
 
 

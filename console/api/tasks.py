@@ -12,9 +12,8 @@ from console.api.errors import ApiError
 from console.api.schemas import ERRORS, AcceptedOut, ProjectOut, TaskIn, TaskOut, TaskPage
 from console.permissions import require, task_for_member
 from graphs import selectors
-from graphs.jobs import job_submit
+from graphs.engine import pipeline_start, plan_fresh
 from graphs.models import Project, ProjectMembership, Task
-from graphs.pipeline import pipeline_start
 
 router = Router(tags=["projects and tasks"])
 MAX_PAGE_SIZE = 100
@@ -73,7 +72,7 @@ def tasks_detail(request, task_id: UUID):
 def tasks_plan(request, task_id: UUID):
     task, role = task_for_member(request.auth, task_id)
     require(role, "plan")
-    job_submit("plan_fresh", str(task.pk))
+    plan_fresh(task=task)
     return Status(202, {"detail": "the planner is planning the task"})
 
 

@@ -1,9 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from graphs.engine import task_wait_finished
+from graphs.engine import pipeline_start, task_wait_finished
 from graphs.management.args import uuid_or_none
 from graphs.models import Task
-from graphs.pipeline import pipeline_start
 
 
 class Command(BaseCommand):

@@ -1,0 +1,69 @@
+"""The orchestrator: runs a run's nodes in dependency order, judges them, retries and loops back.
+
+State lives in the database; each node attempt is its own ``WorkNodeExecution`` row. The package's
+modules, each with one reason to change:
+
+- ``state`` — the run lock, the graph's shape, the nodes' latest rows, the progress throttle;
+- ``scheduler`` — start and advance a run, queue and dispatch attempts (``fan_in``: the cheap
+  advance after a leaf of a wide fan-in);
+- ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes);
+- ``judgment`` — one judge per judgment kind, checked at start-up;
+- ``on_fail`` — one function per ``on_fail`` action, and the transient retry with backoff;
+- ``finish`` — how a stage and a run end;
+- ``recovery`` — cancel, fork, and the reaper of lost work;
+- ``pipeline`` — the planner → coder → validator stages, and planning on request;
+- ``jobs`` — the typed submitters of the engine's background jobs; ``JOB_HANDLERS`` maps them to
+  their handlers, installed at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from graphs.engine.attempt import node_attempt_finish_external, node_execute_job, node_execution_run
+from graphs.engine.finish import pipeline_next_stage, run_wait_finished, task_wait_finished
+from graphs.engine.jobs import Job
+from graphs.engine.judgment import JUDGES, Judgment, judges_check
+from graphs.engine.pipeline import (
+    pipeline_plan_job,
+    pipeline_start,
+    pipeline_step_job,
+    plan_append,
+    plan_append_job,
+    plan_fresh,
+    plan_fresh_job,
+)
+from graphs.engine.recovery import EngineError, executions_reap, reap_job, run_cancel, run_fork
+from graphs.engine.scheduler import run_advance, run_dispatch_job, run_start
+
+JOB_HANDLERS: dict[str, Callable[[str], None]] = {
+    Job.NODE_EXECUTE: node_execute_job,
+    Job.RUN_DISPATCH: run_dispatch_job,
+    Job.PIPELINE_PLAN: pipeline_plan_job,
+    Job.PIPELINE_STEP: pipeline_step_job,
+    Job.PLAN_FRESH: plan_fresh_job,
+    Job.PLAN_APPEND: plan_append_job,
+    Job.REAP: reap_job,
+}
+
+__all__ = [
+    "JOB_HANDLERS",
+    "JUDGES",
+    "EngineError",
+    "Job",
+    "Judgment",
+    "executions_reap",
+    "judges_check",
+    "node_attempt_finish_external",
+    "node_execution_run",
+    "pipeline_next_stage",
+    "pipeline_start",
+    "plan_append",
+    "plan_fresh",
+    "run_advance",
+    "run_cancel",
+    "run_fork",
+    "run_start",
+    "run_wait_finished",
+    "task_wait_finished",
+]

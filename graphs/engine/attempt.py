@@ -1,0 +1,288 @@
+"""Running one node attempt: claim it, produce and judge its output, record it, advance the run.
+
+Finishing a row is conditional on the worker still owning it (``record.attempt_finish``): a worker
+that was presumed dead and replaced cannot commit a second result.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.db import InterfaceError, OperationalError, connection
+from django.db.models import Q
+from django.utils import timezone
+
+from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
+from graphs.engine.calls import attempt_agent_call
+from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
+from graphs.engine.on_fail import attempt_agent_failed, attempt_judgment_failed
+from graphs.engine.record import attempt_finish, attempt_input_keep, attempt_passed_recorder
+from graphs.engine.recovery import attempt_lost
+from graphs.engine.scheduler import Continuation, advance_after, run_advance
+from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
+from graphs.events import node_states_emit
+from graphs.heartbeat import execution_heartbeat, worker_name
+from graphs.logs import log_append, log_closes_wait, log_file_close, log_file_close_soon, log_file_open
+from graphs.models import Task, WorkNodeExecution
+from graphs.prompts import TaskBrief, node_prompt
+from graphs.transactions import transaction_unflushed
+
+logger = logging.getLogger(__name__)
+
+# How long a node job may go on running the dependants it readied itself (see node_execute_job).
+CONTINUE_FOR_SECONDS = 5.0
+
+
+def node_execute_job(node_exec_id: str) -> None:
+    """Run the attempt, then — while the job is young — a dependant it made ready, in this same worker.
+
+    The worker that readied a chain's next node is free and holds warm connections, where a broker
+    round trip per node would cost more than the engine's own work on a quick node. The dependant is
+    claimed for this worker in the very transaction that readies it, and starts with its upstream
+    output in hand. Past ``CONTINUE_FOR_SECONDS`` every dependant goes through the executor, so one
+    job does not hold a worker for long while other runs wait. A worker that dies in between leaves
+    a running attempt with no heartbeat, which the reaper fails and retries, as for any dead worker.
+    """
+    continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
+    execution = _attempt_claim(node_exec_id)
+    upstream_known: dict[str, str] = {}
+    while execution is not None:
+        task = execution.run.task
+        following, upstream_known = _attempt_run(
+            execution, runner=get_runner(), continue_until=continue_until, upstream_known=upstream_known
+        )
+        if following is None and time.monotonic() < continue_until:
+            following = _attempt_claim_next(execution.run_id, task=task)
+        execution = following
+    # No log this job handed to the closer thread is left behind when the job ends (and with it,
+    # maybe, the process: a recycled or stopped worker).
+    log_closes_wait()
+
+
+def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:
+    """Claim a queued attempt, produce and judge its output, record the result and advance the run."""
+    execution = _attempt_claim(node_exec_id)
+    if execution is not None:
+        _attempt_run(execution, runner=runner or get_runner())
+
+
+def _attempt_claim(node_exec_id: Any, *, task: Task | None = None) -> WorkNodeExecution | None:
+    """Take a queued attempt for this worker and open its log; None when it is not queued (any more).
+
+    ``task``, the run's task with its project as this worker already holds them, spares reading them again.
+    """
+    now = timezone.now()
+    # Claim, read and open the log in one transaction, which need not wait for the disk: a claim a
+    # database crash loses leaves the attempt queued for the reaper (see graphs.transactions).
+    with transaction_unflushed():
+        claimed = WorkNodeExecution.objects.filter(pk=node_exec_id, status=Status.QUEUED).update(
+            status=Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker_name()
+        )
+        if claimed != 1:
+            return None  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
+        # The manifest comes from the run's shape, parsed once per version, not with every attempt.
+        related = "run" if task is not None else "run__task__project"
+        execution = WorkNodeExecution.objects.select_related(related).defer("run__graph_manifest").get(pk=node_exec_id)
+        if task is not None:
+            execution.run.task = task
+        node_states_emit(run_id=execution.run_id, rows=[execution])
+        log_file_open(execution=execution)
+    return execution
+
+
+def _attempt_claim_next(run_id: Any, *, task: Task) -> WorkNodeExecution | None:
+    """Claim for this worker a queued attempt of the run that may start now, if there is one.
+
+    ``SKIP LOCKED`` lets every worker draining a fan-out take a different one without waiting on the
+    others; where it is not available (SQLite), a claim lost to another worker is retried a few times.
+    """
+    for _ in range(3):
+        now = timezone.now()
+        with transaction_unflushed():
+            pk = (
+                WorkNodeExecution.objects.select_for_update(skip_locked=True)
+                .filter(run_id=run_id, status=Status.QUEUED)
+                .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
+                .order_by("ready_at")
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if pk is None:
+                return None
+            execution = _attempt_claim(pk, task=task)
+        if execution is not None:
+            return execution
+    return None
+
+
+def _attempt_run(
+    execution: WorkNodeExecution,
+    *,
+    runner: AgentRunner,
+    continue_until: float | None = None,
+    upstream_known: dict[str, str] | None = None,
+) -> tuple[WorkNodeExecution | None, dict[str, str]]:
+    """Run an attempt claimed by this worker: produce and judge its output, record it, advance the run.
+
+    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready is claimed for
+    this worker instead of handed to the executor; it is returned, with the upstream output this
+    attempt leaves it (``upstream_known`` for its run), for the caller to run next.
+    """
+    me = worker_name()
+    run = execution.run
+    log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
+               cause=execution.cause, worker=me)
+    record: Callable[[], None] | None = None
+    shape: GraphShape | None = None
+    try:
+        shape = graph_shape(run)
+        run.graph_manifest = shape.manifest
+        record = _attempt_body(execution, shape=shape, runner=runner, worker=me, upstream_known=upstream_known or {})
+    except (OperationalError, InterfaceError) as error:
+        _database_lost(execution, worker=me, error=error)
+    except Exception as error:  # a bug must not leave the row running forever
+        logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
+        attempt_finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
+
+    continuation = None
+    if continue_until is not None and time.monotonic() < continue_until:
+        continuation = Continuation(worker=me, project_id=run.task.project_id)
+    log_closed = False
+
+    def close_log() -> None:
+        nonlocal log_closed
+        log_file_close(execution=execution)
+        log_closed = True
+
+    advanced = False
+    try:
+        # A success's log closes in the transaction that records it (one commit for both), unless the
+        # advance claims a dependant for this worker: the log then closes on the closer thread (an
+        # fsync and an UPDATE) while that dependant runs here.
+        advance_after(run_id=run.run_id, node_id=execution.node_id, record=record,
+                      close_log=close_log if record is not None else None, continuation=continuation,
+                      shape_hint=shape)
+        advanced = True
+    except (OperationalError, InterfaceError) as error:
+        # Nothing of the failed transaction is kept: a result it was to record is lost with it.
+        _database_lost(execution, worker=me, error=error)
+        run_advance(run_id=run.run_id)
+        continuation = None
+    finally:
+        if not (advanced and log_closed):
+            if advanced and continuation is not None and continuation.claimed is not None:
+                log_file_close_soon(execution=execution)  # beside the dependant this worker runs next
+            else:
+                # A failure's dependants were queued before its log is closed (an fsync and an UPDATE):
+                # they start on another worker while this one finishes its bookkeeping.
+                log_file_close(execution=execution)
+    if continuation is None or continuation.claimed is None:
+        return None, {}
+    following = continuation.claimed
+    # The run as the advance read it under its lock, with the task and project this attempt loaded.
+    following.run.task = run.task
+    return following, {execution.node_id: execution.output_payload.get("text", "")}
+
+
+def _database_lost(execution: WorkNodeExecution, *, worker: str, error: Exception) -> None:
+    """The database went away under an attempt (a restart, a failover, a killed backend), so what the
+    agent produced could not be recorded. On a new connection the attempt is failed as an
+    infrastructure loss and retried, exactly as if its worker had died."""
+    logger.warning("node %s attempt %s lost its database connection: %s", execution.node_id, execution.attempt, error)
+    connection.close()
+    attempt_lost(execution, still_owned=Q(worker=worker), error=f"database connection lost: {error}".strip())
+
+
+def _attempt_body(
+    execution: WorkNodeExecution,
+    *,
+    shape: GraphShape,
+    runner: AgentRunner,
+    worker: str,
+    upstream_known: dict[str, str],
+) -> Callable[[], None] | None:
+    """Run the attempt and record how it ended — except a passed judgment, which is returned as the
+    function that records it, for the caller to call in the same transaction as the run's advance.
+
+    ``upstream_known`` holds outputs of upstream nodes already in hand (the latest successful ones).
+    """
+    run = execution.run
+    node = shape.nodes.get(execution.node_id)
+    if node is None:
+        attempt_finish(execution, worker=worker, status=Status.FAILED, error="the node is not in the run's manifest")
+        return None
+    if run.cancel_requested_at is not None:
+        attempt_finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
+        return None
+    upstream = _upstream_outputs(execution, node, known=upstream_known)
+    feedback = list(execution.input_payload.get("feedback", []))
+    brief = TaskBrief.from_task(run.task)
+    cancel_event = threading.Event()
+    with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
+        try:
+            if execution.node_id in shape.zero_token:
+                prompt = ""
+                text, usage = _aggregate(upstream), None
+                log_append(execution=execution, event="aggregated", upstream=list(upstream))
+            else:
+                prompt = node_prompt(node=node, brief=brief, upstream_outputs=upstream, feedback=feedback)
+                text, usage = attempt_agent_call(runner, execution, node=node, prompt=prompt, purpose="node",
+                                                 cancel_event=cancel_event)
+            attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
+            judgment = judgment_run(JudgeRequest(runner=runner, execution=execution, node=node, content=text,
+                                                 cancel_event=cancel_event))
+        except AgentCancelled:
+            attempt_finish(execution, worker=worker, status=Status.CANCELLED, error="stopped: the run was cancelled")
+            return None
+        except AgentError as error:
+            attempt_agent_failed(execution, worker=worker, error=error)
+            return None
+    output = {"text": text, "usage": usage}
+    if judgment.ok:
+        return attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)
+    attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)
+    return None
+
+
+def node_attempt_finish_external(
+    *, execution: WorkNodeExecution, worker: str, text: str, ok: bool, issues: list[str], extra: dict | None = None
+) -> None:
+    """Record a result produced outside the workers (a collaboration callback) for an attempt it claimed.
+
+    A success is recorded like an agent's judged output; a failure goes through the node's on_fail,
+    with the reported gaps as the judge's issues, so loop-backs and retries work the same way.
+    """
+    node = manifest_node(execution.run.graph_manifest, execution.node_id) or {}
+    output = {"text": text, "usage": None, **(extra or {})}
+    judgment = Judgment(ok=ok, kind="report", issues=issues)
+    log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
+    if ok:
+        attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)()
+    else:
+        attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)
+    log_file_close(execution=execution)
+    run_advance(run_id=execution.run_id)
+
+
+def _upstream_outputs(execution: WorkNodeExecution, node: dict, *, known: dict[str, str]) -> dict[str, str]:
+    """The latest successful output of each dependency of ``node``; those in ``known`` are not read again."""
+    dependencies = list(node.get("depends_on") or [])
+    outputs = {dep: text for dep, text in known.items() if dep in dependencies}
+    unknown = [dep for dep in dependencies if dep not in outputs]
+    if unknown:
+        # A partial node that is not required for completion still hands its output on.
+        rows = WorkNodeExecution.objects.filter(
+            run_id=execution.run_id, node_id__in=unknown, status__in=[Status.SUCCEEDED, Status.PARTIAL]
+        ).order_by("node_id", "-attempt")
+        # Tuples, not instances: an instance would fetch its deferred fields again, one query per node.
+        for node_id, output in rows.values_list("node_id", "output_payload"):
+            outputs.setdefault(node_id, output.get("text", ""))
+    return {dep: outputs[dep] for dep in dependencies if dep in outputs}
+
+
+def _aggregate(upstream: dict[str, str]) -> str:
+    return "\n\n".join(f"## {node_id}\n\n{text}" for node_id, text in upstream.items())

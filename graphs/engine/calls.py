@@ -1,0 +1,39 @@
+"""An agent call made for a node attempt: the node's own call, or its LLM judge's."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+from graphs.agents import AgentCall, AgentRunner
+from graphs.logs import log_append
+from graphs.models import WorkNodeExecution
+
+
+def attempt_agent_call(
+    runner: AgentRunner,
+    execution: WorkNodeExecution,
+    *,
+    node: dict,
+    prompt: str,
+    purpose: str,
+    cancel_event: threading.Event,
+) -> tuple[str, dict | None]:
+    """Call the attempt's org node in the project's folder, its output streamed into the attempt's log;
+    return the text and the usage the agent reported."""
+    call = AgentCall(
+        org_node=execution.subagent_type or node.get("subagent_type") or "worker",
+        prompt=prompt,
+        cwd=Path(execution.run.task.project.target_folder),
+        timeout=settings.WORKGRAPH_AGENT_TIMEOUT,
+        purpose=purpose,
+        node=node,
+        attempt=execution.attempt,
+        on_line=lambda text: log_append(execution=execution, event="agent_output", purpose=purpose, text=text),
+        cancel_event=cancel_event,
+    )
+    log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
+    result = runner.run(call)
+    return result.text, result.usage

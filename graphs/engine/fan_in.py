@@ -1,0 +1,99 @@
+"""The advance after one attempt, told cheaply for wide fan-ins: which rows it reads, and whether a
+dependant is ready, blocked or still waiting — without reading every dependency's row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import transaction
+
+from graphs.engine.state import (
+    GraphShape,
+    RunStatus,
+    Status,
+    any_active,
+    graph_shape,
+    latest_rows,
+    upstream_bad,
+    upstream_done,
+)
+from graphs.models import WorkGraphRun, WorkNodeExecution
+
+# How many of a fan-in's dependencies are checked alone before all of them (see dependencies_verdict).
+_ACTIVE_PROBE = 8
+
+
+def feeds_only_fan_ins(shape: GraphShape, node_id: str) -> bool:
+    """Whether every dependant of ``node_id`` also waits on other nodes (a leaf of a fan-out/fan-in)."""
+    dependants = shape.dependants.get(node_id, [])
+    return bool(dependants) and all(len(shape.dependencies.get(d, [])) > 1 for d in dependants)
+
+
+def fan_in_leaf_settled(*, run_id: Any, node_id: str, record: Callable[[], None]) -> bool:
+    """Commit the result of a node whose dependants all wait on other nodes too, then look — without the
+    run lock — whether every dependant still waits on an active dependency. Return True when so: no
+    advance is needed, and the lock every leaf of a wide fan-in would otherwise queue on is not taken.
+
+    Safe because every finisher commits before it looks: of two dependencies finishing at once, the one
+    that commits last sees the other's result, so a dependant that becomes ready is always seen by
+    someone, who takes the locked path (it is queued only while pending, so never twice). The manifest
+    is read after the commit for the same reason: an append advances the run after committing its new
+    nodes, so whichever of the two comes second sees the other. Anything but "waiting", or no pending
+    dependant at all, answers False: the caller takes the locked path.
+    """
+    with transaction.atomic():
+        record()
+    run = WorkGraphRun.objects.defer("graph_manifest").get(pk=run_id)
+    if run.status != RunStatus.RUNNING:
+        return False
+    shape = graph_shape(run)
+    dependants = shape.dependants.get(node_id, [])
+    known = latest_rows(run, node_ids=rows_to_read(shape, node_id, dependants))
+    finished = known.get(node_id)
+    if finished is None or not upstream_done(shape.manifest, node_id, finished["status"]):
+        return False
+    waiting = False
+    for dependant in dependants:
+        row = known.get(dependant)
+        if row is None or row["status"] != Status.PENDING:
+            continue
+        if dependencies_verdict(run, shape, dependant, known=known) != "waiting":
+            return False
+        waiting = True
+    return waiting
+
+
+def rows_to_read(shape: GraphShape, node_id: str, dependants: list[str]) -> list[str]:
+    """The nodes whose latest rows an advance after ``node_id`` reads at once: the node, its dependants,
+    and the last few other dependencies of each dependant (see ``dependencies_verdict``)."""
+    probes = [
+        dep for dependant in dependants for dep in shape.dependencies.get(dependant, [])[-_ACTIVE_PROBE - 1 :]
+        if dep != node_id
+    ]
+    return list(dict.fromkeys([node_id, *dependants, *probes]))
+
+
+def dependencies_verdict(run: WorkGraphRun, shape: GraphShape, node_id: str, *, known: dict[str, dict]) -> str:
+    """"ready", "blocked" or "waiting": what the full pass would decide for pending ``node_id`` now.
+
+    ``known`` holds latest rows already read. A dependency still active is the usual answer in a wide
+    fan-in: among the known rows (the caller reads the last few dependencies with its own), or by an
+    EXISTS over a few of the others, it is found without reading every dependency's row.
+    """
+    dependencies = shape.dependencies.get(node_id, [])
+    if any(dep in known and known[dep]["status"] in WorkNodeExecution.ACTIVE_STATUSES for dep in dependencies):
+        return "waiting"
+    unknown = [dep for dep in dependencies if dep not in known]
+    # Dependencies are queued in manifest order, so the last ones are the likeliest to be still active:
+    # asking about a few of them first usually settles a wide fan-in without a long IN list.
+    probe = unknown[-_ACTIVE_PROBE:]
+    if probe and (any_active(run, probe) or (len(unknown) > len(probe) and any_active(run, unknown))):
+        return "waiting"
+    latest = {**known, **latest_rows(run, node_ids=unknown)} if unknown else known
+    upstream = [(dep, latest.get(dep)) for dep in dependencies]
+    if any(up is not None and upstream_bad(shape.manifest, dep, up["status"]) for dep, up in upstream):
+        return "blocked"
+    if all(up is not None and upstream_done(shape.manifest, dep, up["status"]) for dep, up in upstream):
+        return "ready"
+    return "waiting"

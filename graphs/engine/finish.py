@@ -1,0 +1,88 @@
+"""How a stage and a run end, and how a caller waits for that.
+
+A stage is over when no attempt of the run is active and every manifest node has one; it then
+continues the pipeline, or the run ends — cancelled, failed or succeeded — and its task follows
+(``graphs.run_status``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from graphs.catalogs import ORG_NODES
+from graphs.engine.jobs import pipeline_step_submit
+from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
+from graphs.models import Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.run_status import run_status_set
+
+
+def stage_end_check(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict]) -> None:
+    """Finish the stage when no attempt is active any more and it really is over (call under the run lock)."""
+    done = all(row["status"] not in WorkNodeExecution.ACTIVE_STATUSES for row in latest.values())
+    if done and _stage_complete(run, latest, node_count=len(shape.position)):
+        _stage_finished(run, shape, latest)
+
+
+def _stage_complete(run: WorkGraphRun, latest: dict[str, dict], *, node_count: int) -> bool:
+    """Whether the current stage is really over, not between a stage's planning call and its first rows.
+
+    An appending stage is over only once its planning call succeeded and every manifest node has an
+    attempt (``run_start`` creates them in the same locked transaction that marks the run running).
+    """
+    if len(latest) < node_count:
+        return False
+    if not run.pipeline or run.stage == ORG_NODES[0]:
+        return True
+    return run.executions.filter(node_id=planning_node_id(run.stage), status=Status.SUCCEEDED).exists()
+
+
+def _stage_finished(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict]) -> None:
+    """Every node of the run has ended: continue the pipeline, or finish the run."""
+    if run.cancel_requested_at is not None:
+        run_finish(run, status=RunStatus.CANCELLED, error="cancelled")
+        return
+    # upstream_bad also counts a required node that ended partial (its evidence is missing).
+    failed = sorted(node_id for node_id, row in latest.items() if upstream_bad(shape.manifest, node_id, row["status"]))
+    if failed:
+        run_finish(run, status=RunStatus.FAILED, error=f"nodes that did not succeed: {', '.join(failed)}")
+        return
+    if pipeline_next_stage(run) is not None:
+        pipeline_step_submit(run_id=run.run_id, from_stage=run.stage)
+        return
+    run_finish(run, status=RunStatus.SUCCEEDED, error="")
+
+
+def pipeline_next_stage(run: WorkGraphRun) -> str | None:
+    """Return the org node that plans next in a pipeline run, or None when the pipeline is done."""
+    if not run.pipeline or run.stage not in ORG_NODES:
+        return None
+    index = ORG_NODES.index(run.stage)
+    return ORG_NODES[index + 1] if index + 1 < len(ORG_NODES) else None
+
+
+def run_finish(run: WorkGraphRun, *, status: str, error: str) -> bool:
+    """End a run that has not ended yet; its task follows. Return whether this call ended it."""
+    active = [s for s in RunStatus.values if s not in WorkGraphRun.FINISHED_STATUSES]
+    return run_status_set(run=run, status=status, error=error, allowed_from=active)
+
+
+def run_wait_finished(*, run_id: Any, timeout: float, poll: float = 0.2) -> WorkGraphRun:
+    """Poll until the run has finished or ``timeout`` seconds have passed; return it as it is then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = WorkGraphRun.objects.get(pk=run_id)
+        if run.is_finished() or time.monotonic() >= deadline:
+            return run
+        time.sleep(poll)
+
+
+def task_wait_finished(*, task_id: Any, timeout: float, poll: float = 0.2) -> Task:
+    """Poll until the task has an outcome (its latest run ended) or ``timeout`` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    finished = {Task.Status.SUCCEEDED, Task.Status.FAILED, Task.Status.CANCELLED, Task.Status.INCOMPLETE}
+    while True:
+        task = Task.objects.get(pk=task_id)
+        if task.status in finished or time.monotonic() >= deadline:
+            return task
+        time.sleep(poll)

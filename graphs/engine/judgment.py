@@ -1,0 +1,103 @@
+"""Judging an attempt's output: one judge per judgment kind the manifest accepts.
+
+``JUDGES`` maps each kind of ``graphs.manifest.JUDGMENT_KINDS`` to its judge; ``judges_check`` runs at
+start-up, so a kind the manifest accepts but nothing judges stops the process instead of letting
+every output of that kind pass.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+from graphs.agents import AgentRunner
+from graphs.checks import check_run
+from graphs.engine.calls import attempt_agent_call
+from graphs.logs import log_append
+from graphs.manifest import JUDGMENT_KINDS, extract_json_payload
+from graphs.models import WorkNodeExecution
+from graphs.prompts import judge_prompt
+
+
+@dataclass(frozen=True)
+class Judgment:
+    ok: bool
+    kind: str
+    issues: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "kind": self.kind, "issues": self.issues, **self.detail}
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What a judge is given: the output (``content``) of ``execution``, an attempt of ``node``."""
+
+    runner: AgentRunner
+    execution: WorkNodeExecution
+    node: dict
+    content: str
+    cancel_event: threading.Event
+
+    @property
+    def spec(self) -> dict:
+        return self.node.get("judgment") or {}
+
+
+Judge = Callable[[JudgeRequest], Judgment]
+
+
+def _judge_none(request: JudgeRequest) -> Judgment:
+    return Judgment(ok=True, kind="none")
+
+
+def _judge_mechanical(request: JudgeRequest) -> Judgment:
+    check_ref = request.spec.get("check_ref", "")
+    result = check_run(check_ref, request.content)
+    return Judgment(ok=result.ok, kind="mechanical", issues=result.issues, detail={"check_ref": check_ref})
+
+
+def _judge_llm(request: JudgeRequest) -> Judgment:
+    prompt = judge_prompt(judge_prompt_template=request.spec.get("judge_prompt", "{content}"), content=request.content)
+    answer, _ = attempt_agent_call(request.runner, request.execution, node=request.node, prompt=prompt,
+                                   purpose="judge", cancel_event=request.cancel_event)
+    verdict = extract_json_payload(answer, required_keys=("ok",))
+    if verdict is None or not isinstance(verdict.get("ok"), bool):
+        return Judgment(ok=False, kind="llm", issues=["the judge's answer held no {ok, issues} JSON object"],
+                        detail={"judge_answer": answer[:4000]})
+    issues = [str(issue) for issue in verdict.get("issues") or [] if str(issue).strip()]
+    return Judgment(ok=verdict["ok"], kind="llm", issues=issues)
+
+
+JUDGES: dict[str, Judge] = {"none": _judge_none, "mechanical": _judge_mechanical, "llm": _judge_llm}
+
+
+def judges_check(kinds: Iterable[str] = JUDGMENT_KINDS) -> None:
+    """Raise ``ImproperlyConfigured`` naming every judgment kind in ``kinds`` that has no judge."""
+    missing = [kind for kind in kinds if kind not in JUDGES]
+    if missing:
+        raise ImproperlyConfigured(
+            f"no judge for judgment kind {', '.join(map(repr, missing))}: every kind a manifest may use needs one"
+            f" (judges: {', '.join(sorted(JUDGES))})"
+        )
+
+
+def judgment_run(request: JudgeRequest) -> Judgment:
+    """Judge the output with the judge of the node's kind, and log the judgment.
+
+    A kind with no judge fails the output: a manifest validated against another version of the kinds
+    must not pass unjudged.
+    """
+    kind = request.spec.get("kind", "none")
+    judge = JUDGES.get(kind)
+    if judge is None:
+        judgment = Judgment(ok=False, kind=str(kind), issues=[f"no judge for judgment kind {kind!r}"])
+    else:
+        judgment = judge(request)
+    log_append(execution=request.execution, event="judgment", **judgment.as_dict())
+    return judgment

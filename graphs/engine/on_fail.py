@@ -1,0 +1,156 @@
+"""What a failed attempt leads to: its node's ``on_fail`` action, or a transient retry with backoff.
+
+Each action is one function of ``_ACTIONS``. The failure is recorded and its follow-up attempts are
+created under the run lock, in one transaction, so no scheduler ever sees the failure without them
+(it would block the dependants that should wait for the rerun).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from graphs import manifest as manifest_lib
+from graphs.agents import AgentError
+from graphs.checks import first_root_cause
+from graphs.engine.judgment import Judgment
+from graphs.engine.record import attempt_finish, attempt_next_create, transient_retries_used
+from graphs.engine.state import Cause, Status, run_locked, subagent_by_node
+from graphs.logs import log_append
+from graphs.models import Skill, WorkGraphRun, WorkNodeExecution
+from graphs.retries import transient_backoff_seconds, transient_retry_allowed
+
+DEFAULT_MAX_ATTEMPTS = 3
+# Which stage a final verdict's root cause sends the run back to.
+DYNAMIC_ROOT_CAUSES = {"planning": "planner", "coder": "coder", "skill_defect": "coder"}
+
+
+@dataclass(frozen=True)
+class _Failure:
+    run: WorkGraphRun
+    execution: WorkNodeExecution
+    action: str
+    issues: list[str]
+    content: str
+
+
+def attempt_judgment_failed(
+    execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict
+) -> None:
+    """Record the failed judgment and create the attempts the node's ``on_fail`` calls for, or leave
+    the failure terminal once its attempts are used up."""
+    on_fail = node.get("on_fail") or {}
+    action = on_fail.get("action", "hard_fail")
+    max_attempts = int(on_fail.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
+    with run_locked(execution.run_id) as run:
+        error = "judgment failed: " + "; ".join(judgment.issues)
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED, output=output, judgment=judgment,
+                              error=error):
+            return
+        attempts = run.executions.filter(node_id=execution.node_id).exclude(cause=Cause.TRANSIENT_RETRY).count()
+        respond = _ACTIONS.get(action)
+        if respond is None or attempts >= max_attempts:
+            reason = "hard_fail" if action == "hard_fail" else f"{action} exhausted after {attempts} attempts"
+            log_append(execution=execution, event="on_fail", action=action, outcome="terminal", reason=reason)
+            return
+        respond(_Failure(run=run, execution=execution, action=action,
+                         issues=judgment.issues or ["the judge gave no details"], content=output["text"]))
+
+
+def _retry_self(failure: _Failure) -> None:
+    attempt_next_create(failure.run, failure.execution.node_id, cause=Cause.RETRY_SELF,
+                        feedback=[f"Your previous attempt was rejected: {issue}" for issue in failure.issues])
+    log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="retrying")
+
+
+def _loop_back(failure: _Failure) -> None:
+    manifest, failing = failure.run.graph_manifest, failure.execution.node_id
+    target = manifest_lib.loop_back_target(manifest, failing)
+    if target is None:
+        log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="terminal",
+                   reason="no on_failure edge")
+        return
+    rerun = manifest_lib.nodes_between(manifest, target=target, failing=failing)
+    _rerun(failure.run, rerun=rerun, cause=Cause.LOOP_BACK, failing=failing, issues=failure.issues)
+    log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="looped_back",
+               target=target, rerun=rerun)
+
+
+def _dynamic_loop_back(failure: _Failure) -> None:
+    run, failing = failure.run, failure.execution.node_id
+    root_cause = first_root_cause(failure.content) or "coder"
+    stage = DYNAMIC_ROOT_CAUSES.get(root_cause, "coder")
+    if root_cause == "skill_defect":
+        _skills_flag(run, stage=stage, note="; ".join(failure.issues) or failure.content[:2000])
+    rerun = _stage_and_downstream(run, stage=stage, failing=failing)
+    # The verdict's own words say what the stage got wrong; the check's issue only says "fail".
+    _rerun(run, rerun=rerun, cause=Cause.DYNAMIC_LOOP_BACK, failing=failing,
+           issues=[*failure.issues, f"the verdict reads:\n{failure.content[:4000]}"])
+    log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="looped_back",
+               root_cause=root_cause, stage=stage, rerun=rerun)
+
+
+_ACTIONS: dict[str, Callable[[_Failure], None]] = {
+    "retry_self": _retry_self,
+    "loop_back": _loop_back,
+    "dynamic_loop_back": _dynamic_loop_back,
+}
+
+
+def _rerun(run: WorkGraphRun, *, rerun: Sequence[str], cause: str, failing: str, issues: list[str]) -> None:
+    feedback = [f"Node {failing!r} failed its judgment after using this work: {issue}" for issue in issues]
+    for node_id in rerun:
+        attempt_next_create(run, node_id, cause=cause, cause_node_id=failing, feedback=feedback)
+
+
+def _stage_and_downstream(run: WorkGraphRun, *, stage: str, failing: str) -> list[str]:
+    manifest = run.graph_manifest
+    owned = {node_id for node_id, org in subagent_by_node(run).items() if org == stage}
+    chosen = set(owned) | {failing}
+    for node_id in owned:
+        chosen |= manifest_lib.downstream_of(manifest, node_id)
+    return [node_id for node_id in manifest_lib.topological_order(manifest) if node_id in chosen]
+
+
+def _skills_flag(run: WorkGraphRun, *, stage: str, note: str) -> None:
+    owners = subagent_by_node(run)
+    skill_ids = {
+        node.get("skill_ref")
+        for node in run.graph_manifest.get("nodes", [])
+        if node.get("skill_ref") and owners.get(node["node_id"]) == stage
+    }
+    Skill.objects.filter(skill_id__in=skill_ids).update(defect_reported_at=timezone.now(), defect_note=note[:4000])
+
+
+def attempt_agent_failed(execution: WorkNodeExecution, *, worker: str, error: AgentError) -> None:
+    """Record an agent error; a transient one (timeout, rate limit, outage) is retried after a backoff."""
+    detail = str(error)
+    if error.stderr:
+        detail += f" | stderr: {error.stderr.strip()[:2000]}"
+    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient, message=detail)
+    with run_locked(execution.run_id) as run:
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED,
+                              error=f"agent error ({error.kind}): {detail}"):
+            return
+        if error.transient:
+            transient_retry_create(run, execution, backoff=True)
+
+
+def transient_retry_create(run: WorkGraphRun, execution: WorkNodeExecution, *, backoff: bool) -> bool:
+    """Add a ``transient_retry`` attempt of the execution's node if its budget allows (call under the
+    run lock); ``backoff`` delays it by the shared backoff. Return whether one was added.
+
+    Every transient retry counts against the node's budget, so a node that kills every worker it runs
+    on, or whose agent is never reachable, ends failed instead of looping.
+    """
+    used = transient_retries_used(run, execution.node_id)
+    if not transient_retry_allowed(retries_used=used):
+        return False
+    attempt_next_create(
+        run, execution.node_id, cause=Cause.TRANSIENT_RETRY,
+        not_before_seconds=transient_backoff_seconds(retries_used=used) if backoff else 0.0,
+        feedback=list(execution.input_payload.get("feedback", [])),
+    )
+    return True

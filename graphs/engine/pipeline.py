@@ -1,0 +1,120 @@
+"""The planner → coder → validator pipeline of a task, and planning on request, as jobs.
+
+``pipeline_start`` creates the task's run (``planning``) and queues the planner's planning call; the
+run then executes its nodes. Each time a stage's nodes have all succeeded the engine submits
+``pipeline_step``, which lets the next org node append its own nodes into the same run and runs them.
+The final verdict decides the task (``graphs.run_status``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from graphs.engine.finish import pipeline_next_stage, run_finish
+from graphs.engine.jobs import pipeline_plan_submit, plan_append_submit, plan_fresh_submit
+from graphs.engine.scheduler import run_start
+from graphs.engine.state import RunStatus, Status
+from graphs.models import Task, WorkGraphRun
+from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.run_status import task_status_refresh
+
+FIRST_STAGE = "planner"
+
+
+def pipeline_start(*, task: Task) -> WorkGraphRun:
+    """Create the task's pipeline run and queue its first planning call; return the run."""
+    return _planning_run_create(task=task, pipeline=True)
+
+
+def plan_fresh(*, task: Task) -> WorkGraphRun:
+    """Create a run for the task and queue the planner's planning call, without executing it."""
+    return _planning_run_create(task=task, pipeline=False)
+
+
+def plan_append(*, run: WorkGraphRun, org_node: str) -> None:
+    """Queue ``org_node``'s planning call that appends its own nodes to ``run``."""
+    plan_append_submit(run_id=run.run_id, org_node=org_node)
+
+
+def _planning_run_create(*, task: Task, pipeline: bool) -> WorkGraphRun:
+    # The run exists from the request on, so the task reads "planning" at once and the plan can be
+    # cancelled before its job starts.
+    with transaction.atomic():
+        run = WorkGraphRun.objects.create(
+            task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=FIRST_STAGE if pipeline else "",
+        )
+        task_status_refresh(task_id=task.pk)
+        if pipeline:
+            pipeline_plan_submit(run_id=run.run_id)
+        else:
+            plan_fresh_submit(run_id=run.run_id)
+    return run
+
+
+def pipeline_plan_job(run_id: str) -> None:
+    """Plan a pipeline run's first stage, then start it (unless its plan awaits approval)."""
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    try:
+        result = plan_work_graph(FIRST_STAGE, run.task, run.task.goal_text, run=run)
+    except PlanningFailedError:
+        return  # the planning call and the run record why
+    if result.run.status == RunStatus.READY:
+        run_start(run=result.run)
+
+
+def plan_fresh_job(run_id: str) -> None:
+    """Plan a run with the planner only (no execution); a failure is recorded on its planning node."""
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    try:
+        plan_work_graph(FIRST_STAGE, run.task, run.task.goal_text, run=run)
+    except PlanningFailedError:
+        return
+
+
+def pipeline_step_job(arg: str) -> None:
+    """Let the stage after ``<from_stage>`` append its nodes to the run, then run them (``<run_id>:<from_stage>``).
+
+    Claiming the move from that exact stage makes the job idempotent: a duplicate or a redelivery finds
+    the run already past it and does nothing.
+    """
+    run_id, _, from_stage = arg.partition(":")
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    if run.stage != from_stage or run.status != RunStatus.RUNNING:
+        return
+    stage = pipeline_next_stage(run)
+    if stage is None:
+        return
+    claimed = WorkGraphRun.objects.filter(pk=run.pk, stage=from_stage, status=RunStatus.RUNNING).update(stage=stage)
+    if claimed != 1:
+        return
+    try:
+        plan_work_graph(stage, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+    except PlanningFailedError as failure:
+        _append_failed(run_id=run.run_id, reason=f"{stage} planning failed: {failure.reason}", end_run=True)
+        return
+    run.refresh_from_db()
+    run_start(run=run)
+
+
+def plan_append_job(arg: str) -> None:
+    """Let an org node append its nodes to a run (``<run_id>:<org_node>``); failures stay on its planning node."""
+    run_id, _, org_node = arg.partition(":")
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    try:
+        plan_work_graph(org_node, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+    except PlanningFailedError as failure:
+        _append_failed(run_id=run.run_id, reason=failure.reason, end_run=False)
+
+
+def _append_failed(*, run_id: Any, reason: str, end_run: bool) -> None:
+    """An appending planning call failed. A run whose cancel was waiting for that call ends cancelled
+    once nothing of it runs; otherwise a pipeline (``end_run``) fails with the reason."""
+    run = WorkGraphRun.objects.get(pk=run_id)
+    if run.cancel_requested_at is not None:
+        if not run.executions.filter(status=Status.RUNNING).exists():
+            run_finish(run, status=RunStatus.CANCELLED, error="cancelled")
+        return
+    if end_run:
+        run_finish(run, status=RunStatus.FAILED, error=reason)

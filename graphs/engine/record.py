@@ -1,0 +1,134 @@
+"""Writing an attempt's end, the next attempt of a node, and the artifact an accepted output promotes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from graphs.engine.judgment import Judgment
+from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent_by_node
+from graphs.events import node_states_emit
+from graphs.evidence import node_evidence_gaps
+from graphs.logs import log_append
+from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
+from graphs.storable import storable
+
+
+def attempt_finish(
+    execution: WorkNodeExecution,
+    *,
+    worker: str,
+    status: str,
+    output: dict | None = None,
+    judgment: Judgment | None = None,
+    error: str = "",
+) -> bool:
+    """Record the end of an attempt (and its input, see ``attempt_input_keep``) if this worker still
+    owns it; return whether it did. A worker presumed dead and replaced cannot commit a second result."""
+    fields: dict[str, Any] = {
+        "status": status, "finished_at": timezone.now(), "error": storable(error),
+        "input_payload": storable(execution.input_payload),
+    }
+    if output is not None:
+        fields["output_payload"] = storable(output)
+    if judgment is not None:
+        fields["judgment_result"] = storable(judgment.as_dict())
+    owned = WorkNodeExecution.objects.filter(pk=execution.pk, status=Status.RUNNING, worker=worker).update(**fields)
+    for name, value in fields.items():
+        setattr(execution, name, value)
+    if owned == 1:
+        node_states_emit(run_id=execution.run_id, rows=[execution])
+    log_append(execution=execution, event="node_finished", status=status, error=error, committed=owned == 1)
+    return owned == 1
+
+
+def attempt_input_keep(
+    execution: WorkNodeExecution, *, node: dict, prompt: str, upstream: dict[str, str], feedback: list[str]
+) -> None:
+    """Keep the attempt's input on it; ``attempt_finish`` writes it with the result, one UPDATE fewer.
+
+    An llm judgment is another agent call, which may take minutes: the input is written before it, so
+    the node's page shows the prompt meanwhile.
+    """
+    payload = {**execution.input_payload, "prompt": prompt, "upstream": sorted(upstream), "feedback": feedback}
+    execution.input_payload = payload
+    if (node.get("judgment") or {}).get("kind") == "llm":
+        WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
+
+
+def attempt_passed_recorder(
+    execution: WorkNodeExecution, *, worker: str, node: dict, output: dict, judgment: Judgment
+) -> Callable[[], None]:
+    """How an output that passed its judgment ends the attempt — succeeded and promoted, or partial when
+    the evidence the node's spec requires is missing — as a function that records it.
+
+    The outcome is worked out here, outside any transaction; the function only writes, so the caller
+    can record it in the transaction that advances the run.
+    """
+    text = output["text"]
+    gaps = node_evidence_gaps(node=node, output=text, execution=execution)
+    if gaps:
+        gated = Judgment(ok=judgment.ok, kind=judgment.kind, issues=judgment.issues,
+                         detail={**judgment.detail, "evidence_gaps": gaps})
+
+        def record_partial() -> None:
+            attempt_finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
+                           error="incomplete: " + "; ".join(gaps))
+
+        return record_partial
+
+    def record_succeeded() -> None:
+        if attempt_finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
+            _artifact_promote(execution, node=node, content=text)
+
+    return record_succeeded
+
+
+def _artifact_promote(execution: WorkNodeExecution, *, node: dict, content: str) -> None:
+    promote = node.get("promotes_to_artifact") or {}
+    if not promote.get("artifact_type"):
+        return
+    # A node that ran again (a loop-back) replaces its earlier artifact: the task keeps the accepted version.
+    with transaction.atomic():
+        Artifact.objects.filter(
+            run_id=execution.run_id, node_exec__node_id=execution.node_id, artifact_type=promote["artifact_type"]
+        ).delete()
+        Artifact.objects.create(
+            node_exec=execution, artifact_type=promote["artifact_type"], task_id=execution.run.task_id,
+            run_id=execution.run_id, content=content,
+        )
+
+
+def attempt_next_create(
+    run: WorkGraphRun,
+    node_id: str,
+    *,
+    cause: str,
+    cause_node_id: str = "",
+    feedback: list[str] | None = None,
+    not_before_seconds: float = 0.0,
+) -> WorkNodeExecution:
+    """Add the next attempt of ``node_id`` as a pending row (call under the run lock)."""
+    previous = run.executions.filter(node_id=node_id).order_by("-attempt").first()
+    node = manifest_node(run.graph_manifest, node_id) or {}
+    created = WorkNodeExecution.objects.create(
+        run=run,
+        node_id=node_id,
+        subagent_type=previous.subagent_type if previous else subagent_by_node(run).get(node_id, ""),
+        skill_ref_id=skill_pk(node),
+        attempt=(previous.attempt if previous else 0) + 1,
+        cause=cause,
+        cause_node_id=cause_node_id,
+        input_payload={"feedback": feedback or []},
+        not_before=timezone.now() + timedelta(seconds=not_before_seconds) if not_before_seconds else None,
+    )
+    node_states_emit(run_id=run.pk, rows=[created])
+    return created
+
+
+def transient_retries_used(run: WorkGraphRun, node_id: str) -> int:
+    return run.executions.filter(node_id=node_id, cause=Cause.TRANSIENT_RETRY).count()

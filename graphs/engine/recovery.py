@@ -1,0 +1,225 @@
+"""Stopping, forking and recovering runs: cancel, fork from a node, and the reaper of lost work."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from graphs import manifest as manifest_lib
+from graphs.engine.finish import run_finish
+from graphs.engine.jobs import node_execute_submit
+from graphs.engine.on_fail import transient_retry_create
+from graphs.engine.scheduler import run_advance, run_start
+from graphs.engine.state import (
+    Cause,
+    RunStatus,
+    Status,
+    latest_rows,
+    manifest_node,
+    run_locked,
+    skill_pk,
+    subagent_by_node,
+    upstream_done,
+)
+from graphs.errors import InvalidTransitionError, WorkGraphError
+from graphs.events import node_states_emit
+from graphs.logs import log_append, log_file_close, logs_left_open_close
+from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.storable import storable
+
+# How many times the reaper's interval for one attempt's lost job doubles, at most.
+_RESUBMIT_DOUBLINGS = 6
+
+
+class EngineError(WorkGraphError):
+    """A request the engine cannot carry out (unknown node, run in the wrong state…)."""
+
+
+def run_cancel(*, run: WorkGraphRun) -> None:
+    """Stop a run: waiting attempts are cancelled now, running agents (planning ones too) are stopped by
+    their heartbeat, and the run ends ``cancelled`` once none is left running."""
+    now = timezone.now()
+    with run_locked(run.run_id) as locked:
+        if locked.is_finished():
+            raise InvalidTransitionError(entity="run", current=locked.status, requested=RunStatus.CANCELLED)
+        WorkGraphRun.objects.filter(pk=locked.pk).update(cancel_requested_at=now)
+        waiting = locked.executions.filter(status__in=[Status.PENDING, Status.QUEUED])
+        cancelled = list(waiting.values("pk", "node_id", "attempt", "cause"))
+        waiting.update(status=Status.CANCELLED, error="the run was cancelled", finished_at=now)
+        node_states_emit(run_id=locked.pk, rows=[{**row, "status": Status.CANCELLED} for row in cancelled])
+        if not locked.executions.filter(status=Status.RUNNING).exists():
+            locked.cancel_requested_at = now
+            run_finish(locked, status=RunStatus.CANCELLED, error="cancelled")
+
+
+def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
+    """Start a new run of the same manifest that reuses every output upstream of ``node_id``.
+
+    Nodes that are neither ``node_id`` nor downstream of it keep their latest successful output,
+    copied as a ``fork`` attempt; ``node_id`` and everything downstream run again. The fork is the
+    task's latest run, so the task follows it.
+    """
+    manifest = run.graph_manifest
+    if node_id not in manifest_lib.manifest_node_ids(manifest):
+        raise EngineError(f"node {node_id!r} is not in run {run.run_id}")
+    rerun = {node_id} | manifest_lib.downstream_of(manifest, node_id)
+    latest = latest_rows(run)
+    with transaction.atomic():
+        fork = WorkGraphRun.objects.create(
+            task=run.task, graph_manifest=manifest, manifest_version=run.manifest_version, forked_from=run,
+            fork_node_id=node_id, status=RunStatus.READY, pipeline=False, stage=run.stage,
+        )
+        now = timezone.now()
+        copies = []
+        for planning in run.executions.filter(node_id__startswith=PLANNING_NODE_ID, status=Status.SUCCEEDED):
+            copies.append(_copied_row(planning, fork=fork, cause=Cause.PLANNING, now=now))
+        for kept_node in latest:
+            if kept_node in rerun:
+                continue
+            # A partial output that is not required for completion counts as done, as when scheduling.
+            source = (
+                run.executions.filter(node_id=kept_node, status__in=[Status.SUCCEEDED, Status.PARTIAL])
+                .order_by("-attempt")
+                .first()
+            )
+            if source is None or not upstream_done(manifest, kept_node, source.status):
+                raise EngineError(
+                    f"cannot fork from {node_id!r}: {kept_node!r} would be reused but has no successful output"
+                    f" (fork from {kept_node!r} or a node upstream of it)"
+                )
+            copies.append(_copied_row(source, fork=fork, cause=Cause.FORK, now=now))
+        WorkNodeExecution.objects.bulk_create(copies)
+        subagents = subagent_by_node(run)
+        WorkNodeExecution.objects.bulk_create(
+            [
+                WorkNodeExecution(run=fork, node_id=rerun_node, subagent_type=subagents.get(rerun_node, ""),
+                                  skill_ref_id=skill_pk(manifest_node(manifest, rerun_node)), attempt=1,
+                                  cause=Cause.FORK if rerun_node == node_id else Cause.INITIAL)
+                for rerun_node in manifest_lib.topological_order(manifest) if rerun_node in rerun
+            ]
+        )
+    run_start(run=fork)
+    fork.refresh_from_db()
+    return fork
+
+
+def _copied_row(source: WorkNodeExecution, *, fork: WorkGraphRun, cause: str, now) -> WorkNodeExecution:
+    return WorkNodeExecution(
+        run=fork, node_id=source.node_id, subagent_type=source.subagent_type, skill_ref_id=source.skill_ref_id,
+        attempt=1, cause=cause, status=source.status, error=source.error, input_payload=source.input_payload,
+        output_payload={**source.output_payload, "reused_from": str(source.node_exec_id)},
+        judgment_result=source.judgment_result, ready_at=now, started_at=now, finished_at=now,
+    )
+
+
+def reap_job(_: str = "") -> None:
+    executions_reap()
+
+
+def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
+    """Fail attempts whose worker stopped heart-beating, queue a retry for each, and return their ids.
+
+    A worker that died mid-node leaves its row ``running`` forever; the retry is a new attempt with
+    cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
+    Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
+    Logs a killed worker left open on finished attempts are closed.
+    Runs left with pending attempts and nothing active to advance them are advanced again.
+    """
+    stale_after = stale_after or timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
+    cutoff = timezone.now() - stale_after
+    reaped: list[str] = []
+    stale = WorkNodeExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).select_related("run")
+    for execution in stale:
+        error = f"worker {execution.worker} stopped (no heartbeat since {execution.heartbeat_at:%H:%M:%S})"
+        if not attempt_lost(execution, still_owned=Q(heartbeat_at__lt=cutoff), error=error):
+            continue
+        log_append(execution=execution, event="worker_lost", worker=execution.worker)
+        log_file_close(execution=execution)
+        reaped.append(str(execution.pk))
+        run_advance(run_id=execution.run_id)
+    _lost_jobs_resubmit(stale_after=stale_after)
+    logs_left_open_close(finished_before=cutoff)
+    # A worker killed after committing a node's result but before advancing the run leaves the
+    # dependants pending with no attempt left to advance them; advancing such a run again is harmless.
+    stalled = (
+        WorkGraphRun.objects.filter(status=RunStatus.RUNNING, executions__status=Status.PENDING)
+        .exclude(executions__status__in=[Status.QUEUED, Status.RUNNING])
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    for run_id in stalled:
+        run_advance(run_id=run_id)
+    return reaped
+
+
+def _lost_jobs_resubmit(*, stale_after: timedelta) -> None:
+    """Hand out again the jobs of attempts queued for longer than ``stale_after`` and still unclaimed.
+
+    Their message may be lost (a broker restarted without its data) or merely waiting behind a long
+    queue; a duplicate costs one no-op claim. The interval doubles with each resubmission of the same
+    attempt (up to 64 times ``stale_after``), so a long backlog is not copied into the broker on every pass.
+    """
+    now = timezone.now()
+    cutoff = now - stale_after
+    candidates = (
+        WorkNodeExecution.objects.filter(status=Status.QUEUED, ready_at__lt=cutoff)
+        .filter(Q(not_before__isnull=True) | Q(not_before__lt=cutoff))
+        .filter(Q(resubmitted_at__isnull=True) | Q(resubmitted_at__lt=cutoff))
+        .values_list("pk", "resubmits", "resubmitted_at")
+    )
+    due = [
+        pk for pk, resubmits, resubmitted_at in candidates
+        if resubmitted_at is None or resubmitted_at < now - stale_after * 2 ** min(resubmits, _RESUBMIT_DOUBLINGS)
+    ]
+    for start in range(0, len(due), 1000):
+        chunk = due[start : start + 1000]
+        with transaction.atomic():
+            WorkNodeExecution.objects.filter(pk__in=chunk, status=Status.QUEUED).update(
+                resubmitted_at=now, resubmits=F("resubmits") + 1
+            )
+            for pk in chunk:
+                node_execute_submit(node_exec_id=pk)
+
+
+def attempt_lost(execution: WorkNodeExecution, *, still_owned: Q, error: str) -> bool:
+    """Fail a running attempt whose work was lost to the infrastructure and queue its retry.
+
+    ``still_owned`` says when the row is still the lost attempt (not finished or reaped meanwhile);
+    return whether it was. The retry has cause ``transient_retry`` and counts against the node's
+    transient budget.
+    """
+    with run_locked(execution.run_id) as run:
+        now = timezone.now()
+        moved = WorkNodeExecution.objects.filter(still_owned, pk=execution.pk, status=Status.RUNNING).update(
+            status=Status.FAILED, error=storable(error), finished_at=now
+        )
+        if moved != 1:
+            return False
+        execution.status, execution.error, execution.finished_at = Status.FAILED, error, now
+        node_states_emit(run_id=run.pk, rows=[execution])
+        if execution.is_planning:
+            _planning_lost(run, error=error)
+        elif run.status == RunStatus.RUNNING and run.cancel_requested_at is None:
+            transient_retry_create(run, execution, backoff=False)
+    return True
+
+
+def _planning_lost(run: WorkGraphRun, *, error: str) -> None:
+    """A planning call whose worker died: the run it was creating or extending ends with the reason
+    (or ``cancelled``, when a cancel was waiting for that call to stop).
+
+    Planning is not retried automatically (it may have cost a long agent call, and a person may want to
+    read what it produced); the reason is recorded so a lead can plan again or fork.
+    """
+    if run.status not in (RunStatus.PLANNING, RunStatus.RUNNING):
+        return
+    if run.cancel_requested_at is not None:
+        run_finish(run, status=RunStatus.CANCELLED, error="cancelled")
+        return
+    status = RunStatus.PLANNING_FAILED if run.status == RunStatus.PLANNING else RunStatus.FAILED
+    run_finish(run, status=status, error=f"planning stopped: {error}")
+

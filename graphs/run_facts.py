@@ -1,0 +1,147 @@
+"""One definition of each fact about a run, read the same way by the engine, the pages, the API, the
+live events and the collaboration layer.
+
+- a node's **latest attempt** is its highest-numbered row (``latest_by_node``);
+- the **org node** that planned a node is the planning call that added it, unless the node names its
+  own ``subagent_type`` (``node_owners``);
+- a run's **progress** counts its manifest's work nodes: ``done`` is those whose latest attempt has
+  finished, whatever the outcome, with the outcomes counted beside it (``RunProgress``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
+
+from django.db.models import Count, Exists, OuterRef, QuerySet
+
+from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+
+Status = WorkNodeExecution.Status
+Row = TypeVar("Row")
+
+
+def _get(row: Any, name: str) -> Any:
+    return row[name] if isinstance(row, Mapping) else getattr(row, name)
+
+
+def latest_by_node(rows: Iterable[Row]) -> dict[str, Row]:
+    """Each node's highest attempt among ``rows`` (model instances or ``values()`` dicts), by node_id."""
+    latest: dict[str, Row] = {}
+    for row in rows:
+        node_id = _get(row, "node_id")
+        current = latest.get(node_id)
+        if current is None or _get(row, "attempt") > _get(current, "attempt"):
+            latest[node_id] = row
+    return latest
+
+
+def latest_attempts(executions: QuerySet[WorkNodeExecution]) -> QuerySet[WorkNodeExecution]:
+    """Narrow ``executions`` to each work node's latest attempt, in the database (planning calls left out)."""
+    newer = WorkNodeExecution.objects.filter(
+        run_id=OuterRef("run_id"), node_id=OuterRef("node_id"), attempt__gt=OuterRef("attempt")
+    )
+    return executions.exclude(node_id__startswith=PLANNING_NODE_ID).filter(~Exists(newer))
+
+
+def node_owners(planning_calls: Iterable[Any], manifest: Mapping[str, Any] | None) -> dict[str, str]:
+    """Map node_id → the org node that planned it.
+
+    ``planning_calls`` are a run's planning executions (instances or dicts with ``status``,
+    ``subagent_type`` and ``output_payload`` or ``new_node_ids``), oldest first: the first successful
+    call that added a node owns it. A node's own ``subagent_type`` wins over its planner.
+    """
+    owners: dict[str, str] = {}
+    for call in planning_calls:
+        if _get(call, "status") != Status.SUCCEEDED:
+            continue
+        if isinstance(call, Mapping) and "new_node_ids" in call:
+            new_ids = call["new_node_ids"]
+        else:
+            new_ids = (_get(call, "output_payload") or {}).get("new_node_ids")
+        for node_id in new_ids or []:
+            owners.setdefault(node_id, _get(call, "subagent_type"))
+    for node in (manifest or {}).get("nodes", []):
+        if isinstance(node, Mapping) and node.get("subagent_type"):
+            owners[node["node_id"]] = node["subagent_type"]
+    return owners
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """How far a run's work nodes are: ``total`` in its manifest, each latest attempt's outcome counted."""
+
+    total: int
+    succeeded: int = 0
+    partial: int = 0
+    failed: int = 0
+    blocked: int = 0
+    cancelled: int = 0
+    active: int = 0
+
+    @property
+    def done(self) -> int:
+        """Nodes whose latest attempt has finished, whatever its outcome."""
+        return self.succeeded + self.partial + self.failed + self.blocked + self.cancelled
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {**asdict(self), "done": self.done}
+
+
+def progress_from_statuses(statuses: Iterable[str], *, total: int) -> RunProgress:
+    """The progress of a run whose work nodes' latest attempts have ``statuses``."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    return _progress_from_counts(counts, total=total)
+
+
+def _progress_from_counts(counts: Mapping[str, int], *, total: int) -> RunProgress:
+    return RunProgress(
+        total=total,
+        succeeded=counts.get(Status.SUCCEEDED, 0),
+        partial=counts.get(Status.PARTIAL, 0),
+        failed=counts.get(Status.FAILED, 0),
+        blocked=counts.get(Status.BLOCKED, 0),
+        cancelled=counts.get(Status.CANCELLED, 0),
+        active=sum(counts.get(status, 0) for status in WorkNodeExecution.ACTIVE_STATUSES),
+    )
+
+
+def manifest_node_count(manifest: Mapping[str, Any] | None) -> int:
+    return sum(1 for node in (manifest or {}).get("nodes", []) if isinstance(node, Mapping))
+
+
+def runs_progress(runs: Iterable[WorkGraphRun]) -> dict[Any, RunProgress]:
+    """Each run's progress by run_id (one query whatever the number of runs and nodes)."""
+    runs = list(runs)
+    counts: dict[Any, dict[str, int]] = {run.pk: {} for run in runs}
+    grouped = (
+        latest_attempts(WorkNodeExecution.objects.filter(run__in=runs))
+        .order_by()
+        .values("run_id", "status")
+        .annotate(count=Count("pk"))
+        .values_list("run_id", "status", "count")
+    )
+    for run_id, status, count in grouped:
+        counts[run_id][status] = count
+    return {
+        run.pk: _progress_from_counts(counts[run.pk], total=manifest_node_count(run.graph_manifest)) for run in runs
+    }
+
+
+def run_progress_counted(*, run_id: Any, total: int) -> RunProgress:
+    """The progress of one run whose manifest holds ``total`` work nodes (one grouped query)."""
+    grouped = (
+        latest_attempts(WorkNodeExecution.objects.filter(run_id=run_id))
+        .order_by()
+        .values("status")
+        .annotate(count=Count("pk"))
+        .values_list("status", "count")
+    )
+    return _progress_from_counts(dict(grouped), total=total)

@@ -1,0 +1,114 @@
+"""The one place a run's status is written, and the rule its task's status follows.
+
+A task's status is derived from its runs, never set on its own: ``draft`` while it has none, then
+whatever its latest run (a fork is the latest run) says — ``planning``, ``awaiting_approval``,
+``ready``, ``running``, ``succeeded``, ``failed`` (planning failed, too) or ``cancelled``; a failed
+run stopped only by required nodes that lack evidence leaves its task ``incomplete``. Every status
+write goes through ``run_status_set``, which refreshes the task in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from graphs.checks import first_verdict
+from graphs.events import run_event_emit
+from graphs.evidence import run_incompleteness
+from graphs.models import Task, WorkGraphRun, WorkNodeExecution
+from graphs.storable import storable
+
+RunStatus = WorkGraphRun.Status
+
+_TASK_STATUS_OF_RUN = {
+    RunStatus.PLANNING: Task.Status.PLANNING,
+    RunStatus.PLANNING_FAILED: Task.Status.FAILED,
+    RunStatus.AWAITING_APPROVAL: Task.Status.AWAITING_APPROVAL,
+    RunStatus.READY: Task.Status.READY,
+    RunStatus.RUNNING: Task.Status.RUNNING,
+    RunStatus.SUCCEEDED: Task.Status.SUCCEEDED,
+    RunStatus.FAILED: Task.Status.FAILED,
+    RunStatus.CANCELLED: Task.Status.CANCELLED,
+}
+
+
+def run_status_set(
+    *,
+    run: WorkGraphRun,
+    status: str,
+    error: str | None = None,
+    allowed_from: Collection[str] | None = None,
+    **fields: Any,
+) -> bool:
+    """Move ``run`` to ``status`` — only from one of ``allowed_from``, when given — with ``fields``;
+    announce it and let its task follow. Return whether the run moved.
+
+    A finished status stamps ``finished_at`` unless ``fields`` sets it. ``run`` is updated in place.
+    """
+    values: dict[str, Any] = {"status": status, **fields}
+    if error is not None:
+        values["error"] = storable(error)
+    if status in WorkGraphRun.FINISHED_STATUSES:
+        values.setdefault("finished_at", timezone.now())
+    with transaction.atomic():
+        rows = WorkGraphRun.objects.filter(pk=run.pk)
+        if allowed_from is not None:
+            rows = rows.filter(status__in=list(allowed_from))
+        if rows.update(**values) != 1:
+            return False
+        for name, value in values.items():
+            setattr(run, name, value)
+        announced = {"error": values["error"]} if "error" in values else {}
+        run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
+        task_status_refresh(task_id=run.task_id)
+    return True
+
+
+def task_status_of(run: WorkGraphRun | None, *, incomplete: bool = False) -> str:
+    """The status of a task whose latest run is ``run`` (None: it has none yet)."""
+    if run is None:
+        return Task.Status.DRAFT
+    if run.status == RunStatus.FAILED and incomplete:
+        return Task.Status.INCOMPLETE
+    return _TASK_STATUS_OF_RUN[run.status]
+
+
+def task_status_refresh(*, task_id: Any) -> str:
+    """Store the status and outcome the task's latest run gives it; return the status.
+
+    The task row is locked first, so two runs of one task changing at once refresh it one after the
+    other, each from what the other committed. The outcome (the final verdict, the error, what is
+    incomplete) is kept while the latest run is finished and cleared while it is not.
+    """
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
+        run = WorkGraphRun.objects.filter(task_id=task_id).order_by("-created_at").first()
+        outcome: dict[str, Any] = {}
+        incompleteness = None
+        if run is not None and run.is_finished():
+            incompleteness = run_incompleteness(run=run) if run.status == RunStatus.FAILED else None
+            outcome = {"run_id": str(run.run_id), "run_status": run.status, "verdict": _verdict(run),
+                       "error": run.error}
+            if incompleteness is not None:
+                outcome.update(incompleteness, error=incompleteness["summary"])
+        status = task_status_of(run, incomplete=incompleteness is not None)
+        Task.objects.filter(pk=task_id).update(status=status, outcome=outcome)
+    return status
+
+
+def _verdict(run: WorkGraphRun) -> str | None:
+    """What the run's latest successful final verdict says (``pass``, ``fail``…), or None without one."""
+    nodes = (run.graph_manifest or {}).get("nodes", [])
+    verdict_ids = [node["node_id"] for node in nodes if node.get("node_type") == "final_verdict"]
+    if not verdict_ids:
+        return None
+    row = (
+        run.executions.filter(status=WorkNodeExecution.Status.SUCCEEDED, node_id__in=verdict_ids)
+        .order_by("-finished_at")
+        .only("output_payload")
+        .first()
+    )
+    return first_verdict((row.output_payload or {}).get("text", "")) if row else None
