@@ -19,19 +19,18 @@ import asyncio
 import logging
 import os
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.db.models import Count, F, Max, Window
-from django.db.models.functions import RowNumber
 
+from graphs import selectors
 from graphs.live import live_consumer_loop_register, node_exec_group, run_group
 from graphs.logs import log_last_seq, log_path_for, log_read_from
-from graphs.models import PLANNING_NODE_ID, ExecutionLogFile, WorkGraphRun, WorkNodeExecution
+from graphs.models import ExecutionLogFile
+from graphs.selectors import LogState
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +46,6 @@ STATE_CHECK_SECONDS = 2.0
 READ_CHUNK = 500
 # How often a run consumer checks whether its run changed without any event reaching it.
 RUN_RESYNC_SECONDS = 3.0
-
-
-@dataclass(frozen=True)
-class _LogState:
-    log_file: ExecutionLogFile | None
-    complete: bool  # the log was closed, or the execution ended without ever opening one
 
 
 class _LiveConsumer(AsyncJsonWebsocketConsumer):
@@ -170,7 +163,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
                 await self._catch_up()
                 await self._finish()
 
-    async def _state_apply(self, state: _LogState | None) -> None:
+    async def _state_apply(self, state: LogState | None) -> None:
         if state is None:  # the execution was deleted while watched
             await self._finish()
             return
@@ -274,8 +267,8 @@ class RunEventsConsumer(_LiveConsumer):
             return
         live_consumer_loop_register(asyncio.get_running_loop())
         await self._group_join(run_group(run_id))
-        fingerprint = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
-        snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
+        fingerprint = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
+        snapshot = await database_sync_to_async(selectors.run_snapshot_read)(run_id=run_id)
         if snapshot is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
@@ -296,10 +289,10 @@ class RunEventsConsumer(_LiveConsumer):
         while True:
             await asyncio.sleep(RUN_RESYNC_SECONDS)
             try:
-                current = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
+                current = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
                 # Events arriving mean the layer works: they carry the changes, no snapshot needed.
                 if current != fingerprint and self._events_seen == events_seen:
-                    snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
+                    snapshot = await database_sync_to_async(selectors.run_snapshot_read)(run_id=run_id)
                     if snapshot is not None:
                         await self.send_json({"type": "snapshot", **snapshot})
                 fingerprint, events_seen = current, self._events_seen
@@ -307,74 +300,16 @@ class RunEventsConsumer(_LiveConsumer):
                 logger.exception("checking run %s for changes failed", run_id)
 
 
-def run_fingerprint_read(*, run_id: Any) -> tuple:
-    """What changes whenever the run or any attempt of it changes state (one query, no rows read out)."""
-    return tuple(
-        WorkGraphRun.objects.filter(pk=run_id)
-        .annotate(
-            attempts=Count("executions"), last_ready=Max("executions__ready_at"),
-            last_started=Max("executions__started_at"), last_finished=Max("executions__finished_at"),
-        )
-        .values_list("status", "manifest_version", "attempts", "last_ready", "last_started", "last_finished")
-        .first()
-        or ()
-    )
+async def _execution_visible(node_exec_id: Any, *, user: Any) -> bool:
+    return await database_sync_to_async(selectors.execution_visible)(node_exec_id=node_exec_id, user=user)
 
 
-def run_snapshot_read(*, run_id: Any) -> dict[str, Any] | None:
-    """Return the run's status, manifest version, progress and each node's latest attempt (two queries).
-
-    Returns None when the run does not exist.
-    """
-    run = WorkGraphRun.objects.filter(pk=run_id).values("status", "manifest_version").first()
-    if run is None:
-        return None
-    latest = (
-        WorkNodeExecution.objects.filter(run_id=run_id)
-        .annotate(rank=Window(RowNumber(), partition_by=[F("node_id")], order_by=F("attempt").desc()))
-        .filter(rank=1)
-        .order_by("created_at", "node_id")
-        .values("node_exec_id", "node_id", "attempt", "status", "cause")
-    )
-    nodes = [{**row, "node_exec_id": str(row["node_exec_id"])} for row in latest]
-    work = [node for node in nodes if not node["node_id"].startswith(PLANNING_NODE_ID)]
-    done = sum(1 for node in work if node["status"] not in WorkNodeExecution.ACTIVE_STATUSES)
-    return {
-        "run_id": str(run_id),
-        "status": run["status"],
-        "manifest_version": run["manifest_version"],
-        "progress": {"done": done, "total": len(work)},
-        "nodes": nodes,
-    }
+async def _run_visible(run_id: Any, *, user: Any) -> bool:
+    return await database_sync_to_async(selectors.run_visible)(run_id=run_id, user=user)
 
 
-@database_sync_to_async
-def _execution_visible(node_exec_id: Any, *, user: Any) -> bool:
-    return WorkNodeExecution.objects.filter(pk=node_exec_id, run__task__project__memberships__user=user).exists()
-
-
-@database_sync_to_async
-def _run_visible(run_id: Any, *, user: Any) -> bool:
-    return WorkGraphRun.objects.filter(pk=run_id, task__project__memberships__user=user).exists()
-
-
-@database_sync_to_async
-def _log_state_read(node_exec_id: Any) -> _LogState | None:
-    """Return where the execution's log stands, or None when the execution does not exist."""
-    row = (
-        WorkNodeExecution.objects.filter(pk=node_exec_id)
-        .values("status", "log_file__log_file_id", "log_file__file_path", "log_file__status")
-        .first()
-    )
-    if row is None:
-        return None
-    if row["log_file__log_file_id"] is None:
-        return _LogState(log_file=None, complete=row["status"] in WorkNodeExecution.FINISHED_STATUSES)
-    # Only the path and status are needed to read the file: the payload columns stay in the database.
-    log_file = ExecutionLogFile(
-        log_file_id=row["log_file__log_file_id"], file_path=row["log_file__file_path"], status=row["log_file__status"]
-    )
-    return _LogState(log_file=log_file, complete=log_file.status == ExecutionLogFile.Status.CLOSED)
+async def _log_state_read(node_exec_id: Any) -> LogState | None:
+    return await database_sync_to_async(selectors.log_state_read)(node_exec_id=node_exec_id)
 
 
 def _file_tail(log_file: ExecutionLogFile, seen_size: int) -> tuple[int, int]:

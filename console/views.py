@@ -18,8 +18,9 @@ from graphs import selectors
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
 from graphs.logs import log_path_for, log_read
-from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun
 from graphs.review import run_plan_approve, run_plan_reject
+from graphs.task_service import task_create
 
 TASKS_PER_PAGE = 25
 LOG_LINES_ON_PAGE = 2000
@@ -77,7 +78,7 @@ def task_new(request: HttpRequest) -> HttpResponse:
     form = TaskForm(request.POST or None, projects=projects)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        task = Task.objects.create(
+        task = task_create(
             project=data["project"], title=data["title"], goal_text=data["goal_text"],
             deliverables=data["deliverables"], acceptance_criteria=data["acceptance_criteria"],
             constraints=data["constraints"], resources=data["resources"], task_type=data["task_type"],
@@ -202,14 +203,13 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
 @login_required
 def run_planning(request: HttpRequest, run_id) -> HttpResponse:
     run, role = run_for_member(request.user, run_id)
-    calls = list(run.executions.filter(node_id__startswith="__planning__").order_by("created_at"))
     return render(
         request,
         "console/run_planning.html",
         {
             "run": run,
             "task": run.task,
-            "calls": [_planning_call_view(call) for call in calls],
+            "calls": [_planning_call_view(call) for call in selectors.planning_calls(run)],
             "can_review": can(role, "review_plan") and run.status == WorkGraphRun.Status.AWAITING_APPROVAL,
             "graph_url": f"/runs/{run.run_id}/graph.json",
         },
@@ -245,26 +245,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
 def execution_json(request: HttpRequest, node_exec_id) -> JsonResponse:
     """What the run graph's side panel shows for one attempt: prompt, output, judgment, every attempt."""
     execution, _ = execution_for_member(request.user, node_exec_id)
-    attempts = execution.run.executions.filter(node_id=execution.node_id).order_by("attempt")
-    return JsonResponse(
-        {
-            "node_exec_id": str(execution.pk),
-            "node_id": execution.node_id,
-            "org_node": execution.subagent_type,
-            "attempt": execution.attempt,
-            "cause": execution.cause,
-            "status": execution.status,
-            "error": execution.error,
-            "prompt": execution.input_payload.get("prompt", ""),
-            "output": (execution.output_payload or {}).get("text", ""),
-            "judgment": execution.judgment_result,
-            "attempts": [
-                {"node_exec_id": str(a.pk), "attempt": a.attempt, "status": a.status, "cause": a.cause,
-                 "cause_node_id": a.cause_node_id}
-                for a in attempts.only("node_exec_id", "attempt", "status", "cause", "cause_node_id")
-            ],
-        }
-    )
+    return JsonResponse(selectors.execution_detail(execution))
 
 
 @login_required
@@ -300,19 +281,13 @@ def _lead_projects(request: HttpRequest):
     )
 
 
-def _planning_call_view(call: WorkNodeExecution) -> dict[str, Any]:
-    payload = call.output_payload or {}
+def _planning_call_view(call: dict[str, Any]) -> dict[str, Any]:
     return {
-        "execution": call,
-        "prompt": call.input_payload.get("prompt", ""),
-        "raw_response": payload.get("raw_response", ""),
-        "repair_prompt": payload.get("repair_prompt"),
-        "repair_response": payload.get("repair_response"),
-        "manifest_json": _pretty(payload.get("manifest")) if payload.get("manifest") else "",
-        "extracted_json": _pretty(payload.get("extracted_manifest")) if payload.get("extracted_manifest") else "",
-        "notes": payload.get("normalization_notes") or [],
-        "errors": payload.get("validation_errors") or [],
-        "new_node_ids": payload.get("new_node_ids") or [],
+        **call,
+        "manifest_json": _pretty(call["manifest"]) if call["manifest"] else "",
+        "extracted_json": _pretty(call["extracted_manifest"]) if call["extracted_manifest"] else "",
+        "notes": call["normalization_notes"],
+        "errors": call["validation_errors"],
     }
 
 

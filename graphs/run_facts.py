@@ -89,8 +89,15 @@ class RunProgress:
     def percent(self) -> int:
         return round(100 * self.done / self.total) if self.total else 0
 
-    def as_dict(self) -> dict[str, int]:
-        return {**asdict(self), "done": self.done}
+    def summary(self) -> str:
+        """What pages show, live and on reload alike: ``7/10 done · 3 succeeded · 1 failed · 3 blocked``."""
+        outcomes = [(self.succeeded, "succeeded"), (self.partial, "partial"), (self.failed, "failed"),
+                    (self.blocked, "blocked"), (self.cancelled, "cancelled")]
+        counted = [f"{count} {label}" for count, label in outcomes if count]
+        return " · ".join([f"{self.done}/{self.total} done", *counted])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "done": self.done, "summary": self.summary()}
 
 
 def progress_from_statuses(statuses: Iterable[str], *, total: int) -> RunProgress:

@@ -1,4 +1,5 @@
-"""Reads for pages and the API, shaped so the number of queries does not grow with the number of nodes."""
+"""Reads for pages, the API and the live consumers, shaped so the number of queries does not grow with
+the number of nodes. Run facts (latest attempts, owners, progress) come from ``graphs.run_facts``."""
 
 from __future__ import annotations
 
@@ -7,16 +8,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from graphs import manifest as manifest_lib
 from graphs.models import (
     PLANNING_NODE_ID,
+    ExecutionLogFile,
     Project,
     ProjectMembership,
     Task,
     WorkGraphRun,
     WorkNodeExecution,
+)
+from graphs.run_facts import (
+    RunProgress,
+    latest_by_node,
+    manifest_node_count,
+    node_owners,
+    progress_from_statuses,
+    runs_progress,
 )
 
 NOT_STARTED = "not_started"
@@ -48,33 +58,16 @@ def tasks_for_user(
     return tasks.order_by("-created_at")
 
 
-@dataclass(frozen=True)
-class Progress:
-    done: int
-    total: int
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
-
-
-def latest_run_progress(tasks: list[Task]) -> dict[Any, tuple[WorkGraphRun | None, Progress]]:
-    """For each task, its newest run and how many of that run's nodes have succeeded (two queries)."""
+def latest_run_progress(tasks: list[Task]) -> dict[Any, tuple[WorkGraphRun | None, RunProgress]]:
+    """For each task, its newest run and that run's progress (two queries)."""
     runs: dict[Any, WorkGraphRun] = {}
     for run in WorkGraphRun.objects.filter(task__in=tasks).order_by("task_id", "-created_at"):
         runs.setdefault(run.task_id, run)
-    done = dict(
-        WorkNodeExecution.objects.filter(run__in=list(runs.values()), status=WorkNodeExecution.Status.SUCCEEDED)
-        .exclude(node_id__startswith=PLANNING_NODE_ID)
-        .values("run")
-        .annotate(done=Count("node_id", distinct=True))
-        .values_list("run", "done")
-    )
-    result: dict[Any, tuple[WorkGraphRun | None, Progress]] = {}
+    progress = runs_progress(runs.values())
+    result: dict[Any, tuple[WorkGraphRun | None, RunProgress]] = {}
     for task in tasks:
         run = runs.get(task.pk)
-        total = len((run.graph_manifest or {}).get("nodes", [])) if run else 0
-        result[task.pk] = (run, Progress(done=done.get(run.pk, 0) if run else 0, total=total))
+        result[task.pk] = (run, progress[run.pk] if run else RunProgress(total=0))
     return result
 
 
@@ -117,7 +110,7 @@ class RunTree:
     run: WorkGraphRun
     planning: list[WorkNodeExecution]
     stages: list[Stage]
-    progress: Progress
+    progress: RunProgress
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
@@ -147,7 +140,7 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
     manifest = run.graph_manifest or {}
     specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
     order = manifest_lib.topological_order(manifest) if specs else []
-    owner = _owners(planning, manifest)
+    owner = node_owners(planning, manifest)
     stage_order: list[str] = []
     grouped: dict[str, list[TreeNode]] = defaultdict(list)
     for node_id in order:
@@ -164,21 +157,10 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
     stages = [
         Stage(org_node=org, planning=planning_by_org.get(org, []), nodes=grouped.get(org, [])) for org in stage_order
     ]
-    done = sum(1 for node_id in order if by_node.get(node_id) and by_node[node_id][-1].status == "succeeded")
-    return RunTree(run=run, planning=planning, stages=stages, progress=Progress(done=done, total=len(order)))
-
-
-def _owners(planning: list[WorkNodeExecution], manifest: dict) -> dict[str, str]:
-    """Map node_id → the org node whose planning call added it (explicit subagent_type wins)."""
-    owners: dict[str, str] = {}
-    for row in planning:
-        if row.status == WorkNodeExecution.Status.SUCCEEDED:
-            for node_id in (row.output_payload or {}).get("new_node_ids", []):
-                owners.setdefault(node_id, row.subagent_type)
-    for node in manifest.get("nodes", []):
-        if isinstance(node, dict) and node.get("subagent_type"):
-            owners[node["node_id"]] = node["subagent_type"]
-    return owners
+    progress = progress_from_statuses(
+        (by_node[node_id][-1].status for node_id in order if by_node.get(node_id)), total=len(order)
+    )
+    return RunTree(run=run, planning=planning, stages=stages, progress=progress)
 
 
 # --- Run graph data ---------------------------------------------------------------------------------------
@@ -198,18 +180,15 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
             "started_at", "finished_at", "output_payload__new_node_ids",
         )
     )
-    latest: dict[str, dict] = {}
+    latest = latest_by_node(rows)
     attempts_count: dict[str, int] = defaultdict(int)
-    owners: dict[str, str] = {}
     for row in rows:
-        node_id = row["node_id"]
-        attempts_count[node_id] += 1
-        if node_id not in latest or row["attempt"] > latest[node_id]["attempt"]:
-            latest[node_id] = row
-        if node_id.startswith(PLANNING_NODE_ID) and row["status"] == "succeeded":
-            for new_id in row["output_payload__new_node_ids"] or []:
-                owners.setdefault(new_id, row["subagent_type"])
-    nodes = [_planning_node(row) for row in rows if row["node_id"].startswith(PLANNING_NODE_ID)]
+        attempts_count[row["node_id"]] += 1
+    planning = [row for row in rows if row["node_id"].startswith(PLANNING_NODE_ID)]
+    owners = node_owners(
+        ({**row, "new_node_ids": row["output_payload__new_node_ids"]} for row in planning), manifest
+    )
+    nodes = [_planning_node(row) for row in planning]
     for spec in manifest.get("nodes", []):
         node_id = spec["node_id"]
         row = latest.get(node_id)
@@ -259,7 +238,7 @@ def _graph_node(spec: dict, row: dict | None, *, attempts: int, owner: str) -> d
     return {
         "node_id": spec["node_id"],
         "label": spec["node_id"],
-        "org_node": spec.get("subagent_type") or owner or (row or {}).get("subagent_type") or "",
+        "org_node": owner or (row or {}).get("subagent_type") or "",
         "kind": "catalog" if "artifact_type" in spec else "generic",
         "artifact_type": spec.get("artifact_type"),
         "node_type": spec.get("node_type"),
@@ -299,3 +278,144 @@ def _duration_ms(row: dict | None) -> int | None:
 
 def _iso(value) -> str | None:
     return value.isoformat() if value else None
+
+
+# --- The live consumers' reads ------------------------------------------------------------------------
+
+
+def execution_visible(*, node_exec_id: Any, user: AbstractBaseUser) -> bool:
+    return WorkNodeExecution.objects.filter(pk=node_exec_id, run__task__project__memberships__user=user).exists()
+
+
+def run_visible(*, run_id: Any, user: AbstractBaseUser) -> bool:
+    return WorkGraphRun.objects.filter(pk=run_id, task__project__memberships__user=user).exists()
+
+
+@dataclass(frozen=True)
+class LogState:
+    log_file: ExecutionLogFile | None
+    complete: bool  # the log was closed, or the execution ended without ever opening one
+
+
+def log_state_read(*, node_exec_id: Any) -> LogState | None:
+    """Where the execution's log stands, or None when the execution does not exist."""
+    row = (
+        WorkNodeExecution.objects.filter(pk=node_exec_id)
+        .values("status", "log_file__log_file_id", "log_file__file_path", "log_file__status")
+        .first()
+    )
+    if row is None:
+        return None
+    if row["log_file__log_file_id"] is None:
+        return LogState(log_file=None, complete=row["status"] in WorkNodeExecution.FINISHED_STATUSES)
+    # Only the path and status are needed to read the file: the payload columns stay in the database.
+    log_file = ExecutionLogFile(
+        log_file_id=row["log_file__log_file_id"], file_path=row["log_file__file_path"], status=row["log_file__status"]
+    )
+    return LogState(log_file=log_file, complete=log_file.status == ExecutionLogFile.Status.CLOSED)
+
+
+def run_fingerprint_read(*, run_id: Any) -> tuple:
+    """What changes whenever the run or any attempt of it changes state (one query, no rows read out)."""
+    return tuple(
+        WorkGraphRun.objects.filter(pk=run_id)
+        .annotate(
+            attempts=Count("executions"), last_ready=Max("executions__ready_at"),
+            last_started=Max("executions__started_at"), last_finished=Max("executions__finished_at"),
+        )
+        .values_list("status", "manifest_version", "attempts", "last_ready", "last_started", "last_finished")
+        .first()
+        or ()
+    )
+
+
+def run_snapshot_read(*, run_id: Any) -> dict[str, Any] | None:
+    """The run's status, manifest version, progress and each node's latest attempt, planning calls
+    included (two queries); None when the run does not exist."""
+    run = WorkGraphRun.objects.filter(pk=run_id).values("status", "manifest_version", "graph_manifest").first()
+    if run is None:
+        return None
+    rows = WorkNodeExecution.objects.filter(run_id=run_id).values(
+        "node_exec_id", "node_id", "attempt", "status", "cause", "created_at"
+    )
+    latest = sorted(latest_by_node(rows).values(), key=lambda row: (row["created_at"], row["node_id"]))
+    nodes = [
+        {"node_exec_id": str(row["node_exec_id"]), "node_id": row["node_id"], "attempt": row["attempt"],
+         "status": row["status"], "cause": row["cause"]}
+        for row in latest
+    ]
+    progress = progress_from_statuses(
+        (node["status"] for node in nodes if not node["node_id"].startswith(PLANNING_NODE_ID)),
+        total=manifest_node_count(run["graph_manifest"]),
+    )
+    return {
+        "run_id": str(run_id),
+        "status": run["status"],
+        "manifest_version": run["manifest_version"],
+        "progress": progress.as_dict(),
+        "nodes": nodes,
+    }
+
+
+# --- One attempt, one planning call: as pages and the API show them -------------------------------------
+
+
+def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
+    """One attempt as the DAG's side panel and the API show it: ids, status, timings, its prompt, output
+    and judgment, and every attempt of its node (one query for those)."""
+    attempts = (
+        WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id=execution.node_id)
+        .order_by("attempt")
+        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id")
+    )
+    return {
+        "node_exec_id": execution.pk,
+        "run_id": execution.run_id,
+        "node_id": execution.node_id,
+        "is_planning": execution.is_planning,
+        "subagent_type": execution.subagent_type,
+        "org_node": execution.subagent_type,
+        "attempt": execution.attempt,
+        "cause": execution.cause,
+        "cause_node_id": execution.cause_node_id,
+        "status": execution.status,
+        "error": execution.error,
+        "judgment_result": execution.judgment_result,
+        "judgment": execution.judgment_result,
+        "ready_at": execution.ready_at,
+        "started_at": execution.started_at,
+        "finished_at": execution.finished_at,
+        "prompt": (execution.input_payload or {}).get("prompt", ""),
+        "output": (execution.output_payload or {}).get("text", ""),
+        "attempts": list(attempts),
+    }
+
+
+def planning_call_detail(call: WorkNodeExecution) -> dict[str, Any]:
+    """One planning call as the planning inspector and the API show it: the prompt, the raw answer, the
+    repair request and its answer, the extracted and the normalized manifest, notes and errors."""
+    payload = call.output_payload or {}
+    return {
+        "execution": call,
+        "node_exec_id": call.pk,
+        "node_id": call.node_id,
+        "org_node": call.subagent_type,
+        "attempt": call.attempt,
+        "status": call.status,
+        "error": call.error,
+        "prompt": (call.input_payload or {}).get("prompt", ""),
+        "raw_response": payload.get("raw_response", ""),
+        "repair_prompt": payload.get("repair_prompt"),
+        "repair_response": payload.get("repair_response"),
+        "extracted_manifest": payload.get("extracted_manifest"),
+        "manifest": payload.get("manifest"),
+        "normalization_notes": payload.get("normalization_notes") or [],
+        "validation_errors": payload.get("validation_errors") or [],
+        "new_node_ids": payload.get("new_node_ids") or [],
+    }
+
+
+def planning_calls(run: WorkGraphRun) -> list[dict[str, Any]]:
+    """Every planning call of the run, oldest first, as ``planning_call_detail`` shapes it."""
+    calls = WorkNodeExecution.objects.filter(run_id=run.pk, node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
+    return [planning_call_detail(call) for call in calls]

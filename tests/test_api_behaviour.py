@@ -7,9 +7,8 @@ import json
 import pytest
 from django.test import Client
 
-from graphs.engine import run_start
+from graphs.engine import pipeline_start, run_start
 from graphs.models import ApiToken, WorkGraphRun
-from graphs.engine import pipeline_start
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
 

@@ -9,8 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from graphs.engine import attempt
-from graphs.engine import run_start
+from graphs.engine import attempt, run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run

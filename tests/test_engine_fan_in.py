@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.engine import scheduler
-from graphs.engine import node_execution_run, run_start
+from graphs.engine import node_execution_run, run_start, scheduler
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.engine import attempt, scheduler
-from graphs.engine import run_start
+from graphs.engine import attempt, run_start, scheduler
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphs import events
-from graphs.engine import state
-from graphs.engine import run_start
+from graphs.engine import run_start, state
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, node, planned_run
 

@@ -9,10 +9,10 @@ from django.utils import timezone
 
 from console import consumers
 from console.asgi import application
-from console.consumers import run_snapshot_read
 from graphs.engine import run_start
 from graphs.events import run_event_emit
 from graphs.models import WorkNodeExecution
+from graphs.selectors import run_snapshot_read
 from tests import factories
 from tests.clients import socket_headers
 from tests.graphs import edges_for, node, planned_run
@@ -65,7 +65,7 @@ async def test_the_snapshot_on_connect_holds_status_progress_and_each_nodes_late
     assert snapshot["run_id"] == str(started_run.pk)
     assert snapshot["status"] == "running"
     assert snapshot["manifest_version"] == 1
-    assert snapshot["progress"] == {"done": 0, "total": 2}
+    assert (snapshot["progress"]["done"], snapshot["progress"]["total"], snapshot["progress"]["active"]) == (0, 2, 2)
     nodes = {item["node_id"]: item for item in snapshot["nodes"]}
     assert nodes["a"] == {
         "node_id": "a",
@@ -106,7 +106,7 @@ async def test_node_status_changes_log_lines_and_the_run_status_arrive_as_the_ru
     assert "text" not in str(logs_of_a), "the run group gets no log text"
     assert {
         "event": "progress", "run_id": str(started_run.pk), "done": 2, "total": 2, "succeeded": 2, "partial": 0,
-        "failed": 0, "blocked": 0, "cancelled": 0, "active": 0,
+        "failed": 0, "blocked": 0, "cancelled": 0, "active": 0, "summary": "2/2 done · 2 succeeded",
     } in events
     assert events[-1] == {"event": "run_status", "run_id": str(started_run.pk), "status": "succeeded", "error": ""}
 
@@ -144,7 +144,9 @@ async def test_events_of_another_run_do_not_arrive(alice, started_run, task):
 
 
 def test_the_snapshot_takes_two_queries_whatever_the_number_of_nodes_and_attempts(task, django_assert_num_queries):
-    run = factories.RunFactory(task=task, status="running")
+    nodes = [{"node_id": node_id, "depends_on": [], "task_prompt": "x"} for node_id in "abcd"]
+    manifest = {"nodes": nodes, "edges": []}
+    run = factories.RunFactory(task=task, status="running", graph_manifest=manifest)
     for node_id in ("a", "b", "c", "d"):
         for attempt in (1, 2, 3):
             factories.ExecutionFactory(run=run, node_id=node_id, attempt=attempt, status="failed")
@@ -160,7 +162,10 @@ def test_the_snapshot_takes_two_queries_whatever_the_number_of_nodes_and_attempt
         "c": (3, "failed", "initial"),
         "d": (4, "running", "retry_self"),
     }
-    assert snapshot["progress"] == {"done": 3, "total": 4}
+    assert snapshot["progress"] == {
+        "done": 3, "total": 4, "succeeded": 0, "partial": 0, "failed": 3, "blocked": 0, "cancelled": 0, "active": 1,
+        "summary": "3/4 done · 3 failed",
+    }
 
 
 async def test_a_change_no_event_announced_arrives_as_a_fresh_snapshot(alice, started_run, monkeypatch):

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from graphs.engine import run_start
+from graphs.engine import pipeline_start, run_start
 from graphs.models import WorkGraphRun
-from graphs.engine import pipeline_start
 from tests import factories
 from tests.clients import signed_in
 from tests.graphs import edges_for, node, planned_run

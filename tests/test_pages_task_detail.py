@@ -9,9 +9,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from graphs.engine import run_start
+from graphs.engine import pipeline_start, run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.engine import pipeline_start
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from graphs.engine import pipeline_start
 from graphs.jobs import job_run
 from graphs.models import Skill, Task, WorkGraphRun
-from graphs.engine import pipeline_start
 from tests import factories
 from tests.graphs import latest
 

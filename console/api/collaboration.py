@@ -17,7 +17,9 @@ from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
 from graphs.engine import pipeline_start
 from graphs.manifest import manifest_node_ids
-from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, Task, WorkGraphRun
+from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, WorkGraphRun
+from graphs.run_facts import latest_by_node
+from graphs.task_service import task_create
 
 router = Router(tags=["collaboration"])
 
@@ -93,7 +95,7 @@ def collaboration_execute(request, payload: TaskRequest):
     project = _project_for(request.auth, payload.execution_config.project)
     spec = payload.task_spec
     with transaction.atomic():
-        task = Task.objects.create(
+        task = task_create(
             project=project,
             title=spec.metadata.title,
             goal_text=spec.goal.objective + ("\n\n" + spec.metadata.instruction if spec.metadata.instruction else ""),
@@ -116,9 +118,7 @@ def collaboration_dashboard(request, task_id: UUID):
     run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
     nodes = []
     if run is not None:
-        latest: dict[str, Any] = {}
-        for row in run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).order_by("attempt"):
-            latest[row.node_id] = row
+        latest = latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID))
         for node_id in manifest_node_ids(run.graph_manifest or {}):
             row = latest.get(node_id)
             if row is None:
@@ -135,7 +135,7 @@ def collaboration_dashboard(request, task_id: UUID):
             "task": {"task_id": str(task.pk), "title": task.title, "status": task.status, "outcome": task.outcome,
                      "goal": task.goal_text, "acceptance_criteria": task.acceptance_criteria},
             "run": {"run_id": str(run.run_id), "status": run.status} if run else None,
-            "progress": {"done": progress.done, "total": progress.total},
+            "progress": progress.as_dict(),
             "nodes": nodes,
         },
     }

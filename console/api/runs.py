@@ -21,9 +21,10 @@ from console.api.schemas import (
     RunOut,
 )
 from console.permissions import execution_for_member, require, run_for_member
+from graphs import selectors
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
 from graphs.logs import log_read
-from graphs.models import PLANNING_NODE_ID, ExecutionLogFile
+from graphs.models import ExecutionLogFile
 from graphs.review import run_plan_approve, run_plan_reject
 
 router = Router(tags=["runs"])
@@ -40,25 +41,14 @@ def runs_detail(request, run_id: UUID):
 @router.get("/runs/{run_id}/planning", response={200: list[PlanningCallOut], **ERRORS})
 def runs_planning(request, run_id: UUID):
     run, _ = run_for_member(request.auth, run_id)
-    calls = run.executions.filter(node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
-    return [
-        {
-            "node_exec_id": call.pk, "node_id": call.node_id, "org_node": call.subagent_type, "attempt": call.attempt,
-            "status": call.status, "error": call.error, "prompt": call.input_payload.get("prompt", ""),
-            "raw_response": call.output_payload.get("raw_response", ""),
-            "manifest": call.output_payload.get("manifest"),
-            "normalization_notes": call.output_payload.get("normalization_notes") or [],
-            "validation_errors": call.output_payload.get("validation_errors") or [],
-            "new_node_ids": call.output_payload.get("new_node_ids") or [],
-        }
-        for call in calls
-    ]
+    return selectors.planning_calls(run)
 
 
 @router.get("/executions/{node_exec_id}", response={200: ExecutionDetailOut, **ERRORS})
 def executions_detail(request, node_exec_id: UUID):
     execution, _ = execution_for_member(request.auth, node_exec_id)
-    return execution
+    return {**selectors.execution_detail(execution), "input_payload": execution.input_payload,
+            "output_payload": execution.output_payload}
 
 
 @router.get("/executions/{node_exec_id}/attempts", response={200: list[ExecutionOut], **ERRORS})

@@ -103,8 +103,19 @@ class ExecutionOut(Schema):
     finished_at: datetime | None
 
 
+class AttemptOut(Schema):
+    node_exec_id: UUID
+    attempt: int
+    status: str
+    cause: str
+    cause_node_id: str
+
+
 class ExecutionDetailOut(ExecutionOut):
     run_id: UUID
+    prompt: str
+    output: str
+    attempts: list[AttemptOut]
     input_payload: dict[str, Any]
     output_payload: dict[str, Any]
 
@@ -137,6 +148,9 @@ class PlanningCallOut(Schema):
     error: str
     prompt: str
     raw_response: str
+    repair_prompt: str | None
+    repair_response: str | None
+    extracted_manifest: Any
     manifest: dict[str, Any] | None
     normalization_notes: list[str]
     validation_errors: list[str]

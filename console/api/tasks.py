@@ -14,6 +14,7 @@ from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.engine import pipeline_start, plan_fresh
 from graphs.models import Project, ProjectMembership, Task
+from graphs.task_service import task_create
 
 router = Router(tags=["projects and tasks"])
 MAX_PAGE_SIZE = 100
@@ -58,7 +59,7 @@ def tasks_create(request, payload: TaskIn):
     require(role, "create_task")
     data = payload.dict()
     data.pop("project")
-    task = Task.objects.create(project=project, created_by=request.auth, **data)
+    task = task_create(project=project, created_by=request.auth, **data)
     return Status(201, task)
 
 

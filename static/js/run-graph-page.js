@@ -100,7 +100,7 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
     // this page (another process ran it, or events were lost): redraw from it and from graph.json.
     async onSnapshot(snapshot) {
       setRunStatus(snapshot.run?.status ?? snapshot.status);
-      if (snapshot.progress) progressEl.textContent = `${snapshot.progress.done}/${snapshot.progress.total} done`;
+      if (snapshot.progress) progressEl.textContent = snapshot.progress.summary;
       snapshots += 1;
       if (snapshots > 1) await graph.append(await fetchGraph());
       graph.updateNodes(snapshot.nodes ?? []);
@@ -116,7 +116,7 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       } else if (event.event === "run_status") {
         setRunStatus(event.status);
       } else if (event.event === "progress") {
-        progressEl.textContent = `${event.done}/${event.total} done`;
+        progressEl.textContent = event.summary;
       }
     },
   });

@@ -79,7 +79,7 @@ for (const runId of liveRunIds) {
         // Log lines are for the node pages; the tree changes only with statuses and appends.
       } else if (event.event === "progress") {
         const progress = section.querySelector("[data-progress]");
-        if (progress) progress.textContent = `${event.done}/${event.total} done`;
+        if (progress) progress.textContent = event.summary;
       } else {
         scheduleRefresh(runId);
       }

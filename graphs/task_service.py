@@ -1,0 +1,31 @@
+"""Creating a task: the one way pages, the API and the collaboration endpoints make one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from graphs.models import Project, Skill, Task
+
+
+def task_create(
+    *,
+    project: Project,
+    created_by: AbstractBaseUser | None,
+    title: str,
+    goal_text: str,
+    deliverables: Sequence[str] = (),
+    acceptance_criteria: Sequence[str] = (),
+    constraints: Sequence[str] = (),
+    resources: Sequence[str] = (),
+    task_type: str = Task.TaskType.DYNAMIC,
+    workflow_id: str = "",
+    skill: Skill | None = None,
+) -> Task:
+    """Create a task in ``project``. It starts ``draft``: its status follows its runs from then on."""
+    return Task.objects.create(
+        project=project, created_by=created_by, title=title, goal_text=goal_text, deliverables=list(deliverables),
+        acceptance_criteria=list(acceptance_criteria), constraints=list(constraints), resources=list(resources),
+        task_type=task_type, workflow_id=workflow_id, skill=skill,
+    )
