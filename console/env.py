@@ -78,6 +78,17 @@ def env_choice(
     return value
 
 
+def env_pairs(name: str, *, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Comma-separated ``key=value`` pairs, as a dict; a pair without ``=`` or with an empty side is an error."""
+    pairs: dict[str, str] = {}
+    for item in env_list(name, environ=environ):
+        key, separator, value = item.partition("=")
+        if not separator or not key.strip() or not value.strip():
+            raise ImproperlyConfigured(f"{name} must hold name=value pairs separated by commas; got {item!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def env_list(name: str, default: Sequence[str] = (), *, environ: Mapping[str, str] | None = None) -> list[str]:
     raw = (environ if environ is not None else os.environ).get(name)
     if raw is None:

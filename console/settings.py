@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from console.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url
+from console.env import env_bool, env_choice, env_float, env_int, env_list, env_pairs, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("WORKGRAPH_VAR_DIR", str(BASE_DIR / "var")))
@@ -126,7 +126,9 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("WORKGRAPH_CELERY_QUEUE") or "celery"
 
 # --- Agents and graphs ----------------------------------------------------------------------------
 
-WORKGRAPH_AGENT = env_choice("WORKGRAPH_AGENT", "offline", ("offline", "claude", "openai"))
+# More agent runners, as name=dotted.path.to.factory pairs; each factory returns an AgentRunner.
+WORKGRAPH_AGENT_RUNNERS = env_pairs("WORKGRAPH_AGENT_RUNNERS")
+WORKGRAPH_AGENT = env_choice("WORKGRAPH_AGENT", "offline", ("offline", "claude", "openai", *WORKGRAPH_AGENT_RUNNERS))
 WORKGRAPH_AGENT_TIMEOUT = env_float("WORKGRAPH_AGENT_TIMEOUT", 900.0, minimum=1.0)
 WORKGRAPH_CLAUDE_BIN = env_str("WORKGRAPH_CLAUDE_BIN", "claude")
 WORKGRAPH_OPENAI_BASE_URL = env_url("WORKGRAPH_OPENAI_BASE_URL", schemes=("http", "https"))

@@ -12,6 +12,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from console.env import env_bool, env_choice, env_float, env_int, env_list, env_url
+from graphs.agents import get_runner
+from tests.agents import ScriptedRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,6 +108,19 @@ def test_database_and_redis_urls_switch_to_the_distributed_mode():
     assert values["hosts"] == ["console.example.org"]
 
 
+def test_a_runner_named_in_the_settings_can_be_chosen_as_the_agent(settings):
+    settings.WORKGRAPH_AGENT_RUNNERS = {"scripted-extension": "tests.agents.ScriptedRunner"}
+    settings.WORKGRAPH_AGENT = "scripted-extension"
+    assert isinstance(get_runner(), ScriptedRunner)
+
+
+def test_the_settings_accept_an_agent_their_runners_name():
+    env = {"DEBUG": "1", "WORKGRAPH_AGENT_RUNNERS": "echo=tests.agents.ScriptedRunner", "WORKGRAPH_AGENT": "echo"}
+    result = _settings_in_subprocess(env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["agent"] == "echo"
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
@@ -114,6 +129,7 @@ def test_database_and_redis_urls_switch_to_the_distributed_mode():
         ({"DEBUG": "1", "WORKGRAPH_AGENT": "gpt5"}, "WORKGRAPH_AGENT must be one of"),
         ({"DEBUG": "1", "WORKGRAPH_MAX_DEPTH": "deep"}, "WORKGRAPH_MAX_DEPTH must be an integer"),
         ({"DEBUG": "1", "WORKGRAPH_AGENT": "openai"}, "needs WORKGRAPH_OPENAI_BASE_URL"),
+        ({"DEBUG": "1", "WORKGRAPH_AGENT_RUNNERS": "echo"}, "WORKGRAPH_AGENT_RUNNERS must hold name=value pairs"),
     ],
 )
 def test_bad_values_stop_start_up_with_a_clear_error(env, message):

@@ -1,7 +1,9 @@
 """Agent runners: one small protocol (``AgentRunner.run(AgentCall) -> AgentResult``), one module each.
 
-``get_runner()`` picks the runner named by ``settings.WORKGRAPH_AGENT``; the runners themselves take
-their configuration as arguments and never read settings, so they can be used and tested on their own.
+``get_runner()`` picks the runner named by ``settings.WORKGRAPH_AGENT``: a built-in one, one named in
+``WORKGRAPH_AGENT_RUNNERS`` (``name=dotted.path.to.factory``, so the settings can check the choice
+at start-up), or one added in-process with ``runner_register``. The runners themselves take their
+configuration as arguments and never read settings, so they can be used and tested on their own.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from graphs.agents.base import (
     PERMANENT_KINDS,
@@ -78,7 +81,11 @@ def get_runner(name: str | None = None) -> AgentRunner:
     Settings are read on every call, so ``override_settings`` in a test takes effect at once.
     """
     chosen = name if name is not None else getattr(settings, "WORKGRAPH_AGENT", "offline")
+    configured = getattr(settings, "WORKGRAPH_AGENT_RUNNERS", {})
     factory = _FACTORIES.get(chosen)
+    if factory is None and chosen in configured:
+        factory = import_string(configured[chosen])
     if factory is None:
-        raise ImproperlyConfigured(f"unknown agent runner {chosen!r}; choose one of {', '.join(_FACTORIES)}")
+        names = ", ".join([*_FACTORIES, *configured])
+        raise ImproperlyConfigured(f"unknown agent runner {chosen!r}; choose one of {names}")
     return factory()
