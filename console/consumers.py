@@ -1,4 +1,4 @@
-"""WebSocket consumers: one execution's live log, and one run's live events (DESIGN.md § Live logs).
+"""WebSocket consumers: one execution's live log, and one run's live events.
 
 Both authenticate with the session, authorise by project membership (any role; superusers get no
 exception, membership decides), join their group and relay. A refused socket is accepted and then

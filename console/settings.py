@@ -148,7 +148,7 @@ WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=
 WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
 WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
 WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR", str(VAR_DIR / "logs")))
-# --- Skills' team templates (issue 7): tools a template-guided plan may request, by risk. Low and
+# --- Skills' team templates: tools a template-guided plan may request, by risk. Low and
 # medium tools are granted; high-risk tools and names missing here are removed from the plan with a
 # warning. A deployment lists its own tools by overriding this dict in its settings module.
 WORKGRAPH_TOOL_REGISTRY = {
@@ -173,7 +173,6 @@ WORKGRAPH_CLAUDE_TOOLS = {
     "write_file": ["Write", "Edit", "NotebookEdit"],
 }
 WORKGRAPH_TEMPLATE_MAX_DEPTH = env_int("WORKGRAPH_TEMPLATE_MAX_DEPTH", 4, minimum=1)
-# --- end of issue 7 settings
 # Celery beat (or `celery worker -B`) runs the reaper that recovers executions of dead workers.
 CELERY_BEAT_SCHEDULE = {
     "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},

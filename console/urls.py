@@ -26,6 +26,6 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/detail.json", views.execution_json, name="execution_json"),
     path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
     path("api/", api.urls),
-    path("skills/", include("console.skill_urls")),  # issue 7: skill administration
+    path("skills/", include("console.skill_urls")),  # skill administration
     path("admin/", admin.site.urls),
 ]

@@ -14,8 +14,8 @@ layer round trips instead of one per line. A steady stream (a line every few mil
 coalesced the same way: a drain that starts right after a send waits ``COALESCE_SECONDS`` first.
 
 Why not ``async_to_sync(layer.group_send)`` per message: called from a worker thread it starts a new
-thread and event loop for every call, and channels-redis opens a new connection per loop (about 2 ms
-a call, measured) — slower than the lines come. And the in-memory layer's queues belong to the
+thread and event loop for every call, and channels-redis opens a new connection per loop — slower
+than the lines come. And the in-memory layer's queues belong to the
 serving event loop, so they must only be touched from it. So the sender is:
 
 - with channels-redis's pub/sub layer (the console's, whenever Redis is configured): a daemon thread
@@ -246,7 +246,7 @@ class _RedisPubSubOutbox(_Outbox):
     """Sent by a thread of its own straight to Redis, as channels-redis's pub/sub layer would send them.
 
     The layer's ``group_send`` runs on an event loop: a loop thread in each worker process, whose
-    asyncio and redis-asyncio machinery cost a few milliseconds a node, and — worse — took the
+    asyncio and redis-asyncio machinery would cost every node time, and would take the
     interpreter lock from the thread running the node every time a database reply came in. A plain
     thread sends each drain as one pipeline of PUBLISH commands and holds the lock only while it builds it.
     The messages are the layer's own (``serialize``), on the channel it subscribes a group's watchers

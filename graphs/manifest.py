@@ -1,5 +1,5 @@
 """Pure functions over ``graph_manifest`` dicts: find one in an agent's free text, normalize it,
-validate it, and answer the graph questions the engine asks (DESIGN.md § graph_manifest).
+validate it, and answer the graph questions the engine asks.
 
 No Django and no I/O. Nothing here recurses, so deep or hostile input never raises RecursionError.
 """
@@ -387,7 +387,7 @@ def validate_graph_manifest(
     max_nodes: int = 500,
     max_depth: int = 50,
 ) -> None:
-    """Raise ManifestError listing every rule ``manifest`` breaks (DESIGN.md § graph_manifest).
+    """Raise ManifestError listing every rule ``manifest`` breaks.
 
     In append mode ``manifest`` holds only the new nodes and ``existing_node_ids`` the run's nodes:
     those are valid dependency and loop-back targets, but new ids must not reuse them, and new edges

@@ -1,4 +1,4 @@
-"""The persisted work-graph model (DESIGN.md § Glossary and persisted model).
+"""The persisted work-graph model: projects, tasks, skills, runs, one row per node attempt, logs, artifacts.
 
 Statuses are nested ``TextChoices``; invariants that must hold whatever code path writes the row live
 in database constraints as well, so a bug elsewhere fails loudly instead of corrupting a run.

@@ -1,7 +1,7 @@
 """Skills: saving with revisions, status transitions, team-template parsing, usage, import and export.
 
 A skill body may embed one fenced block tagged ``team-template`` holding ``{"version": 1, "nodes":
-[...]}`` (DESIGN.md § Skills and team templates). Parsing never fails the skill: a body without the
+[...]}``. Parsing never fails the skill: a body without the
 block has no template; a broken block leaves no template and a warning the admin sees.
 
 Every change of a skill's body goes through ``skill_save``, which re-parses the template and keeps a

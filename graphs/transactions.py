@@ -1,7 +1,7 @@
 """Transactions whose commit need not wait for the database's disk.
 
-A PostgreSQL commit waits until its WAL is flushed (``synchronous_commit``), about a millisecond here
-and the largest single cost of a quick node. Some writes may be lost in a database crash without harm,
+A PostgreSQL commit waits until its WAL is flushed (``synchronous_commit``), which can be
+the largest single cost of a quick node. Some writes may be lost in a database crash without harm,
 because the engine redoes or re-derives them; their transactions turn the wait off for themselves
 alone (``SET LOCAL``). A crash may lose the last of them, never corrupt or reorder anything.
 

@@ -1,4 +1,4 @@
-"""Every graph_manifest rule (DESIGN.md § graph_manifest): accepted when kept, reported when broken."""
+"""Every graph_manifest rule : accepted when kept, reported when broken."""
 
 from typing import Any
 

@@ -11,7 +11,7 @@ long tasks up to the later of the two; then a reload of the same run (layout fro
 events at once). A cold load of more than one layout band (1,000 and 3,000 nodes here) is painted
 from a quick sketch and placed when ELK's layout arrives; at 100 nodes the two coincide. At 1,000
 nodes it drives wheel zooms and drags and counts animation frames.
-Targets (issue "Console pages"): 1,000 nodes painted in < 1.5 s (the median and every repeat), no
+Targets: 1,000 nodes painted in < 1.5 s (the median and every repeat), no
 long task > 200 ms.
 """
 
