@@ -34,6 +34,9 @@ from graphs.models import ProjectMembership, Skill, SkillRevision, Task, WorkGra
 
 TEMPLATE_TAG = "team-template"
 TEMPLATE_VERSION = 1
+# A template is a few levels deep; far deeper JSON only makes storing, showing and planning recurse.
+TEMPLATE_MAX_JSON_DEPTH = 32
+_TOO_DEEP = f"the team template nests deeper than {TEMPLATE_MAX_JSON_DEPTH} levels"
 # The fields a template node (and a template-guided plan's node) may have.
 TEMPLATE_NODE_FIELDS = frozenset(
     {
@@ -99,10 +102,27 @@ def team_template_parse(body: str) -> TemplateParse:
             template=None,
             warnings=[f"the team template is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"],
         )
+    except RecursionError:  # nested deeper than the JSON parser itself goes
+        return TemplateParse(template=None, warnings=[_TOO_DEEP])
+    if _json_depth(value) > TEMPLATE_MAX_JSON_DEPTH:
+        return TemplateParse(template=None, warnings=[_TOO_DEEP])
     errors = _template_shape_errors(value)
     if errors:
         return TemplateParse(template=None, warnings=errors)
     return TemplateParse(template=value, warnings=_template_notes(value))
+
+
+def _json_depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (a scalar is 0), without recursing."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            if depth <= TEMPLATE_MAX_JSON_DEPTH:
+                pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _template_shape_errors(value: Any) -> list[str]:
