@@ -8,12 +8,19 @@ class GraphsConfig(AppConfig):
 
     def ready(self) -> None:
         # Job handlers register themselves on import; every process that runs jobs needs them.
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import pre_save
+
         from graphs import engine, pipeline  # noqa: F401
         from graphs.events import run_event_listener_register
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs import log_close_listener_register, log_listener_register
+        from graphs.tokens import user_tokens_revoke_on_credentials_change
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)
         log_close_listener_register(log_closed_publish)
         run_event_listener_register(run_event_publish)
+        # A token must not outlive the password it was minted under, nor its user's deactivation.
+        pre_save.connect(user_tokens_revoke_on_credentials_change, sender=get_user_model(),
+                         dispatch_uid="graphs.tokens.revoke_on_credentials_change")

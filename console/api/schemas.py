@@ -10,6 +10,7 @@ from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
 from graphs.models import Task
+from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
 
 MAX_ITEMS = 50
 MAX_ITEM_CHARS = 2000
@@ -197,6 +198,8 @@ class AcceptedOut(Schema):
 
 class TokenIn(InSchema):
     name: str = Field(..., min_length=1, max_length=100)
+    expires_in_days: int = Field(DEFAULT_LIFETIME_DAYS, ge=1, le=MAX_LIFETIME_DAYS)
+    read_only: bool = Field(False, description="A read-only token may only make GET, HEAD and OPTIONS requests.")
 
 
 class TokenOut(Schema):
@@ -205,6 +208,8 @@ class TokenOut(Schema):
     prefix: str
     created_at: datetime
     last_used_at: datetime | None
+    expires_at: datetime
+    read_only: bool
     revoked_at: datetime | None
 
 
