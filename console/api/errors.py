@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
 from graphs.collaboration import ReportRejected
 from graphs.errors import InvalidTransitionError, WorkGraphError
@@ -65,6 +66,11 @@ def error_handlers_install(api: NinjaAPI) -> None:
     @api.exception_handler(WorkGraphError)
     def _domain(request, error):
         return reply(request, 409, "conflict", str(error))
+
+    @api.exception_handler(Throttled)
+    def _throttled(request, error: Throttled):
+        wait = f" in {math.ceil(error.wait)} seconds" if error.wait is not None else " later"
+        return reply(request, 429, "throttled", f"Too many requests; try again{wait}.")
 
     @api.exception_handler(HttpError)
     def _http(request, error: HttpError):

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from django.http import Http404
 from ninja import Router, Status
+from ninja.throttling import UserRateThrottle
 
 from console.api.auth import token_refuse
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS, TokenCreatedOut, TokenIn, TokenOut
+from console.api.schemas import ERRORS, ErrorOut, TokenCreatedOut, TokenIn, TokenOut
 from graphs.models import ApiToken
 from graphs.tokens import TokenLimitReached, token_create, token_revoke
 
 router = Router(tags=["tokens"])
+
+
+class TokenMintThrottle(UserRateThrottle):
+    """Per user: the active-token cap alone would let a script mint and revoke tokens without end."""
+
+    scope = "token_mint"
 
 
 @router.get("/tokens", response={200: list[TokenOut], **ERRORS})
@@ -19,7 +26,7 @@ def tokens_list(request):
     return list(ApiToken.objects.filter(user=request.auth))
 
 
-@router.post("/tokens", response={201: TokenCreatedOut, **ERRORS})
+@router.post("/tokens", response={201: TokenCreatedOut, **ERRORS, 429: ErrorOut}, throttle=[TokenMintThrottle("30/h")])
 def tokens_create(request, payload: TokenIn):
     token_refuse(request)
     try:
