@@ -4,7 +4,7 @@ Both authenticate with the session, authorise by project membership (any role; s
 exception, membership decides), join their group and relay. A refused socket is accepted and then
 closed, so the browser reads the reason as a close code instead of a failed handshake:
 
-- ``4400`` — ``after`` is not a non-negative integer;
+- ``4400`` — ``after`` is not a non-negative integer, or the client sent a frame that is not JSON text;
 - ``4401`` — not signed in;
 - ``4404`` — no such execution or run, *or* not a member of its project: one code for both, so a
   stranger cannot learn that an id exists. An open socket is closed with it too once its user leaves
@@ -87,6 +87,13 @@ class _LiveConsumer(AsyncJsonWebsocketConsumer):
         self._access_lost = True
         await self.close(code=CLOSE_NOT_FOUND)
         return False
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        """The sockets only send: a client's JSON frame is ignored, any other frame closes the socket (4400)."""
+        try:
+            await super().receive(text_data=text_data, bytes_data=bytes_data, **kwargs)
+        except ValueError:  # not JSON, or not text at all
+            await self.close(code=CLOSE_BAD_REQUEST)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections before every message, on a hop to the one
