@@ -4,10 +4,11 @@ Both authenticate with the session, authorise by project membership (any role; s
 exception, membership decides), join their group and relay. A refused socket is accepted and then
 closed, so the browser reads the reason as a close code instead of a failed handshake:
 
-- ``4400`` — ``after`` is not a non-negative integer;
+- ``4400`` — ``after`` is not a non-negative integer, or the client sent a frame that is not JSON text;
 - ``4401`` — not signed in;
 - ``4404`` — no such execution or run, *or* not a member of its project: one code for both, so a
-  stranger cannot learn that an id exists;
+  stranger cannot learn that an id exists. An open socket is closed with it too once its user leaves
+  the project or is deactivated (checked every ``ACCESS_CHECK_SECONDS``, on events and when quiet);
 - ``1000`` — the log is complete: sent right after ``{"type": "end", "last_seq": n}``.
 
 A foreign ``Origin`` never reaches a consumer: ``AllowedHostsOriginValidator`` refuses the handshake.
@@ -46,10 +47,45 @@ STATE_CHECK_SECONDS = 2.0
 READ_CHUNK = 500
 # How often a run consumer checks whether its run changed without any event reaching it.
 RUN_RESYNC_SECONDS = 3.0
+# How often an open socket checks that its user may still watch: a removed member or a deactivated
+# user stops receiving within this long. Checking on every line would cost a query per line.
+ACCESS_CHECK_SECONDS = 30.0
 
 
 class _LiveConsumer(AsyncJsonWebsocketConsumer):
-    """What both consumers share: joining a group, and handling the publisher's messages fast."""
+    """What both consumers share: joining a group, handling the publisher's messages fast, and
+    noticing that the user lost access."""
+
+    _access_checked_at = 0.0
+    _access_lost = False
+
+    async def _visible(self, user: Any) -> bool:
+        """Whether ``user`` may watch what this socket streams."""
+        raise NotImplementedError
+
+    async def _access_recheck(self) -> bool:
+        """Return whether the user may still watch; when not, close the socket with CLOSE_NOT_FOUND.
+
+        Queries at most once per ACCESS_CHECK_SECONDS (the first interval starts at connect);
+        between checks, and after a loss, it answers from memory.
+        """
+        if self._access_lost or time.monotonic() - self._access_checked_at < ACCESS_CHECK_SECONDS:
+            return not self._access_lost
+        # Stamped before the queries, so a handler running meanwhile does not check again.
+        self._access_checked_at = time.monotonic()
+        user = self.scope["user"]
+        if await _user_active(user.pk) and await self._visible(user):
+            return True
+        self._access_lost = True
+        await self.close(code=CLOSE_NOT_FOUND)
+        return False
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        """The sockets only send: a client's JSON frame is ignored, any other frame closes the socket (4400)."""
+        try:
+            await super().receive(text_data=text_data, bytes_data=bytes_data, **kwargs)
+        except ValueError:  # not JSON, or not text at all
+            await self.close(code=CLOSE_BAD_REQUEST)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections before every message, on a hop to the one
@@ -108,9 +144,10 @@ class NodeExecutionLogConsumer(_LiveConsumer):
             await self.close(code=CLOSE_BAD_REQUEST)
             return
         self._node_exec_id = self.scope["url_route"]["kwargs"]["node_exec_id"]
-        if not await _execution_visible(self._node_exec_id, user=user):
+        if not await self._visible(user):
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        self._access_checked_at = time.monotonic()
         live_consumer_loop_register(asyncio.get_running_loop())
         await self._group_join(node_exec_group(self._node_exec_id))
         self._last_sent = after
@@ -123,6 +160,15 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         self._finished = True
         if self._poll_task is not None:
             self._poll_task.cancel()
+
+    async def _visible(self, user: Any) -> bool:
+        return await _execution_visible(self._node_exec_id, user=user)
+
+    async def _stopped(self) -> bool:
+        """True once the log is finished or the user lost access to it (the socket is then closed)."""
+        if not self._finished and not await self._access_recheck():
+            self._finished = True
+        return self._finished
 
     async def log_line(self, message: dict[str, Any]) -> None:
         await self._relay([message["line"]])
@@ -139,7 +185,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
     async def _relay(self, lines: list[dict[str, Any]]) -> None:
         """Send the live lines not sent yet, in seq order; a gap before one is filled from the file first."""
         async with self._lock:
-            if self._finished:
+            if await self._stopped():
                 return
             fresh: list[dict[str, Any]] = []
             for line in lines:
@@ -158,7 +204,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
 
     async def log_closed(self, message: dict[str, Any]) -> None:
         async with self._lock:
-            if not self._finished:
+            if not await self._stopped():
                 await self._log_file_ensure()
                 await self._catch_up()
                 await self._finish()
@@ -219,6 +265,8 @@ class NodeExecutionLogConsumer(_LiveConsumer):
                     logger.exception("polling the log of %s failed", self._node_exec_id)
 
     async def _poll_once(self) -> None:
+        if await self._stopped():
+            return
         # A line that was in the file a whole interval ago and has still not arrived live was never
         # published to this process, or was dropped on the way: read it from the file.
         if self._due_seq > self._last_sent:
@@ -256,15 +304,17 @@ class RunEventsConsumer(_LiveConsumer):
         super().__init__(*args, **kwargs)
         self._resync_task: asyncio.Task | None = None
         self._events_seen = 0
+        self._run_id: Any = None
 
     async def connect(self) -> None:
         user = await _accept_signed_in(self)
         if user is None:
             return
-        run_id = self.scope["url_route"]["kwargs"]["run_id"]
-        if not await _run_visible(run_id, user=user):
+        run_id = self._run_id = self.scope["url_route"]["kwargs"]["run_id"]
+        if not await self._visible(user):
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        self._access_checked_at = time.monotonic()
         live_consumer_loop_register(asyncio.get_running_loop())
         await self._group_join(run_group(run_id))
         fingerprint = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
@@ -280,7 +330,12 @@ class RunEventsConsumer(_LiveConsumer):
         if self._resync_task is not None:
             self._resync_task.cancel()
 
+    async def _visible(self, user: Any) -> bool:
+        return await _run_visible(self._run_id, user=user)
+
     async def run_event(self, message: dict[str, Any]) -> None:
+        if not await self._access_recheck():
+            return
         self._events_seen += 1
         await self.send_json({"type": "event", "event": message["event"]})
 
@@ -289,6 +344,8 @@ class RunEventsConsumer(_LiveConsumer):
         while True:
             await asyncio.sleep(RUN_RESYNC_SECONDS)
             try:
+                if not await self._access_recheck():
+                    return
                 current = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
                 # Events arriving mean the layer works: they carry the changes, no snapshot needed.
                 if current != fingerprint and self._events_seen == events_seen:
@@ -348,3 +405,7 @@ async def _accept_signed_in(consumer: AsyncJsonWebsocketConsumer):
         await consumer.close(code=CLOSE_UNAUTHENTICATED)
         return None
     return user
+
+
+async def _user_active(user_id: Any) -> bool:
+    return await database_sync_to_async(selectors.user_active)(user_id=user_id)

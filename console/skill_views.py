@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from console.skill_forms import MAX_BODY_CHARS, RevisionPairForm, SkillForm, SkillStatusForm
 from graphs.errors import WorkGraphError
 from graphs.markdown import markdown_render_safe
-from graphs.models import ProjectMembership, Skill
+from graphs.models import Skill
 from graphs.skills import (
     skill_allowed_statuses,
     skill_owners,
@@ -121,7 +121,7 @@ def skill_detail(request: HttpRequest, skill_id: str) -> HttpResponse:
             "status_form": SkillStatusForm(),
             "next_statuses": [(s, Skill.Status(s).label) for s in skill_allowed_statuses(skill)],
             "history": skill_status_history(skill)[:50],
-            "usage": skill_usage(skill),
+            "usage": skill_usage(skill=skill, viewer=request.user),
         },
     )
 
@@ -165,12 +165,8 @@ def skill_diff(request: HttpRequest, skill_id: str) -> HttpResponse:
 @_skill_admin
 def skill_usage_page(request: HttpRequest, skill_id: str) -> HttpResponse:
     skill = get_object_or_404(Skill, skill_id=skill_id)
-    # Skill admins see every use; only the runs of their own projects link to pages they may open.
-    member_projects = set(ProjectMembership.objects.filter(user=request.user).values_list("project_id", flat=True))
     return render(
-        request,
-        "skills/skill_usage.html",
-        {"skill": skill, "usage": skill_usage(skill), "member_projects": member_projects},
+        request, "skills/skill_usage.html", {"skill": skill, "usage": skill_usage(skill=skill, viewer=request.user)}
     )
 
 

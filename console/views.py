@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -293,3 +294,9 @@ def _planning_call_view(call: dict[str, Any]) -> dict[str, Any]:
 
 def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def login_locked_out(request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None):
+    """What django-axes answers a sign-in while its username or address is locked out."""
+    minutes = round(settings.AXES_COOLOFF_TIME.total_seconds() / 60)
+    return render(request, "registration/locked_out.html", {"minutes": minutes}, status=429)

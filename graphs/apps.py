@@ -7,11 +7,15 @@ class GraphsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import pre_save
+
         from graphs.engine import JOB_HANDLERS, judges_check
         from graphs.events import run_event_listener_register
         from graphs.jobs import job_handlers_install
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs import log_close_listener_register, log_listener_register
+        from graphs.tokens import user_tokens_revoke_on_credentials_change
 
         # A judgment kind the manifest accepts but nothing judges would pass every output: refuse to start.
         judges_check()
@@ -22,3 +26,6 @@ class GraphsConfig(AppConfig):
         log_listener_register(log_line_publish)
         log_close_listener_register(log_closed_publish)
         run_event_listener_register(run_event_publish)
+        # A token must not outlive the password it was minted under, nor its user's deactivation.
+        pre_save.connect(user_tokens_revoke_on_credentials_change, sender=get_user_model(),
+                         dispatch_uid="graphs.tokens.revoke_on_credentials_change")

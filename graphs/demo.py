@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from graphs.jobs import InlineExecutor, executor_set
 from graphs.models import Project, ProjectMembership, Task
 
 DEMO_USERNAME = "demo"
+# The documented login of `make run`, which turns DEBUG on; without DEBUG a random password is made.
+DEMO_DEBUG_PASSWORD = "workgraph-demo"  # noqa: S105
 DEMO_PROJECT_SLUG = "demo"
 DEMO_TASK_TITLE = "CSV export for the reports page"
 DEMO_WAITING_TASK_TITLE = "Audit log for account changes"
@@ -23,19 +26,27 @@ DEMO_WAITING_TASK_TITLE = "Audit log for account changes"
 @dataclass(frozen=True)
 class DemoLogin:
     username: str
-    password: str
+    password: str | None  # None: the login existed and kept the password it had
     created: bool
 
 
 @transaction.atomic
-def demo_data_load(*, password: str) -> tuple[DemoLogin, Task]:
-    """Create (or refresh) the demo login, project and tasks; return the login and the task to run."""
+def demo_data_load(*, password: str | None) -> tuple[DemoLogin, Task]:
+    """Create (or refresh) the demo login, project and tasks; return the login and the task to run.
+
+    The login gets ``password``; with None, a new login gets a random one and an existing login keeps
+    its own.
+    """
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(
         username=DEMO_USERNAME, defaults={"email": "demo@example.test", "is_staff": True, "is_superuser": True}
     )
-    user.set_password(password)
-    user.save(update_fields=["password"])
+    if password is None and created:
+        password = secrets.token_urlsafe(16)
+    # Setting the same password again would still change its hash, and so revoke the login's tokens.
+    if password is not None and not user.check_password(password):
+        user.set_password(password)
+        user.save(update_fields=["password"])
     user.user_permissions.add(Permission.objects.get(codename="manage_skills"))
 
     target = Path(settings.VAR_DIR) / "demo-project"

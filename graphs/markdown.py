@@ -8,11 +8,43 @@ nothing here decides by hand which HTML is safe.
 
 from __future__ import annotations
 
+import time
+
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
 
-# Skill authors may use inline HTML (<details>, <kbd>…); the sanitizer below decides what survives.
-_PARSER = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
+# markdown-it spends up to 20 µs a character on hostile inline text (runs of "![" or "["): a 200,000
+# character body took seconds. No paragraph of prose is this long; a longer one renders as plain text.
+MAX_INLINE_CHARS = 20_000
+# And once rendering a body has taken this long, its remaining paragraphs render as plain text too:
+# many paragraphs just under the limit stay as quick as one.
+INLINE_BUDGET_SECONDS = 0.5
+
+
+def _inline_bounded(state: StateCore) -> None:
+    """markdown-it's ``inline`` core rule within MAX_INLINE_CHARS per paragraph and INLINE_BUDGET_SECONDS."""
+    deadline = time.monotonic() + INLINE_BUDGET_SECONDS
+    for token in state.tokens:
+        if token.type != "inline":
+            continue
+        if len(token.content) <= MAX_INLINE_CHARS and time.monotonic() < deadline:
+            token.children = token.children or []
+            state.md.inline.parse(token.content, state.md, state.env, token.children)
+        else:
+            token.children = [Token("text", "", 0, content=token.content)]
+
+
+def _parser() -> MarkdownIt:
+    # Skill authors may use inline HTML (<details>, <kbd>…); the sanitizer below decides what survives.
+    return MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
+
+
+_PARSER = _parser()
+_PARSER.core.ruler.at("inline", _inline_bounded)
+# Finding fences needs the blocks only: without inline parsing it is linear and quick on any text.
+_BLOCK_PARSER = _parser().disable("inline")
 
 # Images are left out on purpose: an image pointing off-site would make every admin's browser
 # fetch it while reading the skill, so a Markdown image renders as nothing.
@@ -32,7 +64,7 @@ _LINK_REL = "noopener noreferrer nofollow"
 def fenced_blocks_find(text: str, *, tag: str) -> list[str]:
     """Return the contents of the fenced code blocks in ``text`` whose info string starts with ``tag``."""
     blocks = []
-    for token in _PARSER.parse(text):
+    for token in _BLOCK_PARSER.parse(text):
         if token.type == "fence" and token.info.strip().split(maxsplit=1)[:1] == [tag]:
             blocks.append(token.content)
     return blocks

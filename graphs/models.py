@@ -12,6 +12,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 PLANNING_NODE_ID = "__planning__"
 
@@ -366,6 +367,8 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(help_text="Chosen at creation; the token is refused from then on.")
+    read_only = models.BooleanField(default=False, help_text="The token may only read (GET, HEAD, OPTIONS).")
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -375,5 +378,5 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
     def is_active(self) -> bool:
-        """Return True until the token is revoked."""
-        return self.revoked_at is None
+        """Return True until the token is revoked or expires."""
+        return self.revoked_at is None and self.expires_at > timezone.now()

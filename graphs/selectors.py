@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Q, QuerySet
 
@@ -281,6 +282,10 @@ def _iso(value) -> str | None:
 
 
 # --- The live consumers' reads ------------------------------------------------------------------------
+
+
+def user_active(*, user_id: Any) -> bool:
+    return get_user_model().objects.filter(pk=user_id, is_active=True).exists()
 
 
 def execution_visible(*, node_exec_id: Any, user: AbstractBaseUser) -> bool:

@@ -30,10 +30,13 @@ from django.db.models.functions import Coalesce
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.evidence import EVIDENCE_KINDS
 from graphs.markdown import fenced_blocks_find
-from graphs.models import Skill, SkillRevision, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import ProjectMembership, Skill, SkillRevision, Task, WorkGraphRun, WorkNodeExecution
 
 TEMPLATE_TAG = "team-template"
 TEMPLATE_VERSION = 1
+# A template is a few levels deep; far deeper JSON only makes storing, showing and planning recurse.
+TEMPLATE_MAX_JSON_DEPTH = 32
+_TOO_DEEP = f"the team template nests deeper than {TEMPLATE_MAX_JSON_DEPTH} levels"
 # The fields a template node (and a template-guided plan's node) may have.
 TEMPLATE_NODE_FIELDS = frozenset(
     {
@@ -99,10 +102,27 @@ def team_template_parse(body: str) -> TemplateParse:
             template=None,
             warnings=[f"the team template is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"],
         )
+    except RecursionError:  # nested deeper than the JSON parser itself goes
+        return TemplateParse(template=None, warnings=[_TOO_DEEP])
+    if _json_depth(value) > TEMPLATE_MAX_JSON_DEPTH:
+        return TemplateParse(template=None, warnings=[_TOO_DEEP])
     errors = _template_shape_errors(value)
     if errors:
         return TemplateParse(template=None, warnings=errors)
     return TemplateParse(template=value, warnings=_template_notes(value))
+
+
+def _json_depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (a scalar is 0), without recursing."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            if depth <= TEMPLATE_MAX_JSON_DEPTH:
+                pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _template_shape_errors(value: Any) -> list[str]:
@@ -276,24 +296,47 @@ def skill_owners() -> list[str]:
 
 @dataclass(frozen=True)
 class SkillUsage:
-    """Where a skill was used: node executions (newest first, at most ``USAGE_LIMIT``), runs, tasks."""
+    """Where a skill was used, as far as the viewer may see: the node executions (newest first, at most
+    ``USAGE_LIMIT``), runs and tasks of the viewer's projects, and how many of each other projects hold."""
 
     executions: list[WorkNodeExecution]
     execution_count: int
     runs: list[WorkGraphRun]
     tasks: list[Task]
+    hidden_execution_count: int
+    hidden_run_count: int
+    hidden_task_count: int
 
 
-def skill_usage(skill: Skill) -> SkillUsage:
-    """The executions and runs that referenced ``skill``, and the tasks that chose it (four queries)."""
+def skill_usage(*, skill: Skill, viewer: AbstractBaseUser) -> SkillUsage:
+    """The executions and runs that referenced ``skill`` and the tasks that chose it, in ``viewer``'s
+    projects; of the others only their number (six queries).
+
+    Managing skills is no project membership: titles and names of other projects stay hidden.
+    """
+    projects = ProjectMembership.objects.filter(user=viewer).values("project_id")
     executions = WorkNodeExecution.objects.filter(skill_ref=skill)
-    run_ids = executions.values("run_id").distinct()
+    runs = WorkGraphRun.objects.filter(pk__in=executions.values("run_id"))
+    tasks = Task.objects.filter(skill=skill)
+    execution_counts = _visible_counts(executions, Q(run__task__project__in=projects))
+    run_counts = _visible_counts(runs, Q(task__project__in=projects))
+    task_counts = _visible_counts(tasks, Q(project__in=projects))
     return SkillUsage(
-        executions=list(executions.select_related("run__task__project").order_by("-created_at")[:USAGE_LIMIT]),
-        execution_count=executions.count(),
-        runs=list(WorkGraphRun.objects.filter(pk__in=run_ids).select_related("task__project").order_by("-created_at")),
-        tasks=list(Task.objects.filter(skill=skill).select_related("project").order_by("-created_at")[:USAGE_LIMIT]),
+        executions=list(
+            executions.filter(run__task__project__in=projects).select_related("run__task__project")
+            .order_by("-created_at")[:USAGE_LIMIT]
+        ),
+        execution_count=execution_counts["visible"],
+        runs=list(runs.filter(task__project__in=projects).select_related("task__project").order_by("-created_at")),
+        tasks=list(tasks.filter(project__in=projects).select_related("project").order_by("-created_at")[:USAGE_LIMIT]),
+        hidden_execution_count=execution_counts["total"] - execution_counts["visible"],
+        hidden_run_count=run_counts["total"] - run_counts["visible"],
+        hidden_task_count=task_counts["total"] - task_counts["visible"],
     )
+
+
+def _visible_counts(rows: QuerySet, visible: Q) -> dict[str, int]:
+    return rows.aggregate(total=Count("pk"), visible=Count("pk", filter=visible))
 
 
 @dataclass(frozen=True)

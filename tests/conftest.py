@@ -13,6 +13,7 @@ import pytest
 import redis
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connections
 
 from graphs.agents import runner_register
@@ -56,6 +57,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "services" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _throttles_forgotten():
+    """API throttles count in the cache, which outlives each test's database: every test starts afresh."""
+    cache.clear()
 
 
 @pytest.fixture

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.test import Client
 
 from graphs.models import Project, ProjectMembership, Task
+from graphs.tokens import token_create
 
 pytestmark = pytest.mark.django_db
 
 
-def test_loading_the_demo_twice_leaves_one_of_everything(capsys):
+def test_loading_the_demo_twice_leaves_one_of_everything(capsys, settings):
+    settings.DEBUG = True
     call_command("load_demo")
     call_command("load_demo")
     assert Project.objects.filter(slug="demo").count() == 1
@@ -22,7 +26,52 @@ def test_loading_the_demo_twice_leaves_one_of_everything(capsys):
 
 def test_the_printed_login_works():
     call_command("load_demo", password="another-pass-123")
-    assert authenticate(username="demo", password="another-pass-123") is not None
+    assert signs_in("demo", "another-pass-123")
+
+
+def signs_in(username: str, password: str) -> bool:
+    return Client().post("/login/", {"username": username, "password": password}).status_code == 302
+
+
+def printed_password(output: str) -> str:
+    return re.search(r"password: (\S+)", output).group(1)
+
+
+def test_with_debug_on_the_demo_login_is_the_documented_one(capsys, settings):
+    settings.DEBUG = True
+    call_command("load_demo")
+    assert "user: demo  password: workgraph-demo" in capsys.readouterr().out
+    assert signs_in("demo", "workgraph-demo")
+
+
+def test_with_debug_off_the_demo_login_gets_a_random_password_printed_once(capsys, settings):
+    settings.DEBUG = False
+    call_command("load_demo")
+    password = printed_password(capsys.readouterr().out)
+    assert password != "workgraph-demo" and len(password) >= 16
+    assert signs_in("demo", password) and not signs_in("demo", "workgraph-demo")
+    call_command("load_demo")
+    again = capsys.readouterr().out
+    assert password not in again and "unchanged" in again
+    assert signs_in("demo", password)
+
+
+def test_another_machine_gets_another_random_password(capsys, settings, django_user_model):
+    settings.DEBUG = False
+    call_command("load_demo")
+    first = printed_password(capsys.readouterr().out)
+    django_user_model.objects.filter(username="demo").delete()
+    call_command("load_demo")
+    assert printed_password(capsys.readouterr().out) != first
+
+
+def test_loading_the_demo_again_keeps_the_demo_users_tokens(settings, django_user_model):
+    settings.DEBUG = True
+    call_command("load_demo")
+    token, _ = token_create(user=django_user_model.objects.get(username="demo"), name="cli")
+    call_command("load_demo")
+    token.refresh_from_db()
+    assert token.revoked_at is None
 
 
 def test_the_demo_opens_on_a_finished_pipeline_run_and_a_task_waiting_to_run():

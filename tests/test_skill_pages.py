@@ -212,14 +212,22 @@ def test_an_unknown_revision_is_404(dana, skill):
     assert signed_in(dana).get("/skills/missing/").status_code == 404
 
 
-def test_the_usage_page_lists_runs_and_executions_and_links_only_member_projects(dana, skill, task, project):
+def test_the_usage_page_shows_only_the_viewers_projects_and_counts_the_rest(dana, skill, task, project):
+    project.name = "Acme Merger"
+    project.save()
+    task.title, task.skill = "Quarterly filings", skill
+    task.save()
     run = planned_run(task, {"nodes": [], "edges": []})
-    execution = factories.ExecutionFactory(run=run, node_id="collect", skill_ref=skill)
+    execution = factories.ExecutionFactory(run=run, node_id="collect_filings", skill_ref=skill)
     client = signed_in(dana)
     page = client.get(f"/skills/{skill.skill_id}/usage/").content.decode()
-    assert "collect" in page and task.title in page
-    assert f"/executions/{execution.pk}/" not in page
+    for secret in ("collect_filings", "Quarterly filings", "Acme Merger", str(run.run_id)[:8]):
+        assert secret not in page
+    assert "1 run in projects you are not a member of" in page
+    assert "1 node execution in projects you are not a member of" in page
+    assert "1 task in projects you are not a member of" in page
     factories.member(project, "dana", role="viewer")
     page = client.get(f"/skills/{skill.skill_id}/usage/").content.decode()
-    assert f"/executions/{execution.pk}/" in page
-    assert f"/runs/{run.run_id}/" in page
+    assert "Quarterly filings" in page and "Acme Merger" in page
+    assert f"/executions/{execution.pk}/" in page and f"/runs/{run.run_id}/" in page
+    assert f"/tasks/{task.pk}/" in page and "not a member of" not in page

@@ -95,3 +95,21 @@ def test_a_block_inside_a_blockquote_counts_and_one_quoted_in_a_longer_fence_doe
     assert team_template_parse(quoted).template == TEMPLATE
     example = "````markdown\n```team-template\n" + json.dumps(TEMPLATE) + "\n```\n````\n"
     assert team_template_parse(example).template is None
+
+
+def test_json_nested_too_deep_for_the_parser_gives_a_warning_not_an_error():
+    parsed = team_template_parse(body_with("[" * 100_000 + "]" * 100_000))
+    assert parsed.template is None
+    assert parsed.warnings == ["the team template nests deeper than 32 levels"]
+
+
+def test_json_nested_deeper_than_a_template_needs_is_refused_before_it_is_stored():
+    deep = {"version": 1, "nodes": [{"node_id": "a", "task": "t", "input_contract": {}}]}
+    inner = deep["nodes"][0]["input_contract"]
+    for _ in range(40):
+        inner["x"] = {}
+        inner = inner["x"]
+    parsed = team_template_parse(body_with(json.dumps(deep)))
+    assert parsed.template is None
+    assert parsed.warnings == ["the team template nests deeper than 32 levels"]
+

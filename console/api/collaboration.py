@@ -11,7 +11,7 @@ from ninja import Field, Router, Schema
 from pydantic import ConfigDict, model_validator
 
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS
+from console.api.schemas import ERRORS, InSchema
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
@@ -24,33 +24,33 @@ from graphs.task_service import task_create
 router = Router(tags=["collaboration"])
 
 
-class Metadata(Schema):
+class Metadata(InSchema):
     title: str = Field(..., min_length=1, max_length=300)
     instruction: str = Field(..., min_length=1, max_length=20_000)
 
 
-class Context(Schema):
+class Context(InSchema):
     background: str = Field("", max_length=20_000)
     extend_props: dict[str, Any] = {}
 
 
-class Acceptance(Schema):
+class Acceptance(InSchema):
     id: str = Field(..., max_length=50)
     acceptance: str = Field(..., min_length=1, max_length=2000)
 
 
-class Goal(Schema):
+class Goal(InSchema):
     objective: str = Field(..., min_length=1, max_length=20_000)
     acceptances: list[Acceptance] = Field(..., min_length=1, max_length=50)
 
 
-class TaskSpec(Schema):
+class TaskSpec(InSchema):
     metadata: Metadata
     context: Context = Context()
     goal: Goal
 
 
-class ExecutionConfig(Schema):
+class ExecutionConfig(InSchema):
     model_config = ConfigDict(extra="allow")
 
     task_type: Literal["dynamic", "workflow", "yaml"]
@@ -66,7 +66,7 @@ class ExecutionConfig(Schema):
         return self
 
 
-class TaskRequest(Schema):
+class TaskRequest(InSchema):
     task_spec: TaskSpec
     source_type: Literal["bot", "coop_group", "api"]
     owner_user_id: str = Field("", max_length=200)
@@ -74,13 +74,13 @@ class TaskRequest(Schema):
     execution_config: ExecutionConfig
 
 
-class ReportResult(Schema):
+class ReportResult(InSchema):
     success: bool
     data: dict[str, Any] = {}
     gaps: list[str] = Field([], max_length=100)
 
 
-class ReportIn(Schema):
+class ReportIn(InSchema):
     loop_task_id: str = Field(..., max_length=300)
     result: ReportResult
 

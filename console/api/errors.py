@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from http import HTTPStatus
+
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
 from graphs.collaboration import ReportRejected
 from graphs.errors import InvalidTransitionError, WorkGraphError
@@ -63,6 +67,42 @@ def error_handlers_install(api: NinjaAPI) -> None:
     def _domain(request, error):
         return reply(request, 409, "conflict", str(error))
 
+    @api.exception_handler(Throttled)
+    def _throttled(request, error: Throttled):
+        wait = f" in {math.ceil(error.wait)} seconds" if error.wait is not None else " later"
+        return reply(request, 429, "throttled", f"Too many requests; try again{wait}.")
+
     @api.exception_handler(HttpError)
     def _http(request, error: HttpError):
         return reply(request, error.status_code, "error", str(error))
+
+
+# Answers that never reach an operation (an unknown path, a method the route lacks, an unhandled
+# exception turned into Django's error page) get the same JSON shape, with a code per status.
+_STATUS_CODES = {404: "not_found", 405: "method_not_allowed", 500: "server_error"}
+
+
+class ApiErrorsJsonMiddleware:
+    """Replace any non-JSON error answer under ``/api/`` with the API's JSON error shape.
+
+    Django answers an unknown path, and ninja an unsupported method, before any exception handler of
+    the API runs; an unhandled exception becomes Django's HTML 500 page (after Django has logged it).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code < 400
+            or not request.path.startswith("/api/")
+            or response.get("Content-Type", "").startswith("application/json")
+        ):
+            return response
+        status = response.status_code
+        body = {"code": _STATUS_CODES.get(status, "error"), "message": f"{HTTPStatus(status).phrase}.", "fields": []}
+        json_response = JsonResponse(body, status=status)
+        if "Allow" in response:
+            json_response["Allow"] = response["Allow"]
+        return json_response

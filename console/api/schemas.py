@@ -10,9 +10,35 @@ from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
 from graphs.models import Task
+from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
 
 MAX_ITEMS = 50
 MAX_ITEM_CHARS = 2000
+
+
+def _refuse_nul(value: Any) -> Any:
+    # PostgreSQL cannot store NUL in text or JSON: refused here, it is a 400 instead of a failed write.
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise ValueError("must not contain a NUL character")
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return value
+
+
+class InSchema(Schema):
+    """What a client sends: no text anywhere in it may hold a NUL character.
+
+    Nested schemas check their own fields, so an error names the innermost field.
+    """
+
+    _no_nul = field_validator("*")(_refuse_nul)
 
 
 def _clean_items(values: list[str]) -> list[str]:
@@ -38,7 +64,7 @@ class ProjectOut(Schema):
     role: str
 
 
-class TaskIn(Schema):
+class TaskIn(InSchema):
     project: str = Field(..., description="The project's slug.", max_length=50)
     title: str = Field(..., min_length=1, max_length=300)
     goal_text: str = Field(..., min_length=1, max_length=20_000)
@@ -163,19 +189,19 @@ class LogPage(Schema):
     complete: bool
 
 
-class OrgNodeIn(Schema):
+class OrgNodeIn(InSchema):
     org_node: str = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
 
 
-class CommentIn(Schema):
+class CommentIn(InSchema):
     comment: str = Field("", max_length=5000)
 
 
-class RejectIn(Schema):
+class RejectIn(InSchema):
     comment: str = Field(..., min_length=1, max_length=5000)
 
 
-class ForkIn(Schema):
+class ForkIn(InSchema):
     node_id: str = Field(..., min_length=1, max_length=200)
 
 
@@ -184,8 +210,10 @@ class AcceptedOut(Schema):
     detail: str
 
 
-class TokenIn(Schema):
+class TokenIn(InSchema):
     name: str = Field(..., min_length=1, max_length=100)
+    expires_in_days: int = Field(DEFAULT_LIFETIME_DAYS, ge=1, le=MAX_LIFETIME_DAYS)
+    read_only: bool = Field(False, description="A read-only token may only make GET, HEAD and OPTIONS requests.")
 
 
 class TokenOut(Schema):
@@ -194,6 +222,8 @@ class TokenOut(Schema):
     prefix: str
     created_at: datetime
     last_used_at: datetime | None
+    expires_at: datetime
+    read_only: bool
     revoked_at: datetime | None
 
 

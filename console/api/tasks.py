@@ -6,10 +6,10 @@ from uuid import UUID
 
 from django.core.paginator import Paginator
 from django.http import Http404
-from ninja import Query, Router, Schema, Status
+from ninja import Query, Router, Status
 
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS, AcceptedOut, ProjectOut, TaskIn, TaskOut, TaskPage
+from console.api.schemas import ERRORS, AcceptedOut, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.engine import pipeline_start, plan_fresh
@@ -20,7 +20,7 @@ router = Router(tags=["projects and tasks"])
 MAX_PAGE_SIZE = 100
 
 
-class TaskFilters(Schema):
+class TaskFilters(InSchema):
     project: str = ""
     status: str = ""
     q: str = ""

@@ -51,7 +51,8 @@ def test_a_run_of_several_layout_bands_is_sketched_at_once_then_laid_out_by_elk(
     page.add_init_script(RECORD_EVENTS)
 
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
-    page.wait_for_function("window.__dagEvents && window.__dagEvents.length === 2")
+    # A function, not an expression: Playwright evaluates an expression with eval, which the page CSP refuses.
+    page.wait_for_function("() => window.__dagEvents && window.__dagEvents.length === 2")
     sketch, placed = page.evaluate("window.__dagEvents")
     page.screenshot(path=str(ARTIFACTS / "run-graph-300-nodes.png"))
 

@@ -13,7 +13,10 @@ let instances = 0;
 function el(name, attrs = {}, parent = null) {
   const node = document.createElementNS(NS, name);
   for (const [key, value] of Object.entries(attrs)) {
-    if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+    if (value === undefined || value === null) continue;
+    // The page's Content-Security-Policy refuses style attributes; styles set through the CSSOM pass.
+    if (key === "style") node.style.cssText = String(value);
+    else node.setAttribute(key, String(value));
   }
   if (parent) parent.appendChild(node);
   return node;

@@ -1,0 +1,48 @@
+"""Rendering and searching skill Markdown stays quick and bounded whatever the body holds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from graphs import markdown
+from graphs.markdown import fenced_blocks_find, markdown_render_safe
+from tests.clients import signed_in
+
+# Each of these made markdown-it spend seconds on 200,000 characters.
+HOSTILE_BODIES = {
+    "image openers": "![" * 100_000,
+    "brackets": "[" * 200_000,
+    "emphasis": "*a" * 100_000,
+    "many hostile paragraphs": ("![" * 4_000 + "\n\n") * 24,
+}
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_finding_a_fence_in_a_hostile_body_takes_no_time(body):
+    started = time.monotonic()
+    assert fenced_blocks_find(body + "\n\n```team-template\n{}\n```\n", tag="team-template") == ["{}\n"]
+    assert time.monotonic() - started < 0.3
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_the_preview_of_a_hostile_200_000_character_body_answers_within_two_seconds(dana, body):
+    client = signed_in(dana)
+    started = time.monotonic()
+    response = client.post("/skills/preview/", {"body": body})
+    assert response.status_code == 200
+    assert time.monotonic() - started < 2
+
+
+def test_a_paragraph_too_long_for_prose_renders_as_plain_text():
+    html = markdown_render_safe("Short *prose*.\n\n" + "*x* " * 10_000)
+    assert "<em>prose</em>" in html
+    assert html.count("<em>") == 1 and "*x* *x*" in html
+
+
+def test_once_the_time_budget_is_spent_the_rest_renders_as_plain_text(monkeypatch):
+    monkeypatch.setattr(markdown, "INLINE_BUDGET_SECONDS", 0)
+    html = markdown_render_safe("# Title\n\nSome *prose*.\n")
+    assert "<h1>Title</h1>" in html and "Some *prose*." in html
