@@ -25,6 +25,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "start_run": frozenset({Role.LEAD}),
     "cancel_run": frozenset({Role.LEAD}),
     "fork_run": frozenset({Role.LEAD}),
+    # A path on the machine the agents run on: it tells others nothing they need.
+    "see_target_folder": frozenset({Role.LEAD}),
 }
 
 

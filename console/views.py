@@ -29,7 +29,11 @@ LOG_LINES_ON_PAGE = 2000
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    projects = selectors.projects_for_user(request.user)
+    roles = dict(ProjectMembership.objects.filter(user=request.user).values_list("project_id", "role"))
+    projects = [
+        (project, can(roles.get(project.pk), "see_target_folder"))
+        for project in selectors.projects_for_user(request.user)
+    ]
     recent = list(selectors.tasks_for_user(request.user)[:10])
     progress = selectors.latest_run_progress(recent)
     return render(

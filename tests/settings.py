@@ -25,3 +25,5 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns 
 # Static files straight from the source folders (and node_modules), as collectstatic would gather them.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+# django-axes records every sign-in at INFO; the suite signs in thousands of times.
+LOGGING["loggers"] = {"axes": {"level": "WARNING"}}  # noqa: F405

@@ -22,6 +22,8 @@ from graphs.run_facts import latest_by_node
 from graphs.task_service import task_create
 
 router = Router(tags=["collaboration"])
+# What loop_task_id_parse accepts, for the schema: a task UUID, "::", then a node id.
+LOOP_TASK_ID_PATTERN = r"^[0-9A-Fa-f]{8}-?([0-9A-Fa-f]{4}-?){3}[0-9A-Fa-f]{12}::.+$"
 
 
 class Metadata(InSchema):
@@ -53,7 +55,8 @@ class TaskSpec(InSchema):
 class ExecutionConfig(InSchema):
     model_config = ConfigDict(extra="allow")
 
-    task_type: Literal["dynamic", "workflow", "yaml"]
+    # "yaml" is accepted only to be refused with a message that says why; the schema offers what runs.
+    task_type: Literal["dynamic", "workflow", "yaml"] = Field(..., json_schema_extra={"enum": ["dynamic", "workflow"]})
     workflow_id: str = Field("", max_length=200)
     project: str = Field("", max_length=50, description="Project slug; defaults to the caller's only lead project.")
 
@@ -81,7 +84,10 @@ class ReportResult(InSchema):
 
 
 class ReportIn(InSchema):
-    loop_task_id: str = Field(..., max_length=300)
+    loop_task_id: str = Field(
+        ..., max_length=300, description="'<task_id>::<node_id>', as the dashboard lists it for each node.",
+        json_schema_extra={"pattern": LOOP_TASK_ID_PATTERN},
+    )
     result: ReportResult
 
 

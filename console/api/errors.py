@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -101,7 +100,7 @@ class ApiErrorsJsonMiddleware:
         ):
             return response
         status = response.status_code
-        body = {"code": _STATUS_CODES.get(status, "error"), "message": f"{HTTPStatus(status).phrase}.", "fields": []}
+        body = {"code": _STATUS_CODES.get(status, "error"), "message": f"{response.reason_phrase}.", "fields": []}
         json_response = JsonResponse(body, status=status)
         if "Allow" in response:
             json_response["Allow"] = response["Allow"]

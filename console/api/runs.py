@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from ninja import Router, Status
+from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
 from console.api.schemas import (
@@ -14,6 +14,7 @@ from console.api.schemas import (
     ExecutionDetailOut,
     ExecutionOut,
     ForkIn,
+    InSchema,
     LogPage,
     OrgNodeIn,
     PlanningCallOut,
@@ -29,6 +30,12 @@ from graphs.review import run_plan_approve, run_plan_reject
 
 router = Router(tags=["runs"])
 MAX_LOG_PAGE = 1000
+
+
+class LogQuery(InSchema):
+    # Declared here, checked in the operation: the checks answer with their own error codes.
+    after: int = Field(0, description="The seq of the last line already read.", json_schema_extra={"minimum": 0})
+    limit: int = Field(200, json_schema_extra={"minimum": 1, "maximum": MAX_LOG_PAGE})
 
 
 @router.get("/runs/{run_id}", response={200: RunOut, **ERRORS})
@@ -58,8 +65,9 @@ def executions_attempts(request, node_exec_id: UUID):
 
 
 @router.get("/executions/{node_exec_id}/log", response={200: LogPage, **ERRORS})
-def executions_log(request, node_exec_id: UUID, after: int = 0, limit: int = 200):
+def executions_log(request, node_exec_id: UUID, page: Query[LogQuery]):
     execution, _ = execution_for_member(request.auth, node_exec_id)
+    after, limit = page.after, page.limit
     if not 1 <= limit <= MAX_LOG_PAGE:
         raise ApiError(400, "bad_limit", f"limit must be between 1 and {MAX_LOG_PAGE}")
     if after < 0:

@@ -59,7 +59,7 @@ class ErrorOut(Schema):
 class ProjectOut(Schema):
     slug: str
     name: str
-    target_folder: str
+    target_folder: str | None = Field(..., description="Where the project's work is written; leads only, else null.")
     require_plan_approval: bool
     role: str
 
@@ -198,7 +198,15 @@ class CommentIn(InSchema):
 
 
 class RejectIn(InSchema):
-    comment: str = Field(..., min_length=1, max_length=5000)
+    comment: str = Field(..., min_length=1, max_length=5000, description="Why the plan is rejected.")
+
+    @field_validator("comment")
+    @classmethod
+    def _says_why(cls, comment: str) -> str:
+        # As the console's form: blanks around it are dropped, and blanks alone say nothing.
+        if not comment.strip():
+            raise ValueError("say why the plan is rejected")
+        return comment.strip()
 
 
 class ForkIn(InSchema):

@@ -6,11 +6,11 @@ from uuid import UUID
 
 from django.core.paginator import Paginator
 from django.http import Http404
-from ninja import Query, Router, Status
+from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
 from console.api.schemas import ERRORS, AcceptedOut, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
-from console.permissions import require, task_for_member
+from console.permissions import can, require, task_for_member
 from graphs import selectors
 from graphs.engine import pipeline_start, plan_fresh
 from graphs.models import Project, ProjectMembership, Task
@@ -22,17 +22,19 @@ MAX_PAGE_SIZE = 100
 
 class TaskFilters(InSchema):
     project: str = ""
-    status: str = ""
+    status: str = Field("", json_schema_extra={"enum": ["", *Task.Status.values]})
     q: str = ""
     page: int = 1
-    page_size: int = 25
+    # Declared here, checked below: the check answers with its own error code.
+    page_size: int = Field(25, json_schema_extra={"minimum": 1, "maximum": MAX_PAGE_SIZE})
 
 
 @router.get("/projects", response={200: list[ProjectOut], **ERRORS})
 def projects_list(request):
     roles = dict(ProjectMembership.objects.filter(user=request.auth).values_list("project_id", "role"))
     return [
-        {**{f: getattr(p, f) for f in ("slug", "name", "target_folder", "require_plan_approval")}, "role": roles[p.pk]}
+        {**{f: getattr(p, f) for f in ("slug", "name", "require_plan_approval")}, "role": roles[p.pk],
+         "target_folder": p.target_folder if can(roles[p.pk], "see_target_folder") else None}
         for p in selectors.projects_for_user(request.auth)
     ]
 
