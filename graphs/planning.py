@@ -32,7 +32,7 @@ from graphs.events import node_states_emit, run_event_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
-from graphs.prompts import TaskBrief, planning_prompt, repair_prompt
+from graphs.prompts import TaskBrief, answer_with_one_repair, planning_prompt
 from graphs.retries import transient_backoff_seconds, transient_retry_allowed
 from graphs.run_status import run_status_set, task_status_refresh
 from graphs.storable import storable
@@ -222,17 +222,17 @@ def _ask_for_manifest(
     execution: WorkNodeExecution,
 ) -> None:
     """Call the agent (and once more with a repair request if needed) until a valid manifest is in hand."""
-    result = _call_agent(runner, call, attempt=attempt, execution=execution)
-    if _accept_response(result.text, attempt=attempt, existing_ids=existing_ids):
-        return
-    attempt.repair_prompt = repair_prompt(
-        original_prompt=attempt.prompt, raw_response=result.text, errors=attempt.errors
+    outcome = answer_with_one_repair(
+        ask=lambda prompt: _call_agent(runner, dataclasses.replace(call, prompt=prompt), attempt=attempt,
+                                       execution=execution).text,
+        prompt=attempt.prompt,
+        problems=lambda text: [] if _accept_response(text, attempt=attempt, existing_ids=existing_ids) else (
+            attempt.errors or ["the answer is not usable"]),
+        on_repair=lambda errors: log_append(execution=execution, event="repair_requested", errors=errors),
     )
-    log_append(execution=execution, event="repair_requested", errors=attempt.errors)
-    repair_call = dataclasses.replace(call, prompt=attempt.repair_prompt)
-    result = _call_agent(runner, repair_call, attempt=attempt, execution=execution)
-    if not _accept_response(result.text, attempt=attempt, existing_ids=existing_ids):
-        raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(attempt.errors))
+    attempt.repair_prompt = outcome.repair_prompt
+    if outcome.errors:
+        raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(outcome.errors))
 
 
 def _ask_for_template_plan(

@@ -8,8 +8,8 @@ placeholder is filled with ``str.replace``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphs.catalogs import (
@@ -94,6 +94,35 @@ def planning_prompt(
     sections.append(_edges_block())
     sections.append(_answer_block(org_node))
     return "\n\n".join(sections)
+
+
+@dataclass(frozen=True)
+class RepairedAnswer:
+    """The last answer of an ask-and-repair-once exchange, with what was wrong with each."""
+
+    answer: str
+    errors: list[str]  # the last answer's problems; empty when it was accepted
+    repair_prompt: str | None = None  # the repair request, when one was made
+    first_errors: list[str] = field(default_factory=list)  # the first answer's problems, when repaired
+
+
+def answer_with_one_repair(
+    *,
+    ask: Callable[[str], str],
+    prompt: str,
+    problems: Callable[[str], list[str]],
+    on_repair: Callable[[list[str]], None],
+) -> RepairedAnswer:
+    """Ask ``prompt``; if ``problems`` finds any in the answer, ask once more with a repair request
+    naming them. A planner gets exactly one chance to mend its manifest."""
+    answer = ask(prompt)
+    errors = problems(answer)
+    if not errors:
+        return RepairedAnswer(answer=answer, errors=[])
+    repair = repair_prompt(original_prompt=prompt, raw_response=answer, errors=errors)
+    on_repair(errors)
+    repaired = ask(repair)
+    return RepairedAnswer(answer=repaired, errors=problems(repaired), repair_prompt=repair, first_errors=errors)
 
 
 def repair_prompt(*, original_prompt: str, raw_response: str, errors: Sequence[str]) -> str:

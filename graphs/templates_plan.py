@@ -28,7 +28,7 @@ from django.conf import settings
 from graphs import manifest as manifest_lib
 from graphs.evidence import EVIDENCE_KINDS
 from graphs.models import Skill
-from graphs.prompts import repair_prompt
+from graphs.prompts import answer_with_one_repair
 from graphs.skills import ROLE_FIELDS, TEMPLATE_NODE_FIELDS
 
 GENERIC_WORKER = "generic_worker"
@@ -201,19 +201,21 @@ def template_plan_request(
     Agent errors raised by ``ask`` propagate: only an unusable answer leads to the fallback.
     """
     report = guide.report()
-    answer = ask(prompt)
-    adapted = template_answer_adapt(text=answer, guide=guide, existing_node_ids=existing_node_ids)
-    repair: str | None = None
-    if adapted.manifest is None:
-        repair = repair_prompt(original_prompt=prompt, raw_response=answer, errors=adapted.errors)
-        on_repair(adapted.errors)
+    adaptations: list[TemplateAdaptation] = []
+
+    def problems(text: str) -> list[str]:
+        adaptations.append(template_answer_adapt(text=text, guide=guide, existing_node_ids=existing_node_ids))
+        adapted = adaptations[-1]
+        return [] if adapted.manifest is not None else (adapted.errors or ["the answer is not a usable plan"])
+
+    outcome = answer_with_one_repair(ask=ask, prompt=prompt, problems=problems, on_repair=on_repair)
+    adapted, repair = adaptations[-1], outcome.repair_prompt
+    if repair is not None:
         report["repaired"] = True
-        first_errors = adapted.errors
-        adapted = template_answer_adapt(text=ask(repair), guide=guide, existing_node_ids=existing_node_ids)
         if adapted.manifest is None:
             report["fallback_reason"] = (
                 "the planner's answer was still unusable after one repair request: "
-                + "; ".join(adapted.errors or first_errors)
+                + "; ".join(adapted.errors or outcome.first_errors)
             )
             # The warnings and removed tools of a discarded answer describe no node of the plan.
             fallback = template_fallback_manifest(guide=guide, existing_node_ids=existing_node_ids)
