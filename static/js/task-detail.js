@@ -1,6 +1,7 @@
 // Task detail: keep each in-flight run's to-do tree live over /ws/runs/<id>/.
 // Status changes recolour the node in place; appended nodes and run status changes re-render the
-// run's section from the server (the server-rendered tree stays the single source of markup).
+// run's section and the task's status from the server (the server-rendered page stays the single
+// source of markup, and of the rule that derives a task's status from its runs).
 import { connectRun } from "./live.js";
 
 const runsEl = document.getElementById("runs");
@@ -18,7 +19,10 @@ function refreshSection(runId) {
   fetch(window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
     .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
     .then((html) => {
-      const fresh = new DOMParser().parseFromString(html, "text/html").getElementById(`run-${runId}`);
+      const page = new DOMParser().parseFromString(html, "text/html");
+      const taskStatus = page.querySelector("h1 .status");
+      if (taskStatus) document.querySelector("h1 .status")?.replaceWith(taskStatus);
+      const fresh = page.getElementById(`run-${runId}`);
       if (!fresh) return;
       const open = new Set([...section.querySelectorAll("details[open]")].map((d) => d.closest("[data-node-id]")?.dataset.nodeId));
       section.replaceWith(fresh);
@@ -38,23 +42,6 @@ function debounce(fn, ms) {
 }
 
 const scheduleRefresh = debounce(refreshSection, 400);
-
-// A pipeline that is still planning has no run to subscribe to yet: look again until its run appears,
-// then reload once so the page subscribes to it.
-if (runsEl?.dataset.taskStatus === "planning" && liveRunIds.length === 0) {
-  const timer = setInterval(() => {
-    fetch(window.location.href, { credentials: "same-origin" })
-      .then((response) => response.text())
-      .then((html) => {
-        const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("runs");
-        if (fresh && (fresh.dataset.liveRuns || fresh.querySelector(".run-tree"))) {
-          clearInterval(timer);
-          window.location.reload();
-        }
-      })
-      .catch(() => {});
-  }, 1000);
-}
 
 for (const runId of liveRunIds) {
   let snapshots = 0;

@@ -88,3 +88,21 @@ def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, al
     page.locator(".planning-call details summary:has-text('The exact prompt')").first.click()
     assert "Nightly CSV export" in page.locator(".planning-call pre.output").first.inner_text()
     page.screenshot(path=str(ARTIFACTS / "planning-inspector.png"), full_page=True)
+
+
+def test_the_task_page_follows_its_pipeline_to_the_end_without_a_reload(chromium, console_server, alice, task):
+    page = chromium.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(60_000)
+    sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
+    page.wait_for_selector("h1 .status[data-status='draft']")
+
+    page.click("#run-pipeline")
+    page.wait_for_selector("h1 .status[data-status='planning']")
+    page.evaluate("window.stillTheSamePage = true")
+    page.wait_for_selector("h1 .status[data-status='succeeded']")
+
+    assert page.evaluate("window.stillTheSamePage === true"), "the page was reloaded"
+    task.refresh_from_db()
+    assert task.status == "succeeded"
+    done = "() => /^(\\d+)\\/\\1 done · \\1 succeeded$/.test(document.querySelector('[data-progress]').textContent)"
+    page.wait_for_function(done)
