@@ -45,23 +45,21 @@ def latest_attempts(executions: QuerySet[WorkNodeExecution]) -> QuerySet[WorkNod
     return executions.exclude(node_id__startswith=PLANNING_NODE_ID).filter(~Exists(newer))
 
 
-def node_owners(planning_calls: Iterable[Any], manifest: Mapping[str, Any] | None) -> dict[str, str]:
+def node_owners(
+    planning_calls: Iterable[tuple[str, str, list[str] | None]], manifest: Mapping[str, Any] | None
+) -> dict[str, str]:
     """Map node_id → the org node that planned it.
 
-    ``planning_calls`` are a run's planning executions (instances or dicts with ``status``,
-    ``subagent_type`` and ``output_payload`` or ``new_node_ids``), oldest first: the first successful
-    call that added a node owns it. A node's own ``subagent_type`` wins over its planner.
+    ``planning_calls`` are a run's planning calls as ``(status, org node, new node ids)``, oldest
+    first: the first successful call that added a node owns it. A node's own ``subagent_type`` wins
+    over its planner.
     """
     owners: dict[str, str] = {}
-    for call in planning_calls:
-        if _get(call, "status") != Status.SUCCEEDED:
+    for status, org_node, new_ids in planning_calls:
+        if status != Status.SUCCEEDED:
             continue
-        if isinstance(call, Mapping) and "new_node_ids" in call:
-            new_ids = call["new_node_ids"]
-        else:
-            new_ids = (_get(call, "output_payload") or {}).get("new_node_ids")
         for node_id in new_ids or []:
-            owners.setdefault(node_id, _get(call, "subagent_type"))
+            owners.setdefault(node_id, org_node)
     for node in (manifest or {}).get("nodes", []):
         if isinstance(node, Mapping) and node.get("subagent_type"):
             owners[node["node_id"]] = node["subagent_type"]

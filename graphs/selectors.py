@@ -141,7 +141,9 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
     manifest = run.graph_manifest or {}
     specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
     order = manifest_lib.topological_order(manifest) if specs else []
-    owner = node_owners(planning, manifest)
+    owner = node_owners(
+        ((row.status, row.subagent_type, (row.output_payload or {}).get("new_node_ids")) for row in planning), manifest
+    )
     stage_order: list[str] = []
     grouped: dict[str, list[TreeNode]] = defaultdict(list)
     for node_id in order:
@@ -187,7 +189,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         attempts_count[row["node_id"]] += 1
     planning = [row for row in rows if row["node_id"].startswith(PLANNING_NODE_ID)]
     owners = node_owners(
-        ({**row, "new_node_ids": row["output_payload__new_node_ids"]} for row in planning), manifest
+        ((row["status"], row["subagent_type"], row["output_payload__new_node_ids"]) for row in planning), manifest
     )
     nodes = [_planning_node(row) for row in planning]
     for spec in manifest.get("nodes", []):

@@ -61,10 +61,12 @@ def pipeline_next_stage(run: WorkGraphRun) -> str | None:
     return ORG_NODES[index + 1] if index + 1 < len(ORG_NODES) else None
 
 
+_UNFINISHED = [status for status in RunStatus.values if status not in WorkGraphRun.FINISHED_STATUSES]
+
+
 def run_finish(run: WorkGraphRun, *, status: str, error: str) -> bool:
     """End a run that has not ended yet; its task follows. Return whether this call ended it."""
-    active = [s for s in RunStatus.values if s not in WorkGraphRun.FINISHED_STATUSES]
-    return run_status_set(run=run, status=status, error=error, allowed_from=active)
+    return run_status_set(run=run, status=status, error=error, allowed_from=_UNFINISHED)
 
 
 def run_wait_finished(*, run_id: Any, timeout: float, poll: float = 0.2) -> WorkGraphRun:

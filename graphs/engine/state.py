@@ -200,4 +200,6 @@ def skill_pk(node: dict | None) -> int | None:
 def subagent_by_node(run: WorkGraphRun) -> dict[str, str]:
     """Map each node_id to the org node that planned it (``graphs.run_facts.node_owners``)."""
     planning = run.executions.filter(node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
-    return node_owners(planning.only("status", "subagent_type", "output_payload"), run.graph_manifest)
+    return node_owners(
+        planning.values_list("status", "subagent_type", "output_payload__new_node_ids"), run.graph_manifest
+    )
