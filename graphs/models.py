@@ -233,6 +233,20 @@ class WorkGraphRun(models.Model):
         """Return True once the run can no longer change: planning failed, succeeded, failed or cancelled."""
         return self.status in self.FINISHED_STATUSES
 
+    def is_startable(self) -> bool:
+        """Return True while the run is planned (and approved, where that is asked) and not started yet."""
+        return self.status == self.Status.READY
+
+    def is_forkable(self) -> bool:
+        """Return True for a run that executed and ended: succeeded, failed or cancelled — not one whose
+        planning failed or whose plan a reviewer rejected, which has nothing to reuse."""
+        executed = {self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED}
+        return self.status in executed and self.review_decision != "rejected"
+
+    def state_label(self) -> str:
+        """The run's status as a transition refusal names it (a rejected plan says so)."""
+        return f"{self.status} (plan rejected)" if self.review_decision == "rejected" else self.status
+
 
 class WorkNodeExecution(models.Model):
     """One attempt at one node of a run. Rows are never overwritten: a retry is a new row."""

@@ -71,7 +71,7 @@ def test_fork_reuses_upstream_outputs_and_reruns_from_the_chosen_node(task, scri
 
 @pytest.mark.django_db
 def test_fork_refuses_a_node_that_is_not_in_the_run(task, scripted_runner, inline_executor):
-    run = planned_run(task, chain())
+    run = planned_run(task, chain(), status="failed")
     with pytest.raises(EngineError, match="node 'deploy' is not in run"):
         run_fork(run=run, node_id="deploy")
 

@@ -20,7 +20,7 @@ register = template.Library()
 
 @register.simple_tag(takes_context=True)
 def todo_nodes(context, nodes: list[TreeNode], *, run, can_fork: bool) -> SafeString:
-    fork_token = get_token(context["request"]) if can_fork and run.is_finished() else None
+    fork_token = get_token(context["request"]) if can_fork and run.is_forkable() else None
     return mark_safe("".join(_node(node, run_id=run.run_id, fork_token=fork_token) for node in nodes))  # noqa: S308
 
 

@@ -14,8 +14,9 @@ from django.db import transaction
 
 from graphs.engine.finish import pipeline_next_stage, run_finish
 from graphs.engine.jobs import pipeline_plan_submit, plan_append_submit, plan_fresh_submit
-from graphs.engine.scheduler import run_start
+from graphs.engine.scheduler import run_stage_start, run_start
 from graphs.engine.state import RunStatus, Status
+from graphs.errors import InvalidTransitionError
 from graphs.models import Task, WorkGraphRun
 from graphs.planning import PlanningFailedError, plan_work_graph
 from graphs.run_status import task_status_refresh
@@ -95,7 +96,10 @@ def pipeline_step_job(arg: str) -> None:
         _append_failed(run_id=run.run_id, reason=f"{stage} planning failed: {failure.reason}", end_run=True)
         return
     run.refresh_from_db()
-    run_start(run=run)
+    try:
+        run_stage_start(run=run)
+    except InvalidTransitionError:
+        _append_failed(run_id=run.run_id, reason="the run was cancelled while its stage planned", end_run=True)
 
 
 def plan_append_job(arg: str) -> None:

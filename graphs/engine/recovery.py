@@ -63,6 +63,9 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
     copied as a ``fork`` attempt; ``node_id`` and everything downstream run again. The fork is the
     task's latest run, so the task follows it.
     """
+    run.refresh_from_db()
+    if not run.is_forkable():
+        raise InvalidTransitionError(entity="run", current=run.state_label(), requested="forked")
     manifest = run.graph_manifest
     if node_id not in manifest_lib.manifest_node_ids(manifest):
         raise EngineError(f"node {node_id!r} is not in run {run.run_id}")

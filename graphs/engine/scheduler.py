@@ -68,10 +68,25 @@ class Continuation:
 
 
 def run_start(*, run: WorkGraphRun) -> None:
+    """Start a ready run: a pending first attempt for every manifest node, then schedule what is ready.
+
+    Any other status is refused (``InvalidTransitionError``): a run still planning, awaiting approval,
+    rejected, running or ended cannot be started.
+    """
+    _nodes_start(run_id=run.run_id, allowed=RunStatus.READY)
+
+
+def run_stage_start(*, run: WorkGraphRun) -> None:
+    """Start the nodes a pipeline stage appended to its running run."""
+    _nodes_start(run_id=run.run_id, allowed=RunStatus.RUNNING)
+
+
+def _nodes_start(*, run_id: Any, allowed: str) -> None:
     """Create a pending first attempt for every manifest node that has none, then schedule what is ready."""
-    with run_locked(run.run_id) as locked:
-        if locked.status in (RunStatus.PLANNING_FAILED, RunStatus.CANCELLED, RunStatus.AWAITING_APPROVAL):
-            raise InvalidTransitionError(entity="run", current=locked.status, requested=RunStatus.RUNNING)
+    with run_locked(run_id) as locked:
+        if locked.status != allowed or locked.cancel_requested_at is not None:
+            current = "cancelling" if locked.cancel_requested_at is not None else locked.state_label()
+            raise InvalidTransitionError(entity="run", current=current, requested=RunStatus.RUNNING)
         known = set(locked.executions.values_list("node_id", flat=True).distinct())
         missing = [n for n in manifest_lib.manifest_node_ids(locked.graph_manifest) if n not in known]
         subagents = subagent_by_node(locked)
@@ -91,7 +106,7 @@ def run_start(*, run: WorkGraphRun) -> None:
         node_states_emit(run_id=locked.pk, rows=created)
         run_status_set(run=locked, status=RunStatus.RUNNING, started_at=locked.started_at or timezone.now(),
                        finished_at=None)
-    run_advance(run_id=run.run_id)
+    run_advance(run_id=run_id)
 
 
 def run_advance(*, run_id: Any) -> None:
