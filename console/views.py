@@ -121,8 +121,12 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
 def task_plan(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "plan")
-    plan_fresh(task=task)
-    messages.info(request, "The planner is planning this task.")
+    try:
+        plan_fresh(task=task)
+    except WorkGraphError as error:
+        messages.error(request, str(error))
+    else:
+        messages.info(request, "The planner is planning this task.")
     return redirect("task_detail", task_id=task.pk)
 
 
@@ -131,8 +135,12 @@ def task_plan(request: HttpRequest, task_id) -> HttpResponse:
 def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "start_run")
-    pipeline_start(task=task)
-    messages.info(request, "The pipeline has started: planner, then coder, then validator.")
+    try:
+        pipeline_start(task=task)
+    except WorkGraphError as error:
+        messages.error(request, str(error))
+    else:
+        messages.info(request, "The pipeline has started: planner, then coder, then validator.")
     return redirect("task_detail", task_id=task.pk)
 
 

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from graphs.checks import first_verdict
+from graphs.errors import TaskBusyError
 from graphs.events import run_event_emit
 from graphs.evidence import run_incompleteness
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
@@ -65,6 +66,21 @@ def run_status_set(
         run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
         task_status_refresh(task_id=run.task_id)
     return True
+
+
+def task_claim_for_new_run(*, task_id: Any) -> None:
+    """Lock the task for a new run, refusing (``TaskBusyError``) while another of its runs is under way.
+
+    Call inside the transaction that creates the run: concurrent requests queue on the task row, and
+    each sees what the one before it committed, so a task never gets two runs under way at once.
+    """
+    Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
+    under_way = (
+        WorkGraphRun.objects.filter(task_id=task_id).exclude(status__in=list(WorkGraphRun.FINISHED_STATUSES))
+        .order_by("-created_at").values_list("pk", "status").first()
+    )
+    if under_way is not None:
+        raise TaskBusyError(task_id=task_id, run_id=under_way[0], status=under_way[1])
 
 
 def task_status_of(run: WorkGraphRun | None, *, incomplete: bool = False) -> str:

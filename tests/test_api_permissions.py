@@ -34,6 +34,9 @@ class World:
     ready: object
     running: object
     reported_task: object
+    # A task with nothing under way and one ended run: a new plan, pipeline or fork is accepted for it.
+    idle_task: object
+    idle_done: object
 
 
 def chain() -> dict:
@@ -45,6 +48,9 @@ def chain() -> dict:
 def world(project, alice, bob, charlie, dana, task, scripted_runner, inline_executor) -> World:
     done = planned_run(task, chain())
     run_start(run=done)
+    idle_task = factories.TaskFactory(project=project)
+    idle_done = planned_run(idle_task, chain())
+    run_start(run=idle_done)
     inline_executor.drain()
     waiting = planned_run(task, chain(), status="awaiting_approval")
     ready = planned_run(task, chain(), status="ready")
@@ -55,7 +61,7 @@ def world(project, alice, bob, charlie, dana, task, scripted_runner, inline_exec
     run_start(run=reported)
     # The queued jobs of the last two runs are dropped: their nodes stay queued for cancel and report.
     inline_executor.discard()
-    return World(project, task, done, waiting, ready, running, reported_task)
+    return World(project, task, done, waiting, ready, running, reported_task, idle_task, idle_done)
 
 
 def first_exec(run) -> str:
@@ -69,8 +75,8 @@ ROUTES = {
         "project": w.project.slug, "title": "T", "goal_text": "G", "deliverables": ["d"],
         "acceptance_criteria": ["a"]})),
     "GET /api/tasks/{task_id}": (READ, lambda w: (f"/api/tasks/{w.task.pk}", None)),
-    "POST /api/tasks/{task_id}/plan": (LEAD, lambda w: (f"/api/tasks/{w.task.pk}/plan", {})),
-    "POST /api/tasks/{task_id}/pipeline": (LEAD, lambda w: (f"/api/tasks/{w.task.pk}/pipeline", {})),
+    "POST /api/tasks/{task_id}/plan": (LEAD, lambda w: (f"/api/tasks/{w.idle_task.pk}/plan", {})),
+    "POST /api/tasks/{task_id}/pipeline": (LEAD, lambda w: (f"/api/tasks/{w.idle_task.pk}/pipeline", {})),
     "GET /api/runs/{run_id}": (READ, lambda w: (f"/api/runs/{w.done.run_id}", None)),
     "GET /api/runs/{run_id}/planning": (READ, lambda w: (f"/api/runs/{w.done.run_id}/planning", None)),
     "GET /api/executions/{node_exec_id}": (READ, lambda w: (f"/api/executions/{first_exec(w.done)}", None)),
@@ -82,7 +88,7 @@ ROUTES = {
     "POST /api/runs/{run_id}/reject": (REVIEW, lambda w: (f"/api/runs/{w.waiting.run_id}/reject", {"comment": "no"})),
     "POST /api/runs/{run_id}/start": (LEAD, lambda w: (f"/api/runs/{w.ready.run_id}/start", {})),
     "POST /api/runs/{run_id}/cancel": (LEAD, lambda w: (f"/api/runs/{w.running.run_id}/cancel", {})),
-    "POST /api/runs/{run_id}/fork": (LEAD, lambda w: (f"/api/runs/{w.done.run_id}/fork", {"node_id": "b"})),
+    "POST /api/runs/{run_id}/fork": (LEAD, lambda w: (f"/api/runs/{w.idle_done.run_id}/fork", {"node_id": "b"})),
     "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
     "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
     "DELETE /api/tokens/{token_id}": (ANYONE, None),

@@ -19,13 +19,15 @@ from graphs.engine.state import RunStatus, Status
 from graphs.errors import InvalidTransitionError
 from graphs.models import Task, WorkGraphRun
 from graphs.planning import PlanningFailedError, plan_work_graph
-from graphs.run_status import task_status_refresh
+from graphs.run_status import task_claim_for_new_run, task_status_refresh
 
 FIRST_STAGE = "planner"
 
 
 def pipeline_start(*, task: Task) -> WorkGraphRun:
-    """Create the task's pipeline run and queue its first planning call; return the run."""
+    """Create the task's pipeline run and queue its first planning call; return the run.
+
+    Refused (``TaskBusyError``) while another run of the task is under way, as ``plan_fresh`` is."""
     return _planning_run_create(task=task, pipeline=True)
 
 
@@ -43,6 +45,7 @@ def _planning_run_create(*, task: Task, pipeline: bool) -> WorkGraphRun:
     # The run exists from the request on, so the task reads "planning" at once and the plan can be
     # cancelled before its job starts.
     with transaction.atomic():
+        task_claim_for_new_run(task_id=task.pk)
         run = WorkGraphRun.objects.create(
             task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=FIRST_STAGE if pipeline else "",
         )

@@ -29,6 +29,7 @@ from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.events import node_states_emit
 from graphs.logs import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.run_status import task_claim_for_new_run
 from graphs.storable import storable
 
 # How many times the reaper's interval for one attempt's lost job doubles, at most.
@@ -72,6 +73,7 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
     rerun = {node_id} | manifest_lib.downstream_of(manifest, node_id)
     latest = latest_rows(run)
     with transaction.atomic():
+        task_claim_for_new_run(task_id=run.task_id)
         fork = WorkGraphRun.objects.create(
             task=run.task, graph_manifest=manifest, manifest_version=run.manifest_version, forked_from=run,
             fork_node_id=node_id, status=RunStatus.READY, pipeline=False, stage=run.stage,
