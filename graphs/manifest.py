@@ -20,6 +20,11 @@ EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
 JUDGMENT_KINDS = ("none", "mechanical", "llm")
 ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")
 RESERVED_PREFIX = "__"
+# The longest value of each field the console stores in a column of its own (a node's id on every
+# attempt and loop-back, its org node, a promoted artifact's type, a skill's slug): a longer one
+# could not be stored, so it is a validation error like any other.
+FIELD_MAX_LENGTHS = {"node_id": 200, "subagent_type": 100, "skill_ref": 100, "node_type": 100}
+PROMOTED_ARTIFACT_TYPE_MAX_LENGTH = 100
 
 # An edge without an edge_type still describes a dependency; normalization writes this type, the
 # one that makes the agent read its input rather than skip reasoning about it.
@@ -427,6 +432,12 @@ def _manifest_errors(manifest: Any, existing: frozenset[str], *, max_nodes: int,
         elif not _is_id(node.get("node_id")):
             errors.append(f"nodes[{index}]: node_id must be a non-empty string")
             errors.extend(_node_shape_errors(node, f"nodes[{index}]"))
+        elif len(node["node_id"]) > FIELD_MAX_LENGTHS["node_id"]:
+            errors.append(
+                f"nodes[{index}]: node_id is {len(node['node_id'])} characters, over the limit of "
+                f"{FIELD_MAX_LENGTHS['node_id']}"
+            )
+            errors.extend(_node_shape_errors(node, f"nodes[{index}]"))
         else:
             named.append((node["node_id"], node))
             errors.extend(_node_shape_errors(node, f"node {node['node_id']!r}"))
@@ -542,9 +553,18 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
     promotes = node.get("promotes_to_artifact")
     if promotes is not None and not (isinstance(promotes, dict) and _is_id(promotes.get("artifact_type"))):
         errors.append(f"{label}: promotes_to_artifact must be an object with a non-empty artifact_type")
+    elif promotes is not None and len(promotes["artifact_type"]) > PROMOTED_ARTIFACT_TYPE_MAX_LENGTH:
+        errors.append(
+            f"{label}: promotes_to_artifact.artifact_type is {len(promotes['artifact_type'])} characters, "
+            f"over the limit of {PROMOTED_ARTIFACT_TYPE_MAX_LENGTH}"
+        )
     for key in ("subagent_type", "skill_ref", "node_type"):
         if node.get(key) is not None and not _is_id(node[key]):
             errors.append(f"{label}: {key} must be a non-empty string")
+        elif node.get(key) is not None and len(node[key]) > FIELD_MAX_LENGTHS[key]:
+            errors.append(
+                f"{label}: {key} is {len(node[key])} characters, over the limit of {FIELD_MAX_LENGTHS[key]}"
+            )
     return errors
 
 

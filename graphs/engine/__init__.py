@@ -18,7 +18,10 @@ modules, each with one reason to change:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+
+from django.db import InterfaceError, OperationalError
 
 from graphs.engine.attempt import node_attempt_finish_external, node_execute_job, node_execution_run
 from graphs.engine.finish import pipeline_next_stage, run_wait_finished, task_wait_finished
@@ -33,16 +36,47 @@ from graphs.engine.pipeline import (
     plan_fresh,
     plan_fresh_job,
 )
-from graphs.engine.recovery import EngineError, executions_reap, reap_job, run_cancel, run_fork
+from graphs.engine.recovery import (
+    EngineError,
+    executions_reap,
+    reap_job,
+    run_cancel,
+    run_fail_on_internal_error,
+    run_fork,
+)
 from graphs.engine.scheduler import run_advance, run_dispatch_job, run_start
 
+logger = logging.getLogger(__name__)
+
+
+def _run_job(job: Job, handler: Callable[[str], None]) -> Callable[[str], None]:
+    """``handler`` for a job whose argument starts with its run's id (``<run_id>`` or ``<run_id>:…``).
+
+    A lost database connection propagates, for the executor to retry the job with backoff; any other
+    error ends the run failed with the reason (``run_fail_on_internal_error``) — never a run left
+    under way, nor a job retried on the same bug for ever.
+    """
+
+    def guarded(arg: str) -> None:
+        try:
+            handler(arg)
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as error:
+            logger.exception("job %s(%s) failed", job, arg)
+            run_fail_on_internal_error(run_id=arg.partition(":")[0], job=str(job), error=error)
+
+    return guarded
+
+
+# A node job records its own attempt's crash (``attempt``), and the reaper guards each run it touches.
 JOB_HANDLERS: dict[str, Callable[[str], None]] = {
     Job.NODE_EXECUTE: node_execute_job,
-    Job.RUN_DISPATCH: run_dispatch_job,
-    Job.PIPELINE_PLAN: pipeline_plan_job,
-    Job.PIPELINE_STEP: pipeline_step_job,
-    Job.PLAN_FRESH: plan_fresh_job,
-    Job.PLAN_APPEND: plan_append_job,
+    Job.RUN_DISPATCH: _run_job(Job.RUN_DISPATCH, run_dispatch_job),
+    Job.PIPELINE_PLAN: _run_job(Job.PIPELINE_PLAN, pipeline_plan_job),
+    Job.PIPELINE_STEP: _run_job(Job.PIPELINE_STEP, pipeline_step_job),
+    Job.PLAN_FRESH: _run_job(Job.PLAN_FRESH, plan_fresh_job),
+    Job.PLAN_APPEND: _run_job(Job.PLAN_APPEND, plan_append_job),
     Job.REAP: reap_job,
 }
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -31,6 +33,8 @@ from graphs.logs import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.run_status import task_claim_for_new_run
 from graphs.storable import storable
+
+logger = logging.getLogger(__name__)
 
 # How many times the reaper's interval for one attempt's lost job doubles, at most.
 _RESUBMIT_DOUBLINGS = 6
@@ -121,6 +125,22 @@ def _copied_row(source: WorkNodeExecution, *, fork: WorkGraphRun, cause: str, no
     )
 
 
+def run_fail_on_internal_error(*, run_id: Any, job: str, error: Exception) -> None:
+    """A job of the run broke on something no retry mends (a bug, a value the database refuses): the
+    run ends ``failed`` with the reason, and its waiting attempts are blocked, so it is neither left
+    under way nor retried for ever. Attempts still running finish; the ended run takes nothing more."""
+    reason = f"internal error in {job}: {error!r}"
+    with run_locked(run_id) as run:
+        if run.is_finished():
+            return
+        now = timezone.now()
+        waiting = run.executions.filter(status__in=[Status.PENDING, Status.QUEUED])
+        blocked = list(waiting.values("pk", "node_id", "attempt", "cause"))
+        waiting.update(status=Status.BLOCKED, error=storable(f"blocked: {reason}"), finished_at=now)
+        node_states_emit(run_id=run.pk, rows=[{**row, "status": Status.BLOCKED} for row in blocked])
+        run_finish(run, status=RunStatus.FAILED, error=reason)
+
+
 def reap_job(_: str = "") -> None:
     executions_reap()
 
@@ -145,7 +165,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         log_append(execution=execution, event="worker_lost", worker=execution.worker)
         log_file_close(execution=execution)
         reaped.append(str(execution.pk))
-        run_advance(run_id=execution.run_id)
+        _run_advance_or_fail(run_id=execution.run_id)
     _lost_jobs_resubmit(stale_after=stale_after)
     logs_left_open_close(finished_before=cutoff)
     # A worker killed after committing a node's result but before advancing the run leaves the
@@ -157,8 +177,20 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         .distinct()
     )
     for run_id in stalled:
-        run_advance(run_id=run_id)
+        _run_advance_or_fail(run_id=run_id)
     return reaped
+
+
+def _run_advance_or_fail(*, run_id: Any) -> None:
+    """Advance a run for the reaper; a run whose advance breaks on a bug ends failed with the reason,
+    instead of breaking every later pass of the reaper at the same place."""
+    try:
+        run_advance(run_id=run_id)
+    except (OperationalError, InterfaceError):
+        raise  # the database is away: the next pass tries again
+    except Exception as error:
+        logger.exception("advancing run %s for the reaper failed", run_id)
+        run_fail_on_internal_error(run_id=run_id, job="the reaper's advance", error=error)
 
 
 def _lost_jobs_resubmit(*, stale_after: timedelta) -> None:
