@@ -82,18 +82,18 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------------
 
 DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "sqlite"))
-if DATABASE_URL:
+if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    # Several writer threads share the file in embedded mode: WAL lets readers run beside a writer,
-    # IMMEDIATE transactions take the write lock up front instead of failing on upgrade, console.sqlite
-    # queues the process's writers on a lock, and the timeout makes a writer from another process wait
-    # rather than raise "database is locked".
+    # Any SQLite database, the built-in one or one named by DATABASE_URL, is shared by several writer
+    # threads: WAL lets readers run beside a writer, IMMEDIATE transactions take the write lock up
+    # front instead of failing on upgrade, console.sqlite queues the process's writers on a lock, and
+    # the timeout makes a writer from another process wait rather than raise "database is locked".
     DATABASES = {
         "default": {
             "ENGINE": "console.sqlite",
-            "NAME": VAR_DIR / "workgraph.sqlite3",
+            "NAME": dj_database_url.parse(DATABASE_URL)["NAME"] if DATABASE_URL else VAR_DIR / "workgraph.sqlite3",
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",

@@ -21,13 +21,16 @@ from typing import Protocol
 
 from celery import current_app
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
 logger = logging.getLogger(__name__)
 
 # The Celery task every job travels in (graphs.tasks), and the job the reaper's timer runs.
 JOB_TASK_NAME = "graphs.job"
 REAP_JOB = "reap"
+# How often, and how far apart at most (seconds), a job that lost its database is run again.
+DATABASE_RETRIES = 5
+DATABASE_BACKOFF_CAP = 30
 
 _handlers: dict[str, Callable[[str], None]] = {}
 
@@ -83,7 +86,12 @@ class CeleryExecutor:
 
 
 class ThreadExecutor:
-    """Runs jobs on a pool of threads in this process (the embedded mode), reaping lost work on a timer."""
+    """Runs jobs on a pool of threads in this process (the embedded mode), reaping lost work on a timer.
+
+    A job that loses its database (SQLite busy past its timeout, a broken connection) is run again
+    after a backoff, ``DATABASE_RETRIES`` times at most, as the Celery task retries it; every job is
+    idempotent, and the retry starts on a fresh connection. Past that, the reaper recovers the work.
+    """
 
     def __init__(self, workers: int, *, reap_interval: float | None = None) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workgraph")
@@ -94,18 +102,34 @@ class ThreadExecutor:
     def _reap_forever(self, interval: float) -> None:
         while True:
             time.sleep(interval)
-            self._pool.submit(_run_in_thread, REAP_JOB, "")
+            self._pool.submit(self._run, REAP_JOB, "", 0)
 
     def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
         transaction.on_commit(lambda: self._submit_now(name, arg, delay))
 
-    def _submit_now(self, name: str, arg: str, delay: float) -> None:
+    def _submit_now(self, name: str, arg: str, delay: float, retries: int = 0) -> None:
         if delay > 0:
-            timer = threading.Timer(delay, self._pool.submit, args=(_run_in_thread, name, arg))
+            timer = threading.Timer(delay, self._pool.submit, args=(self._run, name, arg, retries))
             timer.daemon = True
             timer.start()
         else:
-            self._pool.submit(_run_in_thread, name, arg)
+            self._pool.submit(self._run, name, arg, retries)
+
+    def _run(self, name: str, arg: str, retries: int) -> None:
+        try:
+            job_run(name, arg)
+        except (OperationalError, InterfaceError):
+            connection.close()
+            if retries < DATABASE_RETRIES:
+                delay = min(DATABASE_BACKOFF_CAP, 2**retries)
+                logger.warning("job %s(%s) lost the database; retrying in %s s", name, arg, delay, exc_info=True)
+                self._submit_now(name, arg, delay, retries + 1)
+            else:
+                logger.exception("job %s(%s) lost the database %s times; the reaper recovers it", name, arg, retries)
+        except Exception:
+            logger.exception("job %s(%s) failed", name, arg)
+        finally:
+            _connection_release()
 
 
 class InlineExecutor:
@@ -138,15 +162,6 @@ class InlineExecutor:
         dropped = len(self._queue)
         self._queue.clear()
         return dropped
-
-
-def _run_in_thread(name: str, arg: str) -> None:
-    try:
-        job_run(name, arg)
-    except Exception:
-        logger.exception("job %s(%s) failed", name, arg)
-    finally:
-        _connection_release()
 
 
 def _connection_release() -> None:

@@ -186,6 +186,10 @@ def _planning_execution_create(
     # each call is its own attempt, numbered under the (run, node_id, attempt) unique constraint.
     for _ in range(5):
         attempt_number = WorkNodeExecution.objects.filter(run=run, node_id=node_id).count() + 1
+        if attempt_number > 1 and not append:
+            # A run is planned fresh once: this is a duplicate of its plan job (a redelivery, or the
+            # reaper handing a slow one out again), and the first call records the plan.
+            raise PlanningFailedError(f"run {run.run_id} is already being planned")
         try:
             with transaction.atomic():
                 execution = WorkNodeExecution.objects.create(

@@ -12,15 +12,13 @@ is retried with backoff: every job is idempotent, and the next attempt starts on
 from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from graphs.jobs import JOB_TASK_NAME, REAP_JOB, job_run
-
-DATABASE_RETRIES = 5
+from graphs.jobs import DATABASE_BACKOFF_CAP, DATABASE_RETRIES, JOB_TASK_NAME, REAP_JOB, job_run
 
 
 @shared_task(
     name=JOB_TASK_NAME, acks_late=True, reject_on_worker_lost=True, ignore_result=True,
     autoretry_for=(OperationalError, InterfaceError), max_retries=DATABASE_RETRIES,
-    retry_backoff=1, retry_backoff_max=30, retry_jitter=True,
+    retry_backoff=1, retry_backoff_max=DATABASE_BACKOFF_CAP, retry_jitter=True,
 )
 def job_task(name: str, arg: str) -> None:
     _job_run_between_connection_checks(name, arg)

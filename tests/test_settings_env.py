@@ -70,7 +70,8 @@ def _settings_in_subprocess(env: dict[str, str]) -> subprocess.CompletedProcess:
         "import json; from console import settings as s; "
         "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'layer': s.CHANNEL_LAYERS['default']"
         "['BACKEND'], 'execution': s.WORKGRAPH_EXECUTION, 'agent': s.WORKGRAPH_AGENT, "
-        "'max_nodes': s.WORKGRAPH_MAX_NODES, 'max_depth': s.WORKGRAPH_MAX_DEPTH, 'hosts': s.ALLOWED_HOSTS}))"
+        "'max_nodes': s.WORKGRAPH_MAX_NODES, 'max_depth': s.WORKGRAPH_MAX_DEPTH, 'hosts': s.ALLOWED_HOSTS, "
+        "'db_name': str(s.DATABASES['default']['NAME']), 'db_options': s.DATABASES['default'].get('OPTIONS', {})}))"
     )
     base = {"PATH": os.environ["PATH"], "WORKGRAPH_VAR_DIR": os.environ["WORKGRAPH_VAR_DIR"]}
     return subprocess.run(
@@ -87,6 +88,15 @@ def test_defaults_are_the_embedded_mode():
     assert values["execution"] == "embedded"
     assert values["agent"] == "offline"
     assert (values["max_nodes"], values["max_depth"]) == (500, 50)
+
+
+def test_a_sqlite_database_url_gets_the_embedded_configuration(tmp_path):
+    result = _settings_in_subprocess({"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path}/console.sqlite3"})
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert (values["engine"], values["db_name"]) == ("console.sqlite", f"{tmp_path}/console.sqlite3")
+    assert values["db_options"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in values["db_options"]["init_command"]
 
 
 def test_database_and_redis_urls_switch_to_the_distributed_mode():

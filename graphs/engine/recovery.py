@@ -8,12 +8,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.engine.finish import run_finish
-from graphs.engine.jobs import node_execute_submit
+from graphs.engine.jobs import node_execute_submit, pipeline_plan_submit, plan_fresh_submit
 from graphs.engine.on_fail import transient_retry_create
 from graphs.engine.scheduler import run_advance, run_start
 from graphs.engine.state import (
@@ -151,10 +151,11 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     A worker that died mid-node leaves its row ``running`` forever; the retry is a new attempt with
     cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
     Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
-    Logs a killed worker left open on finished attempts are closed.
-    Runs left with pending attempts and nothing active to advance them are advanced again.
+    Logs a killed worker left open on finished attempts are closed. Runs whose next step was lost
+    are taken up again: advanced, started or planned (``_lost_run_steps_resume``).
     """
-    stale_after = stale_after or timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
+    if stale_after is None:
+        stale_after = timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
     cutoff = timezone.now() - stale_after
     reaped: list[str] = []
     stale = WorkNodeExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).select_related("run")
@@ -168,17 +169,51 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         _run_advance_or_fail(run_id=execution.run_id)
     _lost_jobs_resubmit(stale_after=stale_after)
     logs_left_open_close(finished_before=cutoff)
-    # A worker killed after committing a node's result but before advancing the run leaves the
-    # dependants pending with no attempt left to advance them; advancing such a run again is harmless.
-    stalled = (
-        WorkGraphRun.objects.filter(status=RunStatus.RUNNING, executions__status=Status.PENDING)
+    _lost_run_steps_resume(cutoff=cutoff)
+    return reaped
+
+
+def _lost_run_steps_resume(*, cutoff) -> None:
+    """Take up again the runs whose next step was lost before ``cutoff`` — a worker killed, or a job
+    that gave up on the database — so the reaper never leaves a run under way with nothing to move it.
+
+    Each step is idempotent: an advance settles what is already settled, a start refuses a run that is
+    not ready any more, and a duplicate plan job finds its run already being planned.
+    """
+    # A run with nothing queued or running, quiet since the cutoff: its last advance never happened
+    # (dependants left pending, or a stage that never ended).
+    quiet = (
+        WorkGraphRun.objects.filter(status=RunStatus.RUNNING, created_at__lt=cutoff)
         .exclude(executions__status__in=[Status.QUEUED, Status.RUNNING])
+        .annotate(last_finished=Max("executions__finished_at"))
+        .filter(Q(last_finished__lt=cutoff) | Q(last_finished__isnull=True))
         .values_list("pk", flat=True)
+    )
+    for run_id in quiet:
+        _run_advance_or_fail(run_id=run_id)
+    # A pipeline's first plan stored, approved where asked, but never started.
+    planned = (
+        WorkGraphRun.objects.filter(status=RunStatus.READY, pipeline=True, created_at__lt=cutoff)
+        .filter(executions__node_id=PLANNING_NODE_ID, executions__finished_at__lt=cutoff)
+        .exclude(executions__cause__in=[Cause.INITIAL, Cause.FORK])
         .distinct()
     )
-    for run_id in stalled:
-        _run_advance_or_fail(run_id=run_id)
-    return reaped
+    for run in planned:
+        try:
+            run_start(run=run)
+        except InvalidTransitionError:
+            continue  # started (or cancelled) meanwhile
+    # A run created for a plan whose job never made its planning call.
+    unplanned = (
+        WorkGraphRun.objects.filter(status=RunStatus.PLANNING, created_at__lt=cutoff, cancel_requested_at__isnull=True)
+        .exclude(executions__node_id=PLANNING_NODE_ID)
+        .values_list("pk", "pipeline")
+    )
+    for run_id, pipeline in unplanned:
+        if pipeline:
+            pipeline_plan_submit(run_id=run_id)
+        else:
+            plan_fresh_submit(run_id=run_id)
 
 
 def _run_advance_or_fail(*, run_id: Any) -> None:
