@@ -1,7 +1,9 @@
 """The task-loop collaboration contract: create-and-run from a TaskRequest, the dashboard, result reports.
 
-A report names its node as ``<task_id>::<node_id>`` and is idempotent: the same report twice changes
-nothing the second time (its digest is kept on the attempt it completed).
+A report names its node as ``<task_id>::<node_id>`` and is idempotent: it is keyed by its digest
+(a ``ReportReceipt`` per run, node and digest, recorded with the attempt it completed), accepted once,
+and answered from that receipt on every replay — sent again later or ten times at once. A report for
+a node whose dependencies have not all succeeded is refused.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from graphs.engine import node_attempt_finish_external
+from graphs.engine.state import graph_shape, latest_rows, upstream_done
 from graphs.errors import WorkGraphError
-from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
 
 Status = WorkNodeExecution.Status
 
@@ -57,28 +61,57 @@ def node_result_report(
     run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
     if run is None:
         raise ReportRejected("the task has no run yet", code="no_run")
+    digest = _digest(success=success, data=data, gaps=gaps)
+    with transaction.atomic():
+        try:
+            # The key: a second identical report waits here until the first commits, then replays it.
+            with transaction.atomic():
+                receipt = ReportReceipt.objects.create(run=run, node_id=node_id, digest=digest)
+        except IntegrityError:
+            return _replayed(run=run, node_id=node_id, digest=digest)
+        attempt = _reportable_attempt(run=run, node_id=node_id)
+        worker = f"callback:{reporter.get_username()}"
+        now = timezone.now()
+        claimed = WorkNodeExecution.objects.filter(pk=attempt.pk, status__in=[Status.PENDING, Status.QUEUED]).update(
+            status=Status.RUNNING, worker=worker, ready_at=attempt.ready_at or now, started_at=now, heartbeat_at=now
+        )
+        if claimed != 1:
+            raise ReportRejected(f"node {node_id!r} is being executed by a worker", code="busy")
+        attempt.refresh_from_db()
+        node_attempt_finish_external(
+            execution=attempt, worker=worker, text=_result_text(data), ok=success, issues=gaps,
+            extra={"report_digest": digest, "reported_data": data},
+        )
+        attempt.refresh_from_db(fields=["status"])
+        receipt.node_exec, receipt.status = attempt, attempt.status
+        receipt.save(update_fields=["node_exec", "status"])
+    return ReportOutcome(node_exec_id=str(attempt.pk), status=attempt.status, changed=True)
+
+
+def _replayed(*, run: WorkGraphRun, node_id: str, digest: str) -> ReportOutcome:
+    receipt = ReportReceipt.objects.get(run=run, node_id=node_id, digest=digest)
+    return ReportOutcome(node_exec_id=str(receipt.node_exec_id), status=receipt.status, changed=False)
+
+
+def _reportable_attempt(*, run: WorkGraphRun, node_id: str) -> WorkNodeExecution:
+    """The node's current attempt, if a report may complete it: not finished, and every dependency of
+    the node done; otherwise the reason, as a ``ReportRejected``."""
     attempt = run.executions.filter(node_id=node_id).order_by("-attempt").first()
     if attempt is None:
         raise ReportRejected(f"the run has no node {node_id!r}", code="unknown_node")
-    digest = _digest(success=success, data=data, gaps=gaps)
     if attempt.is_finished():
-        if (attempt.output_payload or {}).get("report_digest") == digest:
-            return ReportOutcome(node_exec_id=str(attempt.pk), status=attempt.status, changed=False)
         raise ReportRejected(f"node {node_id!r} already has a result ({attempt.status})", code="already_finished")
-    worker = f"callback:{reporter.get_username()}"
-    now = timezone.now()
-    claimed = WorkNodeExecution.objects.filter(pk=attempt.pk, status__in=[Status.PENDING, Status.QUEUED]).update(
-        status=Status.RUNNING, worker=worker, ready_at=attempt.ready_at or now, started_at=now, heartbeat_at=now
-    )
-    if claimed != 1:
-        raise ReportRejected(f"node {node_id!r} is being executed by a worker", code="busy")
-    attempt.refresh_from_db()
-    node_attempt_finish_external(
-        execution=attempt, worker=worker, text=_result_text(data), ok=success, issues=gaps,
-        extra={"report_digest": digest, "reported_data": data},
-    )
-    attempt.refresh_from_db()
-    return ReportOutcome(node_exec_id=str(attempt.pk), status=attempt.status, changed=True)
+    shape = graph_shape(run)
+    dependencies = shape.dependencies.get(node_id, [])
+    latest = latest_rows(run, node_ids=dependencies) if dependencies else {}
+    unmet = [dep for dep in dependencies
+             if dep not in latest or not upstream_done(shape.manifest, dep, latest[dep]["status"])]
+    if unmet:
+        raise ReportRejected(
+            f"node {node_id!r} waits on {', '.join(map(repr, unmet))}, which have not succeeded",
+            code="dependencies_unmet",
+        )
+    return attempt
 
 
 def _digest(*, success: bool, data: dict[str, Any], gaps: list[str]) -> str:

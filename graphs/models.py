@@ -372,6 +372,29 @@ class Artifact(models.Model):
         return f"{self.artifact_type} of {self.task_id}"
 
 
+class ReportReceipt(models.Model):
+    """A collaboration report accepted for a node of a run, keyed by its digest: the same report sent
+    again — a retry, a replay, ten at once — is answered from here and changes nothing."""
+
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="report_receipts")
+    node_id = models.CharField(max_length=200)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the report's success, data and gaps.")
+    node_exec = models.ForeignKey(
+        WorkNodeExecution, null=True, on_delete=models.CASCADE, related_name="report_receipts",
+        help_text="The attempt the report completed.",
+    )
+    status = models.CharField(max_length=16, blank=True, help_text="What the report left that attempt.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "node_id", "digest"], name="report_receipt_once_per_report"),
+        ]
+
+    def __str__(self) -> str:
+        return f"report {self.digest[:8]} for {self.node_id}"
+
+
 class ApiToken(models.Model):
     """A personal API token. Only a hash is stored; the token itself is shown once, when created."""
 
