@@ -1,7 +1,9 @@
 """Schemathesis generates requests from the live OpenAPI schema: no 5xx, no answer outside the schema.
 
 Runs as the lead persona with a seeded project, so generated requests reach real objects' code paths
-as well as the not-found ones.
+as well as the not-found ones: one operation at a time, then (the stateful phase) sequences of calls
+chained by the links Schemathesis infers between operations — a created task planned, its run
+started, cancelled or forked — each in whatever state the calls before it left.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ def lead_token(alice, task, scripted_runner, inline_executor) -> str:
     return raw
 
 
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
 @schema.parametrize()
 @settings(
     max_examples=25,
@@ -58,5 +63,22 @@ def lead_token(alice, task, scripted_runner, inline_executor) -> str:
 def test_generated_requests_get_no_server_error_and_match_the_schema(case, lead_token):
     case.call_and_validate(
         headers={"Authorization": f"Bearer {lead_token}"},
-        checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance],
+        checks=CHECKS,
     )
+
+
+def test_sequences_of_calls_chained_through_their_results_get_no_server_error(api_schema, lead_token):
+    machine = api_schema.as_state_machine()
+    assert "POST /api/tasks -> 201" in machine.bundles, "no links to chain calls through"
+
+    class AsTheLead(machine):
+        def get_call_kwargs(self, case):
+            return {"headers": {"Authorization": f"Bearer {lead_token}"}}
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=CHECKS, transport_kwargs=kwargs)
+
+    AsTheLead.run(settings=settings(
+        max_examples=40, stateful_step_count=6, deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+    ))
