@@ -121,12 +121,7 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
 def task_plan(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "plan")
-    try:
-        plan_fresh(task=task)
-    except WorkGraphError as error:
-        messages.error(request, str(error))
-    else:
-        messages.info(request, "The planner is planning this task.")
+    _carry_out(request, lambda: plan_fresh(task=task), "The planner is planning this task.", level=messages.INFO)
     return redirect("task_detail", task_id=task.pk)
 
 
@@ -135,12 +130,8 @@ def task_plan(request: HttpRequest, task_id) -> HttpResponse:
 def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "start_run")
-    try:
-        pipeline_start(task=task)
-    except WorkGraphError as error:
-        messages.error(request, str(error))
-    else:
-        messages.info(request, "The pipeline has started: planner, then coder, then validator.")
+    _carry_out(request, lambda: pipeline_start(task=task),
+               "The pipeline has started: planner, then coder, then validator.", level=messages.INFO)
     return redirect("task_detail", task_id=task.pk)
 
 
@@ -276,13 +267,18 @@ def execution_log_download(request: HttpRequest, node_exec_id) -> FileResponse:
     )
 
 
-def _act(request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail") -> HttpResponse:
+def _carry_out(request: HttpRequest, action, success: str, *, level: int = messages.SUCCESS) -> None:
+    """Run ``action``; tell the person ``success``, or why the console refused."""
     try:
         action()
     except WorkGraphError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, success)
+        messages.add_message(request, level, success)
+
+
+def _act(request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail") -> HttpResponse:
+    _carry_out(request, action, success)
     if to == "run_planning":
         return redirect("run_planning", run_id=run.run_id)
     return redirect("task_detail", task_id=run.task_id)
