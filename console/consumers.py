@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from typing import Any
 from urllib.parse import parse_qs
@@ -29,7 +28,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from graphs import selectors
 from graphs.live import live_consumer_loop_register, node_exec_group, run_group
-from graphs.logs import log_last_seq, log_path_for, log_read_from
+from graphs.logs import log_read
 from graphs.models import ExecutionLogFile
 from graphs.selectors import LogState
 
@@ -39,10 +38,10 @@ CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 
-# How often a log consumer looks at the file for lines nobody published to this process.
+# How often the log watch reads where the watched logs stand (lines nobody relayed here, a close).
 POLL_SECONDS = 0.5
-# How often a quiet log's row is read to notice a close the layer could not announce.
-STATE_CHECK_SECONDS = 2.0
+# How long a line missing from the store is waited for before the lines after it are sent anyway.
+GAP_WAIT_SECONDS = 5.0
 # Backlogs are read and sent in slices, so a long log never sits whole in memory.
 READ_CHUNK = 500
 # How often a run consumer checks whether its run changed without any event reaching it.
@@ -114,26 +113,25 @@ class NodeExecutionLogConsumer(_LiveConsumer):
     burst that arrived together — in seq order, each once; then, when the log is closed and everything
     is sent, ``{"type": "end", "last_seq": n}`` and a normal close.
 
-    The group is joined before the file is read, so no line falls between the two; a line met both
-    ways is dropped by seq. A live line past the next expected seq means the layer dropped some
-    (channels-redis does so silently past a channel's capacity): the missing ones come from the file
-    first. A poll covers what the layer never brings here: a run executed by another process with the
-    in-memory layer, lines dropped at the end of a burst, a close announced elsewhere.
+    The backlog comes from the database, so any console process serves any log. The group is joined
+    before the backlog is read, so no line falls between the two; a line met both ways is dropped by
+    seq. A live line past the next expected seq means some never came here (channels-redis drops
+    silently past a channel's capacity): the missing ones are read from the store first, and a line
+    is never sent past one that is missing. The process's log watch (``_LogWatch``) covers what the
+    layer never brings: lines published where nobody relays them, a close announced elsewhere.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # The poll task and the message handlers both send: one at a time, so seq order holds.
+        # The watch and the message handlers both send: one at a time, so seq order holds.
         self._lock = asyncio.Lock()
         self._node_exec_id: Any = None
         self._log_file: ExecutionLogFile | None = None
-        self._offset = 0
         self._last_sent = 0
-        self._due_seq = 0
-        self._seen_size = -1
-        self._state_checked_at = 0.0
+        self._stored_seen = 0
+        self._close_seq: int | None = None
+        self._gap_since: float | None = None
         self._finished = False
-        self._poll_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
         user = await _accept_signed_in(self)
@@ -154,12 +152,11 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         async with self._lock:
             await self._state_apply(await _log_state_read(self._node_exec_id))
         if not self._finished:
-            self._poll_task = asyncio.create_task(self._poll())
+            _LogWatch.of_this_loop().add(self)
 
     async def disconnect(self, code: int) -> None:
         self._finished = True
-        if self._poll_task is not None:
-            self._poll_task.cancel()
+        _LogWatch.of_this_loop().discard(self)
 
     async def _visible(self, user: Any) -> bool:
         return await _execution_visible(self._node_exec_id, user=user)
@@ -183,7 +180,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
             await super().live_batch(message)
 
     async def _relay(self, lines: list[dict[str, Any]]) -> None:
-        """Send the live lines not sent yet, in seq order; a gap before one is filled from the file first."""
+        """Send the live lines not sent yet, in seq order; a gap before one is filled from the store first."""
         async with self._lock:
             if await self._stopped():
                 return
@@ -197,26 +194,44 @@ class NodeExecutionLogConsumer(_LiveConsumer):
                     fresh = []
                     await self._log_file_ensure()
                     await self._catch_up()
-                    if line["seq"] <= self._last_sent:
-                        continue
+                    if line["seq"] != self._last_sent + 1:
+                        continue  # still missing lines before it: it comes from the store after them
                 fresh.append(line)
             await self._send_lines(fresh)
+            await self._finish_if_done()
 
     async def log_closed(self, message: dict[str, Any]) -> None:
         async with self._lock:
             if not await self._stopped():
+                self._close_seq = message["last_seq"]
                 await self._log_file_ensure()
                 await self._catch_up()
-                await self._finish()
+                await self._finish_if_done()
+
+    async def state_seen(self, state: LogState | None) -> None:
+        """The log watch read where the log stands: catch up on lines stored a while ago and never
+        relayed, and notice a close the layer could not announce here."""
+        async with self._lock:
+            if await self._stopped():
+                return
+            if state is None or state.complete:
+                await self._state_apply(state)
+            elif state.stored_seq > self._last_sent:
+                # A line stored by the previous look and still not relayed will not come live.
+                due = self._stored_seen > self._last_sent
+                self._stored_seen = state.stored_seq
+                if due:
+                    await self._state_apply(state)
 
     async def _state_apply(self, state: LogState | None) -> None:
         if state is None:  # the execution was deleted while watched
             await self._finish()
             return
         self._log_file = state.log_file or self._log_file
-        await self._catch_up()
         if state.complete:
-            await self._finish()
+            self._close_seq = state.last_seq
+        await self._catch_up()
+        await self._finish_if_done()
 
     async def _log_file_ensure(self) -> None:
         # Lines can arrive before this consumer saw the log's row: the execution started after it connected.
@@ -225,61 +240,103 @@ class NodeExecutionLogConsumer(_LiveConsumer):
             self._log_file = state.log_file if state is not None else None
 
     async def _catch_up(self) -> None:
-        """Send every line of the file after the last one sent."""
+        """Send the stored lines after the last one sent, up to the first that is missing.
+
+        A missing line is waited for (a process may commit its lines a moment after another's),
+        but not forever: one lost with a database crash is passed over after ``GAP_WAIT_SECONDS``.
+        """
         if self._log_file is None:
             return
         while True:
-            lines, self._offset = await asyncio.to_thread(
-                log_read_from, log_file=self._log_file, offset=self._offset, after=self._last_sent, limit=READ_CHUNK
-            )
-            for line in lines:
-                await self._send_line(line)
-            if len(lines) < READ_CHUNK:
+            lines = await _log_read(self._log_file, after=self._last_sent, limit=READ_CHUNK)
+            contiguous = _contiguous_from(self._last_sent, lines)
+            if len(contiguous) < len(lines):
+                now = time.monotonic()
+                if self._gap_since is None:
+                    self._gap_since = now
+                if now - self._gap_since >= GAP_WAIT_SECONDS:
+                    logger.warning("log of %s has no line %d; passed over", self._node_exec_id, self._last_sent + 1)
+                    contiguous = lines
+            if contiguous:
+                self._gap_since = None
+            await self._send_lines(contiguous)
+            if len(lines) < READ_CHUNK or len(contiguous) < len(lines):
                 return
 
-    async def _send_line(self, line: dict[str, Any]) -> None:
-        await self.send_json({"type": "line", "line": line})
-        self._last_sent = line["seq"]
+    async def _finish_if_done(self) -> None:
+        if self._close_seq is None or self._finished:
+            return
+        gave_up = self._gap_since is not None and time.monotonic() - self._gap_since >= GAP_WAIT_SECONDS
+        if self._last_sent >= self._close_seq or gave_up:
+            await self._finish()
 
     async def _send_lines(self, lines: list[dict[str, Any]]) -> None:
         if len(lines) == 1:
-            await self._send_line(lines[0])
+            await self.send_json({"type": "line", "line": lines[0]})
         elif lines:
             await self.send_json({"type": "lines", "lines": lines})
+        if lines:
             self._last_sent = lines[-1]["seq"]
 
     async def _finish(self) -> None:
         self._finished = True
+        _LogWatch.of_this_loop().discard(self)
         await self.send_json({"type": "end", "last_seq": self._last_sent})
         await self.close()
 
-    async def _poll(self) -> None:
-        while not self._finished:
-            await asyncio.sleep(POLL_SECONDS)
-            async with self._lock:
-                if self._finished:
-                    return
-                try:
-                    await self._poll_once()
-                except Exception:
-                    logger.exception("polling the log of %s failed", self._node_exec_id)
 
-    async def _poll_once(self) -> None:
-        if await self._stopped():
-            return
-        # A line that was in the file a whole interval ago and has still not arrived live was never
-        # published to this process, or was dropped on the way: read it from the file.
-        if self._due_seq > self._last_sent:
-            await self._catch_up()
-        if self._log_file is not None:
-            size, last_seq = await asyncio.to_thread(_file_tail, self._log_file, self._seen_size)
-            if size != self._seen_size:
-                self._seen_size, self._due_seq = size, last_seq
+class _LogWatch:
+    """Looks, every ``POLL_SECONDS``, at where the logs watched from this process stand: one query for
+    all of them, however many sockets watch, and each socket is told about its own."""
+
+    _by_loop: dict[asyncio.AbstractEventLoop, _LogWatch] = {}
+
+    def __init__(self) -> None:
+        self._consumers: set[NodeExecutionLogConsumer] = set()
+        self._task: asyncio.Task | None = None
+
+    @classmethod
+    def of_this_loop(cls) -> _LogWatch:
+        loop = asyncio.get_running_loop()
+        if loop not in cls._by_loop:
+            cls._by_loop = {known: watch for known, watch in cls._by_loop.items() if not known.is_closed()}
+            cls._by_loop[loop] = cls()
+        return cls._by_loop[loop]
+
+    def add(self, consumer: NodeExecutionLogConsumer) -> None:
+        self._consumers.add(consumer)
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._watch())
+
+    def discard(self, consumer: NodeExecutionLogConsumer) -> None:
+        self._consumers.discard(consumer)
+
+    async def _watch(self) -> None:
+        while self._consumers:
+            await asyncio.sleep(POLL_SECONDS)
+            watching = list(self._consumers)
+            if not watching:
                 return
-        # A quiet file may belong to a log closed by a process whose notice cannot reach this one.
-        if time.monotonic() - self._state_checked_at >= STATE_CHECK_SECONDS:
-            self._state_checked_at = time.monotonic()
-            await self._state_apply(await _log_state_read(self._node_exec_id))
+            try:
+                states = await _log_states_read(list({c._node_exec_id for c in watching}))
+            except Exception:
+                logger.exception("reading where %d watched logs stand failed", len(watching))
+                continue
+            for consumer in watching:
+                try:
+                    await consumer.state_seen(states.get(str(consumer._node_exec_id)))
+                except Exception:
+                    logger.exception("relaying the log of %s failed", consumer._node_exec_id)
+
+
+def _contiguous_from(last_sent: int, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The leading lines that follow ``last_sent`` seq by seq."""
+    expected = last_sent + 1
+    for index, line in enumerate(lines):
+        if line["seq"] != expected:
+            return lines[:index]
+        expected += 1
+    return lines
 
 
 class RunEventsConsumer(_LiveConsumer):
@@ -369,16 +426,12 @@ async def _log_state_read(node_exec_id: Any) -> LogState | None:
     return await database_sync_to_async(selectors.log_state_read)(node_exec_id=node_exec_id)
 
 
-def _file_tail(log_file: ExecutionLogFile, seen_size: int) -> tuple[int, int]:
-    """Return the file's size and, when it differs from ``seen_size``, the seq of its last line (else 0).
+async def _log_states_read(node_exec_ids: list[Any]) -> dict[str, LogState]:
+    return await database_sync_to_async(selectors.log_states_read)(node_exec_ids=node_exec_ids)
 
-    An unchanged file costs one ``stat``, a changed one a read of its last few kilobytes.
-    """
-    try:
-        size = os.stat(log_path_for(log_file)).st_size
-    except FileNotFoundError:
-        return seen_size, 0
-    return size, (log_last_seq(log_file=log_file) if size != seen_size else 0)
+
+async def _log_read(log_file: ExecutionLogFile, *, after: int, limit: int) -> list[dict[str, Any]]:
+    return await database_sync_to_async(log_read)(log_file=log_file, after=after, limit=limit)
 
 
 def _after_param(scope: dict[str, Any]) -> int | None:

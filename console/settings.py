@@ -157,7 +157,13 @@ WORKGRAPH_REAP_INTERVAL_SECONDS = env_float("WORKGRAPH_REAP_INTERVAL_SECONDS", 3
 WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=0)
 WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
 WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
-WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR", str(VAR_DIR / "logs")))
+# Logs live in the database. A directory here also gets a JSONL copy of every log, for tools that read
+# files; nothing in the console reads it.
+WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR")) if env_str("WORKGRAPH_LOG_DIR") else None
+# A line longer than this as JSON has its longest text fields cut (the cut is recorded on the line).
+WORKGRAPH_LOG_LINE_MAX_BYTES = env_int("WORKGRAPH_LOG_LINE_MAX_BYTES", 64 * 1024, minimum=1024)
+# Past this many lines, an attempt's agent output is counted and dropped; the engine's own lines go on.
+WORKGRAPH_LOG_MAX_LINES = env_int("WORKGRAPH_LOG_MAX_LINES", 50_000, minimum=10)
 # --- Skills' team templates: tools a template-guided plan may request, by risk. Low and
 # medium tools are granted; high-risk tools and names missing here are removed from the plan with a
 # warning. A deployment lists its own tools by overriding this dict in its settings module.

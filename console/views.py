@@ -9,8 +9,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
 from console.forms import ForkForm, ReviewForm, TaskForm
@@ -18,7 +19,7 @@ from console.permissions import can, execution_for_member, require, run_for_memb
 from graphs import selectors
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
-from graphs.logs import log_path_for, log_read
+from graphs.logs import log_read, log_texts
 from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun
 from graphs.review import run_plan_approve, run_plan_reject
 from graphs.task_service import task_create
@@ -253,18 +254,17 @@ def execution_json(request: HttpRequest, node_exec_id) -> JsonResponse:
 
 
 @login_required
-def execution_log_download(request: HttpRequest, node_exec_id) -> FileResponse:
+def execution_log_download(request: HttpRequest, node_exec_id) -> StreamingHttpResponse:
+    """The attempt's whole log as JSONL, streamed from the store a slice at a time."""
     execution, _ = execution_for_member(request.user, node_exec_id)
     log_file = ExecutionLogFile.objects.filter(node_exec=execution).first()
     if log_file is None:
         raise Http404("this execution has no log yet")
-    path = log_path_for(log_file)
-    if not path.exists():
-        raise Http404("the log file is missing")
-    return FileResponse(
-        open(path, "rb"), as_attachment=True, filename=f"{execution.node_id}-{execution.attempt}.jsonl",
-        content_type="application/x-ndjson",
+    response = StreamingHttpResponse(log_texts(log_file=log_file), content_type="application/x-ndjson")
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=f"{execution.node_id}-{execution.attempt}.jsonl"
     )
+    return response
 
 
 def _carry_out(request: HttpRequest, action, success: str, *, level: int = messages.SUCCESS) -> None:

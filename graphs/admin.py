@@ -81,7 +81,7 @@ class WorkNodeExecutionAdmin(admin.ModelAdmin):
 
 @admin.register(models.ExecutionLogFile)
 class ExecutionLogFileAdmin(admin.ModelAdmin):
-    list_display = ["file_path", "status", "last_seq", "created_at"]
+    list_display = ["node_exec", "status", "last_seq", "line_count", "size_bytes", "created_at"]
     raw_id_fields = ["node_exec", "project"]
 
 

@@ -336,6 +336,12 @@ class WorkNodeExecution(models.Model):
 
 
 class ExecutionLogFile(models.Model):
+    """The header of one attempt's log; its lines are ``ExecutionLogLine`` rows.
+
+    The counts (``last_seq``, ``line_count``, ``size_bytes``, ``lines_dropped``) are written when the log
+    closes; while it is open, its lines are the truth.
+    """
+
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         CLOSED = "closed", "Closed"
@@ -343,15 +349,49 @@ class ExecutionLogFile(models.Model):
     log_file_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     node_exec = models.OneToOneField(WorkNodeExecution, on_delete=models.CASCADE, related_name="log_file")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="log_files")
-    file_path = models.CharField(max_length=1000, help_text="Relative to WORKGRAPH_LOG_DIR.")
+    file_path = models.CharField(
+        max_length=1000, blank=True, default="",
+        help_text="The local JSONL mirror, relative to WORKGRAPH_LOG_DIR; empty when none is kept.",
+    )
     format = models.CharField(max_length=16, default="jsonl")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN, db_index=True)
     last_seq = models.PositiveIntegerField(default=0)
+    line_count = models.PositiveIntegerField(default=0)
+    size_bytes = models.PositiveBigIntegerField(default=0, help_text="The log's size as JSONL.")
+    lines_dropped = models.PositiveIntegerField(
+        default=0, help_text="Agent output lines past WORKGRAPH_LOG_MAX_LINES, counted and not kept."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    pruned_at = models.DateTimeField(null=True, blank=True, help_text="When logs_prune deleted its lines.")
 
     def __str__(self) -> str:
-        return self.file_path
+        return f"log of {self.node_exec_id}"
+
+
+class ExecutionLogLine(models.Model):
+    """One line of an attempt's log, stored as the exact JSONL text download and export produce.
+
+    The text is kept as written rather than as a JSON column: PostgreSQL's jsonb reorders keys, and
+    a downloaded log must read the same as the lines the browser was sent. ``seq``, ``ts`` and
+    ``event`` are copied out of it for queries.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    log_file = models.ForeignKey(ExecutionLogFile, on_delete=models.CASCADE, related_name="lines", db_index=False)
+    seq = models.PositiveIntegerField()
+    ts = models.DateTimeField()
+    event = models.CharField(max_length=64)
+    text = models.TextField(help_text="The line as JSON, without its newline.")
+    cut = models.BooleanField(default=False, help_text="A field was cut to keep the line under the payload cap.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["log_file", "seq"], name="log_line_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.log_file_id}#{self.seq} {self.event}"
 
 
 class Artifact(models.Model):

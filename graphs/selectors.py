@@ -9,12 +9,13 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from graphs import manifest as manifest_lib
 from graphs.models import (
     PLANNING_NODE_ID,
     ExecutionLogFile,
+    ExecutionLogLine,
     Project,
     ProjectMembership,
     Task,
@@ -300,26 +301,43 @@ def run_visible(*, run_id: Any, user: AbstractBaseUser) -> bool:
 
 @dataclass(frozen=True)
 class LogState:
+    """Where one attempt's log stands, as a watcher of it needs to know."""
+
     log_file: ExecutionLogFile | None
     complete: bool  # the log was closed, or the execution ended without ever opening one
+    last_seq: int  # the seq of its last line once closed, else 0
+    stored_seq: int  # the highest seq stored so far
 
 
 def log_state_read(*, node_exec_id: Any) -> LogState | None:
     """Where the execution's log stands, or None when the execution does not exist."""
-    row = (
-        WorkNodeExecution.objects.filter(pk=node_exec_id)
-        .values("status", "log_file__log_file_id", "log_file__file_path", "log_file__status")
-        .first()
+    return log_states_read(node_exec_ids=[node_exec_id]).get(str(node_exec_id))
+
+
+def log_states_read(*, node_exec_ids: list[Any]) -> dict[str, LogState]:
+    """Where each execution's log stands, keyed by the execution's id as text, in one query.
+
+    Executions that no longer exist are left out. The highest stored seq is read per log from the
+    (log, seq) index, newest first: a long log costs what a short one does.
+    """
+    newest = ExecutionLogLine.objects.filter(log_file=OuterRef("log_file__log_file_id")).order_by("-seq")
+    rows = (
+        WorkNodeExecution.objects.filter(pk__in=node_exec_ids)
+        .annotate(stored_seq=Subquery(newest.values("seq")[:1]))
+        .values("pk", "status", "log_file__log_file_id", "log_file__status", "log_file__last_seq", "stored_seq")
     )
-    if row is None:
-        return None
-    if row["log_file__log_file_id"] is None:
-        return LogState(log_file=None, complete=row["status"] in WorkNodeExecution.FINISHED_STATUSES)
-    # Only the path and status are needed to read the file: the payload columns stay in the database.
-    log_file = ExecutionLogFile(
-        log_file_id=row["log_file__log_file_id"], file_path=row["log_file__file_path"], status=row["log_file__status"]
-    )
-    return LogState(log_file=log_file, complete=log_file.status == ExecutionLogFile.Status.CLOSED)
+    states: dict[str, LogState] = {}
+    for row in rows:
+        if row["log_file__log_file_id"] is None:
+            complete = row["status"] in WorkNodeExecution.FINISHED_STATUSES
+            states[str(row["pk"])] = LogState(log_file=None, complete=complete, last_seq=0, stored_seq=0)
+            continue
+        closed = row["log_file__status"] == ExecutionLogFile.Status.CLOSED
+        states[str(row["pk"])] = LogState(
+            log_file=ExecutionLogFile(log_file_id=row["log_file__log_file_id"], status=row["log_file__status"]),
+            complete=closed, last_seq=row["log_file__last_seq"] if closed else 0, stored_seq=row["stored_seq"] or 0,
+        )
+    return states
 
 
 def run_fingerprint_read(*, run_id: Any) -> tuple:

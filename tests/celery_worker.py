@@ -73,6 +73,8 @@ def broker_delete(broker: Broker) -> None:
 def current_database_url() -> str:
     """The URL of the database this process uses now (pytest-django's test database once it is set up)."""
     params = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{params['NAME']}"
     credentials = quote(params["USER"], safe="")
     if params.get("PASSWORD"):
         credentials += ":" + quote(params["PASSWORD"], safe="")
@@ -88,7 +90,6 @@ def worker_env(*, broker: Broker, settings_module: str = "tests.settings", **ove
         "REDIS_URL": broker.url,
         "WORKGRAPH_CELERY_QUEUE": broker.queue,
         "WORKGRAPH_VAR_DIR": str(settings.VAR_DIR),
-        "WORKGRAPH_LOG_DIR": str(settings.WORKGRAPH_LOG_DIR),
         "PYTHONUNBUFFERED": "1",
     }
     env.update(overrides)

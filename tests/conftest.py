@@ -18,6 +18,7 @@ from django.db import connections
 
 from graphs.agents import runner_register
 from graphs.jobs import InlineExecutor, executor_set
+from graphs.logs import log_writer_stop
 from tests import factories
 from tests.agents import ScriptedRunner
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
@@ -97,6 +98,14 @@ def dana(db):
 @pytest.fixture
 def task(project, alice):
     return factories.TaskFactory(project=project, created_by=alice)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def log_writer_stopped_at_the_end(django_db_setup, django_db_blocker):
+    """The log writer's thread ends, and its connection closes, before the test database is dropped."""
+    yield
+    with django_db_blocker.unblock():
+        log_writer_stop()
 
 
 @pytest.fixture

@@ -77,10 +77,13 @@ def test_a_claimed_dependant_runs_as_its_own_row_says_though_it_is_not_read_agai
     assert [line["org_node"] for line in lines if line["event"] == "agent_call"] == ["reviewer"]
 
 
+@pytest.mark.django_db(transaction=True)
 def test_a_chain_node_costs_a_fixed_number_of_queries(task, scripted_runner, inline_executor):
-    """Per node: the run lock, the result, the log's close, the dependants' rows (with what the next one
-    needs to run), the next claim and its log row — and the transaction's two statements. A progress
-    count comes at most every half second. Growing this is growing every node's cost."""
+    """Per node: the run lock, the result and its log line, the log's close, the dependants' rows (with
+    what the next one needs to run), the next claim and its log row — and the transaction's two
+    statements. A progress count comes at most every half second. Growing this is growing every
+    node's cost. The node's other log lines go to the log writer (one INSERT for many, on its own
+    connection), as they do in a worker: the test runs outside a test transaction to see that."""
     counts = {}
     for length in (4, 12):
         run = planned_run(task, _chain(length))

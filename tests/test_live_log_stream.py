@@ -1,4 +1,4 @@
-"""The live log of one execution over a WebSocket: backlog, live lines, reconnects, gaps, polling, end.
+"""The live log of one execution over a WebSocket: backlog, live lines, reconnects, gaps, the watch, end.
 
 These run over whichever channel layer the settings pick: in-memory by default, channels-redis under
 ``CI=true`` (``REDIS_URL`` set).
@@ -18,8 +18,8 @@ from channels.testing import WebsocketCommunicator
 from console import consumers
 from console.asgi import application
 from graphs import live, logs
-from graphs.logs import log_append, log_file_close, log_file_open, log_path_for
-from graphs.models import ExecutionLogFile
+from graphs.logs import log_append, log_file_close, log_file_open
+from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
 from tests.clients import socket_headers
 
@@ -45,7 +45,7 @@ def new_execution(task, *, status: str):
 
 @pytest.fixture
 def slow_poll(monkeypatch):
-    """Only the layer can bring lines quickly: the file poll waits longer than any assertion."""
+    """Only the layer can bring lines quickly: the log watch waits longer than any assertion."""
     monkeypatch.setattr(consumers, "POLL_SECONDS", 60)
 
 
@@ -81,13 +81,12 @@ async def assert_end(communicator: WebsocketCommunicator, last_seq: int) -> None
 
 
 def write_unpublished(execution, text: str) -> int:
-    """Append a line the way another process would: to the file only, announced to no one here."""
+    """Store a line the way another process would: in the database only, announced to no one here."""
     log_file = ExecutionLogFile.objects.get(node_exec=execution)
-    path = log_path_for(log_file)
-    seq = sum(1 for _ in path.open("rb")) + 1
-    line = {"seq": seq, "ts": datetime.now(UTC).isoformat(), "event": "agent_output", "text": text}
-    with path.open("a") as handle:
-        handle.write(json.dumps(line) + "\n")
+    seq = (log_file.lines.order_by("-seq").values_list("seq", flat=True).first() or 0) + 1
+    now = datetime.now(UTC)
+    line = {"seq": seq, "ts": now.isoformat(timespec="milliseconds"), "event": "agent_output", "text": text}
+    ExecutionLogLine.objects.create(log_file=log_file, seq=seq, ts=now, event="agent_output", text=json.dumps(line))
     return seq
 
 
@@ -154,22 +153,22 @@ async def test_a_reconnect_with_after_loses_and_duplicates_nothing(alice, execut
         await second.disconnect()
 
 
-async def test_a_line_the_layer_dropped_is_refilled_from_the_file_before_the_next(alice, execution, slow_poll):
+async def test_a_line_the_layer_dropped_is_refilled_from_the_store_before_the_next(alice, execution, slow_poll):
     await append(execution=execution, event="agent_output", text="one")
     communicator = await connect_log(alice, execution)
     try:
         assert await receive_seqs(communicator, 1) == [1]
         assert await sync_to_async(write_unpublished)(execution, "dropped on the way") == 2
         await append(execution=execution, event="agent_output", text="three")
-        first = await communicator.receive_json_from(timeout=TIMEOUT)
-        assert first["line"] == {**first["line"], "seq": 2, "text": "dropped on the way"}
-        assert await receive_seqs(communicator, 1) == [3]
+        refilled, live_one = await receive_lines(communicator, 2)
+        assert (refilled["seq"], refilled["text"]) == (2, "dropped on the way")
+        assert (live_one["seq"], live_one["text"]) == (3, "three")  # renumbered after the other process's line
         assert await communicator.receive_nothing(timeout=0.2)
     finally:
         await communicator.disconnect()
 
 
-async def test_a_line_written_by_another_process_arrives_through_the_file_poll(alice, execution):
+async def test_a_line_written_by_another_process_arrives_through_the_log_watch(alice, execution):
     await append(execution=execution, event="agent_output", text="one")
     communicator = await connect_log(alice, execution)
     try:
@@ -183,7 +182,7 @@ async def test_a_line_written_by_another_process_arrives_through_the_file_poll(a
 
 
 async def test_a_close_by_another_process_is_noticed_from_the_database(alice, execution, monkeypatch):
-    monkeypatch.setattr(consumers, "STATE_CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(consumers, "POLL_SECONDS", 0.1)
     await append(execution=execution, event="agent_output", text="one")
     communicator = await connect_log(alice, execution)
     try:
@@ -329,9 +328,9 @@ def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch
     assert logs.log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))[-1] == line
 
 
-async def send_file_as_batch(execution, *, unpublished: int, dropping: frozenset[int] = frozenset()) -> None:
-    """Write ``unpublished`` lines to the file only, then hand the layer one ``live.batch`` of every line
-    of the file (the seqs in ``dropping`` left out, as a layer that lost them would)."""
+async def send_store_as_batch(execution, *, unpublished: int, dropping: frozenset[int] = frozenset()) -> None:
+    """Store ``unpublished`` lines only, then hand the layer one ``live.batch`` of every line of the log
+    (the seqs in ``dropping`` left out, as a layer that lost them would)."""
     for number in range(unpublished):
         await sync_to_async(write_unpublished)(execution, f"unpublished {number}")
     lines = await sync_to_async(logs.log_read)(
@@ -347,7 +346,7 @@ async def test_a_batch_from_the_layer_goes_out_as_one_frame_without_duplicates(a
     communicator = await connect_log(alice, execution)
     try:
         assert await receive_seqs(communicator, 1) == [1]
-        await send_file_as_batch(execution, unpublished=3)  # line 1, already sent, comes again
+        await send_store_as_batch(execution, unpublished=3)  # line 1, already sent, comes again
         frame = await communicator.receive_json_from(timeout=TIMEOUT)
         assert frame["type"] == "lines"
         assert [line["seq"] for line in frame["lines"]] == [2, 3, 4]
@@ -356,12 +355,12 @@ async def test_a_batch_from_the_layer_goes_out_as_one_frame_without_duplicates(a
         await communicator.disconnect()
 
 
-async def test_a_batch_with_a_gap_is_filled_from_the_file_in_order(alice, execution, slow_poll):
+async def test_a_batch_with_a_gap_is_filled_from_the_store_in_order(alice, execution, slow_poll):
     await append(execution=execution, event="agent_output", text="one")
     communicator = await connect_log(alice, execution)
     try:
         assert await receive_seqs(communicator, 1) == [1]
-        await send_file_as_batch(execution, unpublished=4, dropping=frozenset({3}))
+        await send_store_as_batch(execution, unpublished=4, dropping=frozenset({3}))
         assert await receive_seqs(communicator, 4) == [2, 3, 4, 5]
         assert await communicator.receive_nothing(timeout=0.2)
     finally:

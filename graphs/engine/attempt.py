@@ -26,7 +26,7 @@ from graphs.engine.scheduler import Continuation, advance_after, run_advance
 from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
 from graphs.events import node_states_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
-from graphs.logs import log_append, log_closes_wait, log_file_close, log_file_close_soon, log_file_open
+from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
 from graphs.models import Task, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.transactions import transaction_unflushed
@@ -60,7 +60,7 @@ def node_execute_job(node_exec_id: str) -> None:
         execution = following
     # No log this job handed to the closer thread is left behind when the job ends (and with it,
     # maybe, the process: a recycled or stopped worker).
-    log_closes_wait()
+    log_writes_wait()
 
 
 def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:

@@ -1,4 +1,6 @@
-"""A worker that goes on with a chain's next node leaves the finished node's log to the closer thread."""
+"""Closing logs: a worker that goes on with a chain's next node leaves the finished node's log to the
+log writer; a log closes with its counts wherever it is closed; the reaper closes what a killed
+worker left open."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from django.utils import timezone
 
 from graphs import logs
 from graphs.engine import executions_reap, run_start
-from graphs.logs import log_append, log_closes_wait, log_file_close_soon, log_file_open
+from graphs.logs import log_append, log_file_close_soon, log_file_open, log_writes_wait
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests import factories
 from tests.graphs import edges_for, latest, node, planned_run
@@ -44,7 +46,7 @@ def closes(monkeypatch) -> list[tuple[str, int, str]]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_chain_closes_each_handed_over_log_on_the_closer_thread_before_its_job_ends(
+def test_a_chain_closes_each_handed_over_log_on_the_log_writer_before_its_job_ends(
     task, scripted_runner, inline_executor, closes
 ):
     run = planned_run(task, _chain(4))
@@ -57,11 +59,12 @@ def test_a_chain_closes_each_handed_over_log_on_the_closer_thread_before_its_job
     for node_id, row in rows.items():
         log_file = ExecutionLogFile.objects.get(node_exec=row)
         assert log_file.status == "closed"
-        assert log_file.last_seq == logs.log_last_seq(log_file=log_file) > 1
+        assert log_file.last_seq == log_file.lines.order_by("-seq").first().seq > 1
+        assert log_file.line_count == log_file.lines.count()
     threads = {node_id: thread for node_id, _, thread in closes}
     assert sorted(threads) == ["n0", "n1", "n2", "n3"]
     # n0..n2 each claimed their dependant: their logs closed beside it. n3 had none to go on with.
-    assert {threads[n] for n in ("n0", "n1", "n2")} == {"log-closer"}
+    assert {threads[n] for n in ("n0", "n1", "n2")} == {"log-writer"}
     assert threads["n3"] == threading.current_thread().name
 
 
@@ -71,27 +74,28 @@ def test_inside_a_transaction_the_caller_holds_the_log_closes_at_once(execution,
 
     log_file_close_soon(execution=execution)
 
-    # The closer's own connection could not see this test's uncommitted rows: nothing was handed over.
+    # The writer's own connection could not see this test's uncommitted rows: nothing was handed over.
     log_file = ExecutionLogFile.objects.get(node_exec=execution)
     assert (log_file.status, log_file.last_seq) == ("closed", 1)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_closer_reconnects_once_when_its_connection_dropped(execution, closes, monkeypatch):
+def test_a_close_the_database_refused_is_made_once_it_is_back(execution, closes, monkeypatch):
     log_append(execution=execution, event="node_finished", status="succeeded")
-    real_close = logs.log_file_close
+    real_store = logs._batch_store
     failures = iter([OperationalError("server closed the connection unexpectedly")])
 
-    def close_after_a_drop(*, execution):
+    def store_after_a_drop(batch):
         failure = next(failures, None)
         if failure is not None:
             raise failure
-        real_close(execution=execution)
+        real_store(batch)
 
-    monkeypatch.setattr(logs, "log_file_close", close_after_a_drop)
+    monkeypatch.setattr(logs, "RETRY_FIRST_SECONDS", 0.01)
+    monkeypatch.setattr(logs, "_batch_store", store_after_a_drop)
     log_file_close_soon(execution=execution)
 
-    assert log_closes_wait(timeout=10)
+    assert log_writes_wait(timeout=10)
     assert ExecutionLogFile.objects.get(node_exec=execution).status == "closed"
     assert [(node_id, last_seq) for node_id, last_seq, _ in closes] == [(execution.node_id, 1)]
 
