@@ -6,12 +6,13 @@ Each log line goes to its execution's group (the whole line) and to its run's gr
 Publishing is fire-and-forget: ``live_publish`` appends to an in-process outbox and returns at once,
 and one sender sends the outbox in order. A worker therefore never waits on Redis or on a slow
 browser; when the outbox overflows (the layer is down or far behind) the oldest messages are dropped
-and watchers recover them from the log file, which stays the source of truth.
+and watchers recover them from the log store, which stays the source of truth.
 
-What piled up for one group while the previous send was in flight goes as one ``live.batch`` message
-(consumers unpack it in order, and send its lines to each socket as one frame), so a burst costs a few
-layer round trips instead of one per line. A steady stream (a line every few milliseconds) is
-coalesced the same way: a drain that starts right after a send waits ``COALESCE_SECONDS`` first.
+What piled up for one group while the previous send was in flight goes as one message — for log lines
+a ``log.lines`` frame serialized here once, which consumers send to each socket as it is; otherwise a
+``live.batch`` they unpack in order — so a burst costs a few layer round trips instead of one per line.
+A steady stream (a line every few milliseconds) is coalesced the same way: a drain that starts right
+after a send waits ``COALESCE_SECONDS`` first.
 
 Why not ``async_to_sync(layer.group_send)`` per message: called from a worker thread it starts a new
 thread and event loop for every call, and channels-redis opens a new connection per loop — slower
@@ -51,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 
-# Past this many waiting messages the oldest are dropped; watchers refill from the log file.
+# Past this many waiting messages the oldest are dropped; watchers refill from the log store.
 MAX_PENDING = 10_000
 # One group_send that takes longer than this is abandoned (and logged): the outbox must keep moving.
 SEND_TIMEOUT_SECONDS = 2.0
@@ -182,7 +183,7 @@ class _Outbox:
             self._pending.clear()
             dropped, self._dropped = self._dropped, 0
         if dropped:
-            self._warn(f"live outbox overflowed: {dropped} messages dropped (watchers refill from the log files)")
+            self._warn(f"live outbox overflowed: {dropped} messages dropped (watchers refill from the log store)")
         by_group: dict[str, list[Message]] = {}
         for group, message in batch:
             by_group.setdefault(group, []).append(message)
@@ -200,9 +201,29 @@ class _Outbox:
 
 
 def _layer_messages(messages: list[Message]) -> list[Message]:
-    """One group's messages as layer messages: alone, or up to ``MAX_BATCH`` of them in a ``live.batch``."""
+    """One group's messages as layer messages: alone, or up to ``MAX_BATCH`` of them together."""
     chunks = [messages[start : start + MAX_BATCH] for start in range(0, len(messages), MAX_BATCH)]
-    return [chunk[0] if len(chunk) == 1 else {"type": "live.batch", "messages": chunk} for chunk in chunks]
+    return [chunk[0] if len(chunk) == 1 else _together(chunk) for chunk in chunks]
+
+
+def _together(chunk: list[Message]) -> Message:
+    """Several messages as one: a ``live.batch``, or for log lines alone a ``log.lines`` frame made here.
+
+    A burst of lines goes to every watching socket as the same ``lines`` frame, so it is serialized
+    once, by the publisher, instead of by each consumer for each socket: at a thousand lines a second
+    to a hundred sockets that was most of a console process's work. ``seqs`` and ``contiguous`` let a
+    consumer send the frame as it is when it follows the last line it sent.
+    """
+    if any(message["type"] != "log.line" for message in chunk):
+        return {"type": "live.batch", "messages": chunk}
+    lines = [message["line"] for message in chunk]
+    seqs = [line["seq"] for line in lines]
+    return {
+        "type": "log.lines",
+        "seqs": [seqs[0], seqs[-1]],
+        "contiguous": seqs == list(range(seqs[0], seqs[0] + len(seqs))),
+        "frame": json.dumps({"type": "lines", "lines": lines}, ensure_ascii=False),
+    }
 
 
 class _LoopOutbox(_Outbox):
@@ -337,8 +358,8 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
-    # The file holds what json.dumps(default=str) made of the fields; publish exactly that, so a live
-    # line equals the one read back from the file and any layer can serialise it.
+    # The store holds what json.dumps(default=str) made of the fields; publish exactly that, so a live
+    # line equals the one read back from the store and any layer can serialise it.
     return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
 

@@ -471,11 +471,12 @@ def _batch_take(*, limit: int, only: Any = None, close: bool = False, held: bool
 
 def _batch_store(batch: _Batch) -> None:
     """Insert the batch's lines in one INSERT and mark its closes, in the current transaction."""
-    remaining = batch.lines
-    while remaining:
-        remaining = _lines_insert(remaining)
-        if remaining:
-            _renumber(remaining)
+    for start in range(0, len(batch.lines), MAX_DRAIN_LINES):  # bound the statement's parameters
+        remaining = batch.lines[start : start + MAX_DRAIN_LINES]
+        while remaining:
+            remaining = _lines_insert(remaining)
+            if remaining:
+                _renumber(remaining, later=batch.lines[start + MAX_DRAIN_LINES :])
     for log in batch.closing:
         with _logs.lock:
             last_seq, kept, size, dropped = log.next_seq - 1, log.kept, log.size, log.dropped
@@ -550,7 +551,7 @@ def _write_in_caller_transaction(log_id: Any, *, close: bool = False) -> None:
 
     Rolled back, they are gone with the rest of the transaction, as what they told of did not happen.
     """
-    batch = _batch_take(limit=MAX_WAITING_LINES, only=log_id, close=close)
+    batch = _batch_take(limit=MAX_WAITING_LINES, only=log_id, close=close)  # all of them, in order
     try:
         _batch_store(batch)
     except BaseException:
@@ -575,13 +576,15 @@ def _lines_insert(lines: list[_Line]) -> list[_Line]:
     return [item for item in lines if (str(item.log_id), item.line["seq"]) not in written]
 
 
-def _renumber(conflicted: list[_Line]) -> None:
-    """Number the lines that lost their seq, and every later unwritten line of their logs, after the stored ones."""
+def _renumber(conflicted: list[_Line], *, later: list[_Line]) -> None:
+    """Number the lines that lost their seq after the stored ones, and every line of their logs this
+    process has not stored yet (``later`` in the batch, then pending) after them, in order."""
     for log_id in dict.fromkeys(item.log_id for item in conflicted):
         last, _, _ = _stored_tail(log_id)
         with _logs.lock:
             log = _logs.logs[log_id]
-            for item in [i for i in conflicted if i.log_id == log_id] + list(log.pending):
+            unstored = [item for item in (*conflicted, *later) if item.log_id == log_id] + list(log.pending)
+            for item in unstored:
                 last += 1
                 item.line["seq"] = last
                 item.text, item.cut = log_line_text(item.line)

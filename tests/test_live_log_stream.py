@@ -260,7 +260,13 @@ def recording_layer(monkeypatch):
     return install
 
 
-async def test_a_burst_for_one_group_travels_as_one_batch_in_order(recording_layer):
+def frame_seqs(message: dict) -> list[int]:
+    """The seqs of the lines a ``log.lines`` message's frame carries."""
+    assert message["type"] == "log.lines", message
+    return [line["seq"] for line in json.loads(message["frame"])["lines"]]
+
+
+async def test_a_burst_for_one_group_travels_as_one_frame_made_once_in_order(recording_layer):
     layer = recording_layer()
     for seq in (1, 2, 3):
         live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
@@ -269,9 +275,20 @@ async def test_a_burst_for_one_group_travels_as_one_batch_in_order(recording_lay
         await layer.called.wait()
         layer.called.clear()
     sent = dict(layer.sent)
-    assert [m["line"]["seq"] for m in sent["node_exec.a"]["messages"]] == [1, 2, 3]
-    assert sent["node_exec.a"]["type"] == "live.batch"
+    assert frame_seqs(sent["node_exec.a"]) == [1, 2, 3]
+    assert (sent["node_exec.a"]["seqs"], sent["node_exec.a"]["contiguous"]) == ([1, 3], True)
     assert sent["run.b"] == {"type": "run.event", "event": {"event": "progress"}}
+
+
+async def test_other_messages_sent_together_travel_as_a_batch_in_order(recording_layer):
+    layer = recording_layer()
+    live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 1}})
+    live.live_publish(group="node_exec.a", message={"type": "log.closed", "last_seq": 1})
+    await layer.called.wait()
+    (_, batch), = layer.sent
+    assert batch == {"type": "live.batch", "messages": [
+        {"type": "log.line", "line": {"seq": 1}}, {"type": "log.closed", "last_seq": 1},
+    ]}
 
 
 async def test_a_steady_stream_is_coalesced_and_a_lone_line_is_not_held(recording_layer):
@@ -283,11 +300,11 @@ async def test_a_steady_stream_is_coalesced_and_a_lone_line_is_not_held(recordin
     for seq in (2, 3, 4):
         live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
         await asyncio.sleep(0.001)
-    while sum(1 for _, m in layer.sent if m.get("type") == "live.batch") < 1:
+    while sum(1 for _, m in layer.sent if m.get("type") == "log.lines") < 1:
         await layer.called.wait()
         layer.called.clear()
     assert layer.sent[0][1] == {"type": "log.line", "line": {"seq": 1}}
-    assert [m["line"]["seq"] for m in layer.sent[1][1]["messages"]] == [2, 3, 4]
+    assert frame_seqs(layer.sent[1][1]) == [2, 3, 4]
     # After a quiet moment a line goes at once, alone.
     await asyncio.sleep(live.BURST_GAP_SECONDS * 2)
     live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 5}})
@@ -316,7 +333,7 @@ async def test_a_stalled_layer_never_blocks_the_caller_and_drops_the_oldest(reco
         live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
     await layer.called.wait()  # the stuck send timed out; the survivors go next
     _, batch = layer.sent[1]
-    assert [m["line"]["seq"] for m in batch["messages"]] == [16, 17, 18, 19, 20]
+    assert frame_seqs(batch) == [16, 17, 18, 19, 20]
 
 
 def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch):
@@ -329,16 +346,16 @@ def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch
 
 
 async def send_store_as_batch(execution, *, unpublished: int, dropping: frozenset[int] = frozenset()) -> None:
-    """Store ``unpublished`` lines only, then hand the layer one ``live.batch`` of every line of the log
-    (the seqs in ``dropping`` left out, as a layer that lost them would)."""
+    """Store ``unpublished`` lines only, then hand the layer every line of the log as the publisher
+    packs a burst (the seqs in ``dropping`` left out, as a layer that lost them would)."""
     for number in range(unpublished):
         await sync_to_async(write_unpublished)(execution, f"unpublished {number}")
     lines = await sync_to_async(logs.log_read)(
         log_file=await sync_to_async(ExecutionLogFile.objects.get)(node_exec=execution)
     )
     messages = [{"type": "log.line", "line": line} for line in lines if line["seq"] not in dropping]
-    batch = {"type": "live.batch", "messages": messages}
-    await get_channel_layer().group_send(live.node_exec_group(execution.pk), batch)
+    (packed,) = live._layer_messages(messages)
+    await get_channel_layer().group_send(live.node_exec_group(execution.pk), packed)
 
 
 async def test_a_batch_from_the_layer_goes_out_as_one_frame_without_duplicates(alice, execution, slow_poll):
@@ -363,5 +380,23 @@ async def test_a_batch_with_a_gap_is_filled_from_the_store_in_order(alice, execu
         await send_store_as_batch(execution, unpublished=4, dropping=frozenset({3}))
         assert await receive_seqs(communicator, 4) == [2, 3, 4, 5]
         assert await communicator.receive_nothing(timeout=0.2)
+    finally:
+        await communicator.disconnect()
+
+
+async def test_a_burst_that_follows_the_last_line_sent_goes_out_as_the_publishers_frame(alice, execution, slow_poll):
+    await append(execution=execution, event="agent_output", text="one")
+    communicator = await connect_log(alice, execution)
+    try:
+        assert await receive_seqs(communicator, 1) == [1]
+        for number in range(3):
+            await sync_to_async(write_unpublished)(execution, f"unpublished {number}")
+        lines = await sync_to_async(logs.log_read)(
+            log_file=await sync_to_async(ExecutionLogFile.objects.get)(node_exec=execution), after=1
+        )
+        (packed,) = live._layer_messages([{"type": "log.line", "line": line} for line in lines])
+        await get_channel_layer().group_send(live.node_exec_group(execution.pk), packed)
+
+        assert await communicator.receive_from(timeout=TIMEOUT) == packed["frame"]
     finally:
         await communicator.disconnect()
