@@ -44,7 +44,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Func, Max, PositiveBigIntegerField, Sum
 from django.utils import timezone
 
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
@@ -297,10 +297,19 @@ def _dumps(line: LogLine) -> str:
     return text
 
 
-def _line_size():
-    from django.db.models.functions import Length
+class _OctetLength(Func):
+    """A text's length in bytes (UTF-8), on PostgreSQL and SQLite alike."""
 
-    return Length("text") + 1
+    function = "OCTET_LENGTH"
+    output_field = PositiveBigIntegerField()
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return self.as_sql(compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))", **extra_context)
+
+
+def _line_size() -> Func:
+    """A stored line's size in the JSONL download: its text and its newline."""
+    return _OctetLength("text") + 1
 
 
 def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:

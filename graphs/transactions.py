@@ -6,8 +6,9 @@ because the engine redoes or re-derives them; their transactions turn the wait o
 alone (``SET LOCAL``). A crash may lose the last of them, never corrupt or reorder anything.
 
 Used for a claim (lost, the attempt is queued again and the reaper hands it out; the claimer's
-finish, conditional on still owning the row, records nothing) and for a log's close mark. Never for
-a result, a scheduling decision or anything a person did.
+finish, conditional on still owning the row, records nothing) and for the log writer's drains (lost,
+the lines of the last moment before the crash are missing, a gap readers pass over; a close mark
+lost leaves the log for the reaper). Never for a result, a scheduling decision or anything a person did.
 """
 
 from __future__ import annotations

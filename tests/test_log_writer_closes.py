@@ -119,7 +119,10 @@ def test_the_reaper_closes_a_log_a_killed_worker_left_open_on_a_finished_attempt
     with django_capture_on_commit_callbacks(execute=True):
         executions_reap(stale_after=timedelta(seconds=30))
 
-    assert ExecutionLogFile.objects.get(node_exec=finished).status == "closed"
-    assert ExecutionLogFile.objects.get(node_exec=finished).last_seq == 2
+    header = ExecutionLogFile.objects.get(node_exec=finished)
+    texts = list(header.lines.values_list("text", flat=True))
+    # Counted from the lines stored: the worker that knew them is gone.
+    assert (header.status, header.last_seq, header.line_count) == ("closed", 2, 2)
+    assert header.size_bytes == sum(len(text.encode()) + 1 for text in texts)
     assert ExecutionLogFile.objects.get(node_exec=running).status == "open"
     assert [node_id for node_id, _, _ in closes] == ["n0"]
