@@ -132,6 +132,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         self._stored_seen = 0
         self._close_seq: int | None = None
         self._gap_since: float | None = None
+        self._live_at = 0.0
         self._finished = False
 
     async def connect(self) -> None:
@@ -176,6 +177,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         when it follows the last line sent, else taken apart and relayed line by line."""
         first, last = message["seqs"]
         async with self._lock:
+            self._live_at = time.monotonic()
             if await self._stopped():
                 return
             if message["contiguous"] and first == self._last_sent + 1:
@@ -186,16 +188,24 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         await self._relay(json.loads(message["frame"])["lines"])
 
     async def live_batch(self, message: dict[str, Any]) -> None:
-        """Lines in a ``live.batch`` still go to the browser as one ``lines`` frame."""
-        inner = message["messages"]
-        if all(item["type"] == "log.line" for item in inner):
-            await self._relay([item["line"] for item in inner])
-        else:
-            await super().live_batch(message)
+        """Lines in a ``live.batch`` go to the browser a run at a time, as one ``lines`` frame each; the
+        other messages (a close) are handled in their place."""
+        lines: list[dict[str, Any]] = []
+        for inner in message["messages"]:
+            if inner["type"] == "log.line":
+                lines.append(inner["line"])
+                continue
+            if lines:
+                await self._relay(lines)
+                lines = []
+            await getattr(self, get_handler_name(inner))(inner)
+        if lines:
+            await self._relay(lines)
 
     async def _relay(self, lines: list[dict[str, Any]]) -> None:
         """Send the live lines not sent yet, in seq order; a gap before one is filled from the store first."""
         async with self._lock:
+            self._live_at = time.monotonic()
             if await self._stopped():
                 return
             fresh: list[dict[str, Any]] = []
@@ -231,8 +241,10 @@ class NodeExecutionLogConsumer(_LiveConsumer):
             if state is None or state.complete:
                 await self._state_apply(state)
             elif state.stored_seq > self._last_sent:
-                # A line stored by the previous look and still not relayed will not come live.
-                due = self._stored_seen > self._last_sent
+                # A line stored by the previous look and still not relayed will not come live — unless
+                # the layer is still bringing lines: then this process is only behind, and reading the
+                # store as well would add to what it is behind with.
+                due = self._stored_seen > self._last_sent and time.monotonic() - self._live_at >= POLL_SECONDS
                 self._stored_seen = state.stored_seq
                 if due:
                     await self._state_apply(state)
