@@ -7,9 +7,11 @@ os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-not-for-deployme
 os.environ.setdefault("WORKGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="workgraph-test-"))
 os.environ.setdefault("WORKGRAPH_OFFLINE_LINE_DELAY", "0")
 
+from console.env import env_list
 from console.settings import *  # noqa: F403
 
-ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+# The suite's own hosts, and those the environment names (a test serving the console at other addresses).
+ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1", *env_list("ALLOWED_HOSTS")]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 SECURE_SSL_REDIRECT = False
 STORAGES = {
