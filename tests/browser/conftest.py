@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connections
+
+from tests.celery_worker import current_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,17 +53,9 @@ def chromium():
             yield browser
         finally:
             browser.close()
+            # The ORM calls made beside the browser's event loop had connections of their own.
+            connections.close_all()
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-
-
-def _database_url() -> str:
-    settings = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{settings['NAME']}"
-    user = settings.get("USER") or "postgres"
-    password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
-    host, port = settings["HOST"] or "127.0.0.1", settings["PORT"] or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{settings['NAME']}"
 
 
 def _free_port() -> int:
@@ -78,7 +72,7 @@ def console_server(transactional_db) -> Iterator[str]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": current_database_url(),
         "WORKGRAPH_OFFLINE_LINE_DELAY": "0.03",
         "WORKGRAPH_EMBEDDED_WORKERS": "2",
     }
