@@ -164,6 +164,10 @@ WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR")) if env_str("WORKGRAPH_LOG
 WORKGRAPH_LOG_LINE_MAX_BYTES = env_int("WORKGRAPH_LOG_LINE_MAX_BYTES", 64 * 1024, minimum=1024)
 # Past this many lines, an attempt's agent output is counted and dropped; the engine's own lines go on.
 WORKGRAPH_LOG_MAX_LINES = env_int("WORKGRAPH_LOG_MAX_LINES", 50_000, minimum=10)
+# How much of a tool call's input, and of a tool result's content, a log line keeps (its full length is
+# recorded beside it): enough to follow what the agent did, without one file read filling the log.
+WORKGRAPH_LOG_TOOL_INPUT_MAX_CHARS = env_int("WORKGRAPH_LOG_TOOL_INPUT_MAX_CHARS", 4000, minimum=100)
+WORKGRAPH_LOG_TOOL_RESULT_MAX_CHARS = env_int("WORKGRAPH_LOG_TOOL_RESULT_MAX_CHARS", 4000, minimum=100)
 # --- Skills' team templates: tools a template-guided plan may request, by risk. Low and
 # medium tools are granted; high-risk tools and names missing here are removed from the plan with a
 # warning. A deployment lists its own tools by overriding this dict in its settings module.

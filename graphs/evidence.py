@@ -5,8 +5,8 @@ A node's ``required_evidence`` lists what its output must carry before it counts
 - ``output``      — a non-empty output;
 - ``url``         — at least one absolute http(s) URL with a host in the output (a cited source);
 - ``tool_result`` — a tool actually ran: a ``tool_result`` line in the execution's log (written by a
-  runner that reports tool calls), or a fenced block tagged ``tool_result`` in the output holding
-  what the tool returned (runners that only return text, such as the claude CLI's final answer).
+  runner that reports tool calls, such as the claude runner), or a fenced block tagged
+  ``tool_result`` in the output holding what the tool returned (runners that only return text).
 
 Anything else cannot be checked, so it is reported as an unsupported requirement and the node stays
 partial: a requirement nobody can verify must not pass silently. A node is ``required_for_completion``

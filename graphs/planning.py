@@ -73,6 +73,8 @@ class _Attempt:
     errors: list[str] = field(default_factory=list)
     repair_prompt: str | None = None
     usage: list[dict] = field(default_factory=list)
+    # The accounting of each agent call (the first, then a repair): usage, cost, turns, model, …
+    agent_calls: list[dict] = field(default_factory=list)
     # The adaptation report of a template-guided plan (None when no template guided it).
     adaptation: dict | None = None
 
@@ -137,6 +139,7 @@ def plan_work_graph(
         purpose="plan",
         existing_node_ids=tuple(existing_ids),
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
+        on_event=lambda event, fields: log_append(execution=execution, event=event, purpose="plan", **fields),
         cancel_event=cancel_event,
     )
     try:
@@ -291,6 +294,7 @@ def _call_agent(
         attempt.raw_responses.append(result.text)
         if result.usage:
             attempt.usage.append(result.usage)
+        attempt.agent_calls.append(result.accounting())
         return result
 
 
@@ -418,6 +422,7 @@ def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, 
         "validation_errors": attempt.errors,
         "new_node_ids": new_node_ids,
         "usage": attempt.usage,
+        "agent_calls": attempt.agent_calls,
         # Present only for a template-guided plan.
         **({"adaptation": attempt.adaptation} if attempt.adaptation is not None else {}),
     })
@@ -429,4 +434,6 @@ def _agent_error_detail(error: AgentError) -> str:
         parts.append(f"stderr: {error.stderr.strip()[:2000]}")
     if error.stdout_head:
         parts.append(f"stdout: {error.stdout_head.strip()[:2000]}")
+    if error.stdout_tail and error.stdout_tail.strip() != error.stdout_head.strip():
+        parts.append(f"stdout tail: {error.stdout_tail.strip()[-2000:]}")
     return " | ".join(parts)

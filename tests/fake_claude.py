@@ -2,45 +2,68 @@
 """A stand-in for the Claude Code CLI, for tests of the claude agent runner.
 
 It accepts only the argv the runner must send:
-    fake_claude.py --agent <org_node> -p <prompt> --output-format json --permission-mode auto
+    fake_claude.py --agent <org_node> -p --output-format stream-json --verbose --permission-mode auto
         [--allowedTools A,B] [--disallowedTools C,D] [--max-turns N]
-and behaves as the JSON fixture named by FAKE_CLAUDE_FIXTURE describes:
-    {"stream_lines": [...], "line_delay": 0.05,  # written to stderr one by one, like progress output
-     "sleep": 0,                                 # seconds to wait before the final output (a hang)
-     "stdout": {...} | "text",                   # an object is printed as one JSON line, text as is
+reads the prompt from stdin to its end, then plays the scenario of the JSON fixture named by
+FAKE_CLAUDE_FIXTURE:
+    {"stdout": [...],          # each item one stdout line: an object is printed as one line of JSON
+                               # (an event of the documented stream-json format), a string as it is
+     "line_delay": 0,          # seconds between two stdout lines
      "stderr": "text", "exit_code": 0,
-     "spawn_lingering_child": false}             # leave a child holding stdout open after exiting
-When FAKE_CLAUDE_RECORD names a file, it first writes {"argv", "cwd", "pid", "stdin_is_devnull"} there.
+     "spawn_lingering_child": false}   # leave a child holding stdout open after exiting
+An object of ``stdout`` with a "fake" key is a direction to this script, never printed:
+    {"fake": "sleep", "seconds": 30}    pause (a hang);
+    {"fake": "wait_for_gate"}           wait until the file named by FAKE_CLAUDE_GATE exists (at most 30 s).
+When FAKE_CLAUDE_RECORD names a file, it writes {"argv", "cwd", "pid", "stdin_bytes", "stdin_sha256"}
+there once it has read stdin.
 """
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
 
-_TAIL = ["--output-format", "json", "--permission-mode", "auto"]
-
-
+_BASE = ["--output-format", "stream-json", "--verbose", "--permission-mode", "auto"]
 _LIMITS = {"--allowedTools", "--disallowedTools", "--max-turns"}
+_GATE_WAIT_SECONDS = 30
 
 
 def _argv_ok(args):
     base, limits = args[:8], args[8:]
     flags = limits[::2]
     return (
-        len(base) == 8 and base[0] == "--agent" and base[2] == "-p" and base[4:] == _TAIL
+        len(base) == 8 and base[0] == "--agent" and base[2] == "-p" and base[3:] == _BASE
         and len(limits) % 2 == 0 and set(flags) <= _LIMITS and len(set(flags)) == len(flags)
     )
 
 
-def _stdin_is_devnull():
-    stdin, devnull = os.fstat(0), os.stat(os.devnull)
-    return (stdin.st_dev, stdin.st_ino) == (devnull.st_dev, devnull.st_ino)
+def _wait_for_gate():
+    gate = os.environ["FAKE_CLAUDE_GATE"]
+    deadline = time.monotonic() + _GATE_WAIT_SECONDS
+    while not os.path.exists(gate):
+        if time.monotonic() > deadline:
+            sys.stderr.write("fake claude: the gate never opened\n")
+            sys.exit(2)
+        time.sleep(0.01)
+
+
+def _play(item, delay):
+    if isinstance(item, dict) and "fake" in item:
+        if item["fake"] == "sleep":
+            time.sleep(item["seconds"])
+        elif item["fake"] == "wait_for_gate":
+            _wait_for_gate()
+        return
+    sys.stdout.write((json.dumps(item) if isinstance(item, dict) else item) + "\n")
+    sys.stdout.flush()
+    time.sleep(delay)
 
 
 def main():
     args = sys.argv[1:]
+    prompt = sys.stdin.buffer.read()
     record = os.environ.get("FAKE_CLAUDE_RECORD")
     if record:
         with open(record, "w", encoding="utf-8") as out:
@@ -49,7 +72,8 @@ def main():
                     "argv": args,
                     "cwd": os.getcwd(),
                     "pid": os.getpid(),
-                    "stdin_is_devnull": _stdin_is_devnull(),
+                    "stdin_bytes": len(prompt),
+                    "stdin_sha256": hashlib.sha256(prompt).hexdigest(),
                 },
                 out,
             )
@@ -60,13 +84,8 @@ def main():
         fixture = json.load(fixture_file)
     if fixture.get("spawn_lingering_child"):
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    for line in fixture.get("stream_lines", []):
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-        time.sleep(fixture.get("line_delay", 0.05))
-    time.sleep(fixture.get("sleep", 0))
-    stdout = fixture.get("stdout", "")
-    sys.stdout.write(json.dumps(stdout) + "\n" if isinstance(stdout, dict) else stdout)
+    for item in fixture.get("stdout", []):
+        _play(item, fixture.get("line_delay", 0))
     sys.stderr.write(fixture.get("stderr", ""))
     return fixture.get("exit_code", 0)
 

@@ -1,7 +1,10 @@
-"""The claude runner against tests/fake_claude.py, a stand-in CLI driven by JSON fixtures."""
+"""The claude runner's process contract against tests/fake_claude.py, a stand-in CLI driven by fixtures
+of the documented stream-json events: the argv, the prompt on stdin, the answer and its accounting,
+how each failure is classified, timeouts, cancels and stray children."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -11,14 +14,16 @@ from pathlib import Path
 import pytest
 
 from graphs.agents import AgentCall, AgentCancelled, AgentError, ClaudeRunner, get_runner
+from graphs.agents.claude import STDIN_MAX_BYTES
 
 FAKE_CLAUDE = Path(__file__).with_name("fake_claude.py")
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
+ARGV = ["--output-format", "stream-json", "--verbose", "--permission-mode", "auto"]
 
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    """Select a fixture for the fake CLI and return the file it records its argv, cwd and pid in."""
+    """Select a fixture for the fake CLI and return the file it records its argv, cwd, pid and stdin in."""
     record = tmp_path / "record.json"
     monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
 
@@ -45,28 +50,50 @@ def _runner() -> ClaudeRunner:
     return ClaudeRunner(bin=str(FAKE_CLAUDE))
 
 
-def _fixture_result(name: str) -> str:
-    return json.loads((FIXTURES / name).read_text())["stdout"]["result"]
+def _fixture_events(name: str) -> list:
+    return json.loads((FIXTURES / name).read_text())["stdout"]
 
 
-def test_it_sends_the_exact_argv_in_the_project_folder_with_no_stdin(fake, workdir):
+def _fixture_result(name: str) -> dict:
+    return next(event for event in _fixture_events(name) if isinstance(event, dict) and event.get("type") == "result")
+
+
+def test_it_sends_the_exact_argv_in_the_project_folder_and_the_prompt_on_stdin(fake, workdir):
     record = fake("plan_prose_fenced.json")
+    prompt = 'Plan {"x": 1} and {content}'
 
-    _runner().run(_call(workdir, org_node="coder", prompt='Plan {"x": 1} and {content}'))
+    _runner().run(_call(workdir, org_node="coder", prompt=prompt))
 
     recorded = json.loads(record.read_text())
-    assert recorded["argv"] == [
-        "--agent",
-        "coder",
-        "-p",
-        'Plan {"x": 1} and {content}',
-        "--output-format",
-        "json",
-        "--permission-mode",
-        "auto",
-    ]
+    assert recorded["argv"] == ["--agent", "coder", "-p", *ARGV]
     assert Path(recorded["cwd"]).resolve() == workdir.resolve()
-    assert recorded["stdin_is_devnull"] is True
+    assert recorded["stdin_sha256"] == hashlib.sha256(prompt.encode()).hexdigest()
+
+
+def test_a_one_megabyte_prompt_reaches_the_cli_intact(fake, workdir):
+    record = fake("plan_prose_fenced.json")
+    line = 'Ünïcode {"braces": [1, 2]} ```fences``` and a tab\there — '
+    prompt = (line * (1_000_000 // len(line.encode()) + 1))[:1_000_000]
+
+    result = _runner().run(_call(workdir, prompt=prompt))
+
+    recorded = json.loads(record.read_text())
+    encoded = prompt.encode()
+    assert len(encoded) >= 1_000_000
+    assert (recorded["stdin_bytes"], recorded["stdin_sha256"]) == (len(encoded), hashlib.sha256(encoded).hexdigest())
+    assert result.text == _fixture_result("plan_prose_fenced.json")["result"]
+
+
+def test_a_prompt_over_the_cli_stdin_cap_is_refused_before_the_cli_starts(fake, workdir):
+    record = fake("plan_prose_fenced.json")
+    prompt = "x" * (STDIN_MAX_BYTES + 1)
+
+    with pytest.raises(AgentError) as caught:
+        _runner().run(_call(workdir, prompt=prompt))
+
+    assert (caught.value.kind, caught.value.transient) == ("bad_request", False)
+    assert f"{STDIN_MAX_BYTES + 1} bytes" in str(caught.value)
+    assert not record.exists()
 
 
 def test_a_node_that_lists_its_tools_runs_with_the_others_disabled_and_its_turns_bounded(fake, workdir):
@@ -112,14 +139,27 @@ def test_a_node_granted_no_tools_has_every_known_tool_disabled(fake, workdir):
 @pytest.mark.parametrize(
     "fixture", ["plan_prose_fenced.json", "plan_id_edges_only.json", "plan_wrapped.json", "streaming.json"]
 )
-def test_it_returns_the_result_text_and_usage(fake, workdir, fixture):
+def test_the_answer_is_the_result_text_of_the_result_event(fake, workdir, fixture):
     fake(fixture)
 
     result = _runner().run(_call(workdir))
 
-    assert result.text == _fixture_result(fixture)
-    assert result.raw["type"] == "result"
-    assert result.usage["output_tokens"] == 1874
+    assert result.text == _fixture_result(fixture)["result"]
+    assert result.raw == _fixture_result(fixture)
+
+
+def test_the_result_carries_the_calls_accounting(fake, workdir):
+    fake("streaming.json")
+
+    result = _runner().run(_call(workdir))
+
+    assert result.usage == {"input_tokens": 12, "output_tokens": 1874, "cache_creation_input_tokens": 5812,
+                            "cache_read_input_tokens": 20133}
+    assert (result.cost_usd, result.num_turns, result.duration_api_ms) == (0.2113, 4, 40212)
+    assert (result.model, result.session_id) == ("claude-sonnet-4-5-20250929", "5b0f6c7e-2d7a-4a51-9a63-0c1f4f2f8e11")
+    # Read, Task, and the Grep of the subagent the Task started.
+    assert result.tool_calls == 3
+    assert result.accounting()["cost_usd"] == 0.2113
 
 
 def test_a_fixture_result_carries_a_manifest_the_extractor_finds(fake, workdir):
@@ -142,8 +182,13 @@ def test_a_fixture_result_carries_a_manifest_the_extractor_finds(fake, workdir):
         ("auth_error.json", "auth", False),
         ("usage_limit.json", "quota", False),
         ("rate_limited.json", "rate_limit", True),
+        ("rate_limit_result.json", "rate_limit", True),
         ("exit_code.json", "exit_code", False),
         ("not_json.json", "invalid_output", False),
+        ("no_result.json", "invalid_output", False),
+        ("crash_after_tool_result.json", "exit_code", False),
+        ("max_turns.json", "max_turns", False),
+        ("max_budget.json", "budget", False),
     ],
 )
 def test_each_failure_maps_to_its_error_kind(fake, workdir, fixture, kind, transient):
@@ -155,10 +200,20 @@ def test_each_failure_maps_to_its_error_kind(fake, workdir, fixture, kind, trans
     assert (caught.value.kind, caught.value.transient) == (kind, transient)
 
 
-def test_an_is_error_payload_puts_its_result_text_in_the_message(fake, workdir):
+def test_an_error_result_puts_its_errors_and_subtype_in_the_message(fake, workdir):
     fake("is_error.json")
 
-    with pytest.raises(AgentError, match="ended its turn without an answer"):
+    with pytest.raises(AgentError, match=r"\(error_during_execution\): .*ended its turn without an answer"):
+        _runner().run(_call(workdir))
+
+
+def test_the_limits_an_agent_stopped_at_are_named(fake, workdir):
+    fake("max_turns.json")
+    with pytest.raises(AgentError, match="turn limit after 2 turns"):
+        _runner().run(_call(workdir))
+
+    fake("max_budget.json")
+    with pytest.raises(AgentError, match=r"budget after spending 1\.0214 USD"):
         _runner().run(_call(workdir))
 
 
@@ -173,10 +228,23 @@ def test_a_non_zero_exit_keeps_stderr_and_the_head_of_stdout(fake, workdir):
     assert "exited with code 1" in str(caught.value)
 
 
-def test_invalid_output_keeps_the_head_of_stdout(fake, workdir):
-    fake("not_json.json")
+def test_a_stream_without_a_result_event_fails_saying_so_with_its_last_lines_kept(fake, workdir):
+    fake("no_result.json")
 
     with pytest.raises(AgentError) as caught:
+        _runner().run(_call(workdir))
+
+    assert "ended without a result event" in str(caught.value)
+    assert "toolu_04Pytest" in str(caught.value)  # its last line, the tool call it broke off after
+    last_lines = caught.value.stdout_tail.splitlines()
+    assert [json.loads(line)["type"] for line in last_lines] == ["system", "assistant", "assistant"]
+    assert caught.value.stdout_head.startswith('{"type": "system"')
+
+
+def test_output_that_is_no_event_stream_at_all_is_invalid_output_with_its_head_kept(fake, workdir):
+    fake("not_json.json")
+
+    with pytest.raises(AgentError, match="ended without a result event") as caught:
         _runner().run(_call(workdir))
 
     assert caught.value.stdout_head.startswith("Claude Code")
@@ -191,7 +259,7 @@ def test_a_hang_past_the_timeout_kills_the_process_quickly(fake, workdir):
 
     assert time.monotonic() - started < 5
     assert (caught.value.kind, caught.value.transient) == ("timeout", True)
-    assert "Thinking" in caught.value.stderr
+    assert "Reading the repository" in caught.value.stdout_tail
     with pytest.raises(ProcessLookupError):
         os.kill(json.loads(record.read_text())["pid"], 0)
 
@@ -203,7 +271,7 @@ def test_a_child_left_holding_the_output_open_does_not_hold_up_the_result(fake, 
     result = _runner().run(_call(workdir))
 
     assert time.monotonic() - started < 5
-    assert result.text == _fixture_result("lingering_child.json")
+    assert result.text == _fixture_result("lingering_child.json")["result"]
 
 
 def test_setting_the_cancel_event_stops_the_process(fake, workdir):
@@ -212,7 +280,7 @@ def test_setting_the_cancel_event_stops_the_process(fake, workdir):
     started = time.monotonic()
 
     with pytest.raises(AgentCancelled) as caught:
-        _runner().run(_call(workdir, timeout=30, on_line=lambda line: cancel.set(), cancel_event=cancel))
+        _runner().run(_call(workdir, timeout=30, on_event=lambda event, fields: cancel.set(), cancel_event=cancel))
 
     assert time.monotonic() - started < 5
     assert (caught.value.kind, caught.value.transient) == ("cancelled", False)
@@ -231,27 +299,13 @@ def test_an_already_cancelled_call_never_starts_the_process(fake, workdir):
     assert not record.exists()
 
 
-def test_on_line_receives_each_line_as_it_arrives(fake, workdir):
-    fake("streaming.json")
-    seen: list[tuple[float, str]] = []
-    started = time.monotonic()
+def test_failing_callbacks_do_not_break_the_call(fake, workdir):
+    fake("non_json_line.json")
 
-    _runner().run(_call(workdir, on_line=lambda line: seen.append((time.monotonic() - started, line))))
-
-    lines = [line for _, line in seen]
-    assert lines[:3] == ["Reading CLAUDE.md", "Listing src/", "Drafting the graph"]
-    assert json.loads(lines[3])["type"] == "result"
-    # Progress lines arrive while the CLI still runs, well before its final JSON.
-    assert seen[0][0] < seen[3][0] - 0.08
-
-
-def test_a_failing_on_line_callback_does_not_break_the_call(fake, workdir):
-    fake("streaming.json")
-
-    def explode(line: str) -> None:
+    def explode(*args) -> None:
         raise RuntimeError("callback bug")
 
-    assert _runner().run(_call(workdir, on_line=explode)).text == _fixture_result("streaming.json")
+    assert _runner().run(_call(workdir, on_line=explode, on_event=explode)).text == "Done."
 
 
 def test_a_missing_binary_is_a_permanent_not_found(workdir, tmp_path):
@@ -274,7 +328,10 @@ def test_a_missing_working_folder_is_a_permanent_not_found(fake, tmp_path):
 
 def test_get_runner_builds_the_claude_runner_from_settings(settings):
     settings.WORKGRAPH_CLAUDE_BIN = "/opt/claude/bin/claude"
+    settings.WORKGRAPH_LOG_TOOL_INPUT_MAX_CHARS = 300
+    settings.WORKGRAPH_LOG_TOOL_RESULT_MAX_CHARS = 500
 
     runner = get_runner("claude")
 
     assert (runner.name, runner.bin) == ("claude", "/opt/claude/bin/claude")
+    assert (runner.tool_input_max_chars, runner.tool_result_max_chars) == (300, 500)

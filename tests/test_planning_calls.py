@@ -70,6 +70,19 @@ def test_prose_with_a_fenced_manifest_from_the_cli_is_planned(task, claude_cli):
     assert result.new_node_ids
 
 
+def test_a_planning_calls_events_are_lines_of_its_log_and_its_accounting_is_kept(task, claude_cli):
+    claude_cli("streaming.json")
+    result = plan_work_graph("planner", task, task.goal_text)
+    lines = log_read(log_file=result.planning_execution.log_file)
+    agent_lines = [line for line in lines if line.get("purpose") == "plan"]
+    assert [line["event"] for line in agent_lines][:3] == ["agent_init", "agent_text", "tool_call"]
+    assert agent_lines[-1]["event"] == "agent_result" and agent_lines[-1]["total_cost_usd"] == 0.2113
+    [call] = result.planning_execution.output_payload["agent_calls"]
+    assert (call["cost_usd"], call["num_turns"], call["tool_calls"]) == (0.2113, 4, 3)
+    assert call["model"] == "claude-sonnet-4-5-20250929"
+    assert result.planning_execution.output_payload["usage"] == [call["usage"]]
+
+
 def planner_run(task) -> WorkGraphRun:
     """A run holding the offline planner's catalog nodes (brd, prd, sdd, …) for appends to build on."""
     return plan_work_graph("planner", task, task.goal_text, runner=get_runner("offline")).run
@@ -103,6 +116,8 @@ def test_the_graph_manifest_wrapper_is_unwrapped(task, claude_cli):
         ("is_error.json", "(is_error)"),
         ("exit_code.json", "(exit_code)"),
         ("not_json.json", "(invalid_output)"),
+        ("no_result.json", "(invalid_output)"),
+        ("max_turns.json", "(max_turns)"),
     ],
 )
 def test_a_failing_cli_ends_in_planning_failed_with_the_output_kept(task, claude_cli, fixture, reason):

@@ -44,7 +44,11 @@ __all__ = [
 
 
 def _claude() -> AgentRunner:
-    return ClaudeRunner(bin=getattr(settings, "WORKGRAPH_CLAUDE_BIN", "claude"))
+    return ClaudeRunner(
+        bin=getattr(settings, "WORKGRAPH_CLAUDE_BIN", "claude"),
+        tool_input_max_chars=getattr(settings, "WORKGRAPH_LOG_TOOL_INPUT_MAX_CHARS", 4000),
+        tool_result_max_chars=getattr(settings, "WORKGRAPH_LOG_TOOL_RESULT_MAX_CHARS", 4000),
+    )
 
 
 def _openai() -> AgentRunner:

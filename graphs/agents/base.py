@@ -15,9 +15,11 @@ Purpose = Literal["plan", "node", "judge"]
 
 # Worth retrying with backoff: the same call may well succeed a little later.
 TRANSIENT_KINDS = frozenset({"timeout", "network", "rate_limit", "unavailable"})
-# Retrying cannot help: a person has to fix configuration, credentials, the prompt or the agent.
+# Retrying cannot help: a person has to fix configuration, credentials, the prompt or the agent. An
+# agent stopped by its own turn limit (``max_turns``) or spending cap (``budget``) would stop there again.
 PERMANENT_KINDS = frozenset(
-    {"auth", "quota", "exit_code", "is_error", "invalid_output", "not_found", "bad_request", "cancelled"}
+    {"auth", "quota", "exit_code", "is_error", "invalid_output", "not_found", "bad_request", "cancelled",
+     "max_turns", "budget"}
 )
 
 
@@ -36,8 +38,11 @@ class AgentCall:
     attempt: int = 1
     # Node ids already in the run when planning in append mode.
     existing_node_ids: tuple[str, ...] = ()
-    # Called with each output line as it arrives, from a runner thread; it must not block for long.
+    # Called with each plain output line as it arrives, from a runner thread; it must not block for long.
     on_line: Callable[[str], None] | None = None
+    # Called with each structured event the agent reports (``tool_call`` and its fields, say) as it
+    # arrives, from a runner thread; it must not block for long.
+    on_event: Callable[[str, dict[str, Any]], None] | None = None
     # Set it to stop the agent promptly; the runner then raises AgentCancelled.
     cancel_event: threading.Event | None = None
 
@@ -58,14 +63,44 @@ class AgentCall:
         except Exception:
             logger.exception("on_line callback failed for a %s call of %s", self.purpose, self.org_node)
 
+    def emit_event(self, event: str, fields: dict[str, Any]) -> None:
+        """Hand one structured event to ``on_event``; a failing callback is logged, never raised (see
+        ``emit``)."""
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(event, fields)
+        except Exception:
+            logger.exception("on_event callback failed for a %s call of %s", self.purpose, self.org_node)
+
 
 @dataclass(frozen=True)
 class AgentResult:
     text: str
-    # The raw payload: the parsed JSON for claude, the response body (or a summary of the stream) for
-    # openai, a small description for offline.
+    # The raw payload: the final ``result`` event for claude, the response body (or a summary of the
+    # stream) for openai, a small description for offline.
     raw: Any
     usage: dict | None
+    # What the call cost, as far as the agent reports it; None where a runner has nothing of the kind.
+    cost_usd: float | None = None
+    num_turns: int | None = None
+    model: str | None = None
+    session_id: str | None = None
+    duration_api_ms: int | None = None
+    tool_calls: int | None = None
+
+    def accounting(self) -> dict[str, Any]:
+        """The call's usage, cost, turns, model, session, API time and tool-call count, keyed as an
+        attempt's output payload stores them."""
+        return {
+            "usage": self.usage,
+            "cost_usd": self.cost_usd,
+            "num_turns": self.num_turns,
+            "model": self.model,
+            "session_id": self.session_id,
+            "duration_api_ms": self.duration_api_ms,
+            "tool_calls": self.tool_calls,
+        }
 
 
 class AgentError(Exception):
@@ -73,7 +108,7 @@ class AgentError(Exception):
 
     ``kind`` names the failure; ``transient`` says whether retrying the same call may succeed. The
     detail fields keep what the agent printed so a reviewer can see why: ``stdout_head`` is the head of
-    the CLI's stdout, or of the HTTP response body for HTTP runners.
+    the CLI's stdout, or of the HTTP response body for HTTP runners; ``stdout_tail`` its last lines.
     """
 
     def __init__(
@@ -84,6 +119,7 @@ class AgentError(Exception):
         transient: bool | None = None,
         stderr: str = "",
         stdout_head: str = "",
+        stdout_tail: str = "",
         status_code: int | None = None,
     ) -> None:
         super().__init__(message)
@@ -91,6 +127,7 @@ class AgentError(Exception):
         self.transient = kind in TRANSIENT_KINDS if transient is None else transient
         self.stderr = stderr
         self.stdout_head = stdout_head
+        self.stdout_tail = stdout_tail
         self.status_code = status_code
 
 

@@ -1,13 +1,49 @@
-"""The Claude Code CLI as an agent runner: ``claude --agent <org_node> -p <prompt> --output-format json``.
+"""The Claude Code CLI as an agent runner, read live as its documented ``stream-json`` events.
 
-The CLI prints one JSON object (``result``, ``is_error``, ``usage``) when it finishes. stdout and
-stderr are drained on threads so ``on_line`` sees output as it arrives and a full pipe never stalls
-the process, while the calling thread polls for exit, the timeout and cancellation.
+The call is ``claude --agent <org_node> -p --output-format stream-json --verbose --permission-mode auto``
+(plus a node's tool limits) with the prompt written to the CLI's stdin, which is then closed. stdout and
+stderr are drained on threads, so every event is logged as it arrives and a full pipe never stalls the
+process, while the calling thread polls for exit, the timeout and cancellation.
+
+The format, as documented by Anthropic in "Run Claude Code programmatically" (the Claude Code docs'
+headless page, code.claude.com/docs/en/headless) and "Agent SDK reference - TypeScript"
+(platform.claude.com/docs/en/agent-sdk/typescript), whose message types the CLI prints one per line:
+
+- ``{"type": "system", "subtype": "init", "session_id", "model", "tools": [names], "cwd",
+  "permissionMode", "mcp_servers", ...}`` opens the stream (startup hook events may come before it);
+- ``{"type": "system", "subtype": "api_retry", "attempt", "max_retries", "retry_delay_ms",
+  "error_status" (an HTTP status or null), "error" (a category such as rate_limit), "uuid",
+  "session_id"}`` comes before the CLI retries a failed API request;
+- ``{"type": "assistant", "message": {"content": [blocks], ...}, "parent_tool_use_id", "session_id"}``
+  carries the model's ``text`` blocks and its ``tool_use`` blocks (``id``, ``name``, ``input``);
+- ``{"type": "user", "message": {"content": [blocks] or text}, "parent_tool_use_id", ...}`` carries
+  the ``tool_result`` blocks (``tool_use_id``, ``content`` as text or a list of blocks, ``is_error``);
+- a subagent's messages are ``assistant`` and ``user`` messages whose ``parent_tool_use_id`` is the id
+  of the tool call that started it (null in the main conversation);
+- the last line is ``{"type": "result", "subtype", "is_error", "num_turns", "duration_ms",
+  "duration_api_ms", "total_cost_usd", "usage" {input_tokens, output_tokens,
+  cache_creation_input_tokens, cache_read_input_tokens}, "modelUsage", "permission_denials",
+  "session_id", ...}``: subtype ``success`` has the answer in ``result``; ``error_max_turns``,
+  ``error_during_execution``, ``error_max_budget_usd`` and ``error_max_structured_output_retries``
+  have ``errors`` (a list of strings) instead. A failure inside the run, such as missing
+  authentication, is printed as the result, and the CLI exits non-zero; a failed API call is a
+  ``success`` result with ``is_error`` true and the API's error text in ``result`` (as the
+  claude-code-agent crate's ``ResultMessage`` documents too);
+- piped stdin is capped at 10MB: past it the CLI exits with an error and a non-zero status.
+
+Public parsers of the same stream agree (littlebearapps/untether's stream-json cheatsheet, derived
+from humanlayer/claudecode-go), and their issues report that print mode refuses stream-json without
+``--verbose`` (fullsend-ai/fullsend#306, nullclaw/nullclaw#125). The documents list more message
+types (``stream_event``, ``system/compact_boundary``, hook and task messages, …) and the CLI adds new
+ones: any event this module does not map is logged whole as ``agent_event``, never an error.
+
+Each event becomes a log line through ``AgentCall.emit_event``: ``agent_init``, ``agent_text``,
+``tool_call``, ``tool_result``, ``api_retry``, ``agent_result`` or ``agent_event``; a stdout line
+that is not JSON, and every stderr line, is plain ``agent_output`` text through ``AgentCall.emit``.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -15,6 +51,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -25,8 +62,18 @@ from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResul
 _POLL_SECONDS = 0.05
 # How long the output threads may take to reach end-of-file after the process is gone.
 _DRAIN_SECONDS = 2.0
+# The documentation caps piped stdin at "10MB" without saying which megabyte; the decimal reading is
+# the smaller, so a prompt under it is never one the CLI refuses.
+STDIN_MAX_BYTES = 10_000_000
+# How much of stdout an error keeps: its head (as other runners do) and its last lines, where a stream
+# that broke off shows how far it got.
+_HEAD_CHARS = 2000
+_TAIL_LINES = 20
+_TAIL_LINE_CHARS = 2000
+_CUT_SUFFIX = " …[cut]"
+_TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
-# The CLI reports API trouble as text, in stderr or in the ``result`` of an ``is_error`` payload.
+# The CLI reports API trouble as text, in stderr or in the ``result`` of an ``is_error`` result.
 # Classifying it lets the engine retry a rate limit or an overload (transient) and give up at once on
 # credentials or an exhausted plan (permanent); anything else stays exit_code / is_error. Quota comes
 # first because its messages can also mention a limit.
@@ -41,34 +88,47 @@ _HINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
 class ClaudeRunner:
     name = "claude"
 
-    def __init__(self, *, bin: str = "claude") -> None:
+    def __init__(self, *, bin: str = "claude", tool_input_max_chars: int = 4000,
+                 tool_result_max_chars: int = 4000) -> None:
         self.bin = bin
+        self.tool_input_max_chars = tool_input_max_chars
+        self.tool_result_max_chars = tool_result_max_chars
 
     def run(self, call: AgentCall) -> AgentResult:
         if call.cancelled():
             raise AgentCancelled()
         if not call.cwd.is_dir():
             raise AgentError(f"the agent's working folder {call.cwd} does not exist", kind="not_found")
+        prompt = call.prompt.encode("utf-8", errors="replace")
+        if len(prompt) > STDIN_MAX_BYTES:
+            raise AgentError(
+                f"the prompt is {len(prompt)} bytes; the claude CLI reads at most {STDIN_MAX_BYTES} bytes"
+                " from stdin",
+                kind="bad_request",
+            )
         proc = self._start(call)
-        stdout: list[str] = []
+        stream = StreamReader(call, tool_input_max_chars=self.tool_input_max_chars,
+                              tool_result_max_chars=self.tool_result_max_chars)
         stderr: list[str] = []
-        readers = [
-            _reader(proc.stdout, stdout, call.emit),
-            _reader(proc.stderr, stderr, call.emit),
-        ]
+
+        def stderr_line(line: str) -> None:
+            stderr.append(line)
+            call.emit(line.rstrip("\r\n"))
+
+        threads = [_writer(proc.stdin, prompt), _reader(proc.stdout, stream.feed), _reader(proc.stderr, stderr_line)]
         deadline = time.monotonic() + call.timeout
         try:
             returncode = _wait(proc, call, deadline)
         except AgentError as exc:
             _kill(proc)
-            _join(readers, time.monotonic() + _DRAIN_SECONDS)
-            exc.stderr, exc.stdout_head = "".join(stderr), output_head("".join(stdout))
+            _join(threads, time.monotonic() + _DRAIN_SECONDS)
+            exc.stderr, exc.stdout_head, exc.stdout_tail = "".join(stderr), stream.head, stream.tail()
             raise
-        if not _join(readers, time.monotonic() + _DRAIN_SECONDS):
+        if not _join(threads, time.monotonic() + _DRAIN_SECONDS):
             # A leftover child of the CLI still holds the pipes open; it belonged to this call.
             _kill(proc)
-            _join(readers, time.monotonic() + _DRAIN_SECONDS)
-        return _result(returncode, "".join(stdout), "".join(stderr))
+            _join(threads, time.monotonic() + _DRAIN_SECONDS)
+        return stream.outcome(returncode, "".join(stderr))
 
     def _argv(self, call: AgentCall) -> list[str]:
         return [
@@ -76,25 +136,24 @@ class ClaudeRunner:
             "--agent",
             call.org_node,
             "-p",
-            call.prompt,
             "--output-format",
-            "json",
+            "stream-json",
+            # Print mode refuses stream-json without it: "When using --print, --output-format=stream-json
+            # requires --verbose".
+            "--verbose",
             "--permission-mode",
             "auto",
             *tool_limits_argv(call, claude_tools=settings.WORKGRAPH_CLAUDE_TOOLS),
         ]
 
-    def _start(self, call: AgentCall) -> subprocess.Popen[str]:
+    def _start(self, call: AgentCall) -> subprocess.Popen[bytes]:
         try:
             return subprocess.Popen(
                 self._argv(call),
                 cwd=call.cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
                 # Its own process group, so a timeout or a cancel also stops the tools it spawned.
                 start_new_session=True,
             )
@@ -102,13 +161,6 @@ class ClaudeRunner:
             raise AgentError(f"the claude CLI {self.bin!r} was not found", kind="not_found") from None
         except PermissionError:
             raise AgentError(f"the claude CLI {self.bin!r} is not executable", kind="not_found") from None
-        except OSError as exc:
-            if exc.errno == errno.E2BIG:
-                raise AgentError(
-                    f"the prompt ({len(call.prompt)} characters) is too long for a command line",
-                    kind="bad_request",
-                ) from None
-            raise
 
 
 def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]]) -> list[str]:
@@ -138,20 +190,245 @@ def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]]) -> 
     return argv
 
 
-def _reader(pipe: IO[str] | None, sink: list[str], emit: Callable[[str], None]) -> threading.Thread:
+class StreamReader:
+    """Reads the CLI's stdout one line at a time: logs each event through the call as it arrives and
+    keeps what the outcome needs (the init and result events, the tool-call count, the head and the
+    last lines of stdout). Only the stdout thread feeds it; ``outcome`` runs once that thread is done.
+    """
+
+    def __init__(self, call: AgentCall, *, tool_input_max_chars: int, tool_result_max_chars: int) -> None:
+        self.call = call
+        self.tool_input_max_chars = tool_input_max_chars
+        self.tool_result_max_chars = tool_result_max_chars
+        self.head = ""
+        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        # The stdout lines that were not events: where a CLI that died says why.
+        self._plain: deque[str] = deque(maxlen=_TAIL_LINES)
+        self.init: dict[str, Any] | None = None
+        self.result: dict[str, Any] | None = None
+        self.tool_calls = 0
+
+    def tail(self) -> str:
+        """The last lines of stdout, each cut to a readable length."""
+        return "".join(self._tail)
+
+    def feed(self, raw: str) -> None:
+        if len(self.head) < _HEAD_CHARS:
+            self.head = output_head(self.head + raw, _HEAD_CHARS)
+        self._tail.append(_cut(raw.rstrip("\r\n"), _TAIL_LINE_CHARS) + "\n")
+        line = raw.strip()
+        if not line:
+            return
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            # A warning or progress text the CLI printed among its events.
+            self._plain.append(_cut(line, _TAIL_LINE_CHARS))
+            self.call.emit(raw.rstrip("\r\n"))
+            return
+        for kind, fields in self._lines(event):
+            self.call.emit_event(kind, fields)
+
+    def _lines(self, event: Any) -> list[tuple[str, dict[str, Any]]]:
+        """The log lines one event of the stream becomes."""
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "system" and event.get("subtype") == "init":
+            self.init = event
+            tools = event.get("tools")
+            return [("agent_init", {"session_id": event.get("session_id"), "model": event.get("model"),
+                                    "tool_count": len(tools) if isinstance(tools, list) else None})]
+        if kind == "system" and event.get("subtype") == "api_retry":
+            return [("api_retry", {key: event.get(key) for key in
+                                   ("attempt", "max_retries", "retry_delay_ms", "error_status", "error")})]
+        if kind in ("assistant", "user"):
+            message = event.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, list):
+                return [self._block_line(event, block) for block in content]
+        if kind == "result":
+            self.result = event
+            return [("agent_result", self._result_fields(event))]
+        return [_raw_line(event)]
+
+    def _block_line(self, event: dict[str, Any], block: Any) -> tuple[str, dict[str, Any]]:
+        parent = event.get("parent_tool_use_id")
+        block_type = block.get("type") if isinstance(block, dict) else None
+        if event["type"] == "assistant" and block_type == "text":
+            return "agent_text", {"text": str(block.get("text", "")), "parent_tool_use_id": parent}
+        if event["type"] == "assistant" and block_type == "tool_use":
+            self.tool_calls += 1
+            tool_input = json.dumps(block.get("input"), ensure_ascii=False)
+            return "tool_call", {
+                "tool_use_id": block.get("id"), "name": block.get("name"),
+                "input": _cut(tool_input, self.tool_input_max_chars), "input_chars": len(tool_input),
+                "parent_tool_use_id": parent,
+            }
+        if event["type"] == "user" and block_type == "tool_result":
+            content = _tool_result_text(block.get("content"))
+            return "tool_result", {
+                "tool_use_id": block.get("tool_use_id"), "is_error": block.get("is_error") is True,
+                "content": _cut(content, self.tool_result_max_chars), "content_chars": len(content),
+                "parent_tool_use_id": parent,
+            }
+        # Thinking blocks, a subagent's prompt, and block types yet to come.
+        return _raw_line(event, block=block)
+
+    def _result_fields(self, event: dict[str, Any]) -> dict[str, Any]:
+        denials = event.get("permission_denials")
+        errors = event.get("errors")
+        return {
+            **{key: event.get(key) for key in ("subtype", "is_error", "num_turns", "duration_ms", "duration_api_ms",
+                                                "total_cost_usd", "session_id")},
+            "usage": _token_counts(event.get("usage")),
+            "model": self._model(event),
+            "permission_denials": len(denials) if isinstance(denials, list) else None,
+            **({"errors": [str(error) for error in errors]} if isinstance(errors, list) and errors else {}),
+        }
+
+    def _model(self, result: dict[str, Any]) -> str | None:
+        """The session's model as ``system/init`` named it, else the only model ``modelUsage`` lists."""
+        model = (self.init or {}).get("model")
+        if isinstance(model, str):
+            return model
+        per_model = result.get("modelUsage")
+        if isinstance(per_model, dict) and len(per_model) == 1:
+            return str(next(iter(per_model)))
+        return None
+
+    def outcome(self, returncode: int, stderr: str) -> AgentResult:
+        """The call's answer from the ``result`` event, or the AgentError that says why there is none."""
+        details = {"stderr": stderr, "stdout_head": self.head, "stdout_tail": self.tail()}
+        result = self.result
+        if result is None:
+            last = _last_line(self.tail())
+            if returncode != 0:
+                reason = _first_line(stderr) or last
+                # Not the events: a tool's output that mentions a rate limit says nothing of the call.
+                raise AgentError(
+                    f"the claude CLI exited with code {returncode}: {reason or 'no output'}",
+                    kind=_classify(stderr, *self._plain) or "exit_code", **details,
+                )
+            raise AgentError(
+                "the claude CLI's stream ended without a result event"
+                + (f"; its last line: {_cut(last, 300)}" if last else "; it printed nothing"),
+                kind="invalid_output", **details,
+            )
+        subtype = result.get("subtype")
+        # Limits the agent was given: it stopped there, nothing broke, and it would stop there again.
+        if subtype == "error_max_turns":
+            raise AgentError(f"the claude agent reached its turn limit after {result.get('num_turns')} turns",
+                             kind="max_turns", **details)
+        if subtype == "error_max_budget_usd":
+            raise AgentError(f"the claude agent reached its budget after spending {result.get('total_cost_usd')} USD",
+                             kind="budget", **details)
+        reported = _reported_text(result)
+        # The CLI exits non-zero when the run fails, so the result event, not the exit code, says how.
+        if result.get("is_error") or subtype != "success":
+            stopped = "" if subtype == "success" else f" ({subtype})"
+            raise AgentError(f"the claude agent reported an error{stopped}: {reported or 'no message'}",
+                             kind=_classify(reported, stderr) or "is_error", **details)
+        if returncode != 0:
+            raise AgentError(f"the claude CLI exited with code {returncode} after a successful result: "
+                             f"{_first_line(stderr) or 'no message'}",
+                             kind=_classify(stderr) or "exit_code", **details)
+        text = result.get("result")
+        if not isinstance(text, str):
+            raise AgentError("the claude CLI's result event has no `result` text", kind="invalid_output", **details)
+        cost = result.get("total_cost_usd")
+        return AgentResult(
+            text=text,
+            raw=result,
+            usage=_token_counts(result.get("usage")),
+            cost_usd=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+            num_turns=_int_or_none(result.get("num_turns")),
+            model=self._model(result),
+            session_id=result.get("session_id") if isinstance(result.get("session_id"), str) else None,
+            duration_api_ms=_int_or_none(result.get("duration_api_ms")),
+            tool_calls=self.tool_calls,
+        )
+
+
+def _raw_line(event: Any, *, block: Any = None) -> tuple[str, dict[str, Any]]:
+    """An event (or one content block of it) this runner does not map, logged whole: the log's line
+    cap cuts a huge one and records the cut."""
+    fields: dict[str, Any] = {}
+    if isinstance(event, dict):
+        fields = {"event_type": event.get("type"), **({"subtype": event["subtype"]} if "subtype" in event else {})}
+        if block is not None:
+            fields["block_type"] = block.get("type") if isinstance(block, dict) else None
+            fields["parent_tool_use_id"] = event.get("parent_tool_use_id")
+    fields["raw"] = json.dumps(event if block is None else block, ensure_ascii=False)
+    return "agent_event", fields
+
+
+def _tool_result_text(content: Any) -> str:
+    """A tool result's content as text: a string as it is, a list of blocks as their texts (other
+    blocks, an image say, as their JSON)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(block["text"]) if isinstance(block, dict) and block.get("type") == "text" and "text" in block
+            else json.dumps(block, ensure_ascii=False)
+            for block in content
+        )
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def _token_counts(usage: Any) -> dict[str, int] | None:
+    """The four token counts of a ``usage`` object (the rest — service tier, server tool use — is left)."""
+    if not isinstance(usage, dict):
+        return None
+    return {key: usage[key] for key in _TOKEN_COUNTS if _int_or_none(usage.get(key)) is not None}
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _reported_text(result: dict[str, Any]) -> str:
+    """What a failed result says: its ``result`` text, else its ``errors``."""
+    text = result.get("result")
+    if isinstance(text, str) and text.strip():
+        return text
+    errors = result.get("errors")
+    return "; ".join(str(error) for error in errors) if isinstance(errors, list) else ""
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + _CUT_SUFFIX
+
+
+def _writer(pipe: IO[bytes] | None, data: bytes) -> threading.Thread:
+    """Write the prompt to the CLI's stdin and close it, on a thread: a CLI that reads slowly (or not
+    at all) must not hold up the timeout and cancel checks."""
+
+    def write() -> None:
+        assert pipe is not None
+        try:
+            with pipe:
+                pipe.write(data)
+        except (BrokenPipeError, ValueError):
+            pass  # the CLI exited (or was killed) before reading it all; its exit and output say why
+
+    thread = threading.Thread(target=write, name="claude-stdin", daemon=True)
+    thread.start()
+    return thread
+
+
+def _reader(pipe: IO[bytes] | None, sink: Callable[[str], Any]) -> threading.Thread:
     def drain() -> None:
         assert pipe is not None
         with pipe:
             for line in pipe:
-                sink.append(line)
-                emit(line.rstrip("\r\n"))
+                sink(line.decode("utf-8", errors="replace"))
 
     thread = threading.Thread(target=drain, name="claude-output", daemon=True)
     thread.start()
     return thread
 
 
-def _wait(proc: subprocess.Popen[str], call: AgentCall, deadline: float) -> int:
+def _wait(proc: subprocess.Popen[bytes], call: AgentCall, deadline: float) -> int:
     while True:
         if call.cancelled():
             raise AgentCancelled()
@@ -164,7 +441,7 @@ def _wait(proc: subprocess.Popen[str], call: AgentCall, deadline: float) -> int:
             continue
 
 
-def _kill(proc: subprocess.Popen[str]) -> None:
+def _kill(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -179,66 +456,12 @@ def _join(threads: list[threading.Thread], deadline: float) -> bool:
     return not any(thread.is_alive() for thread in threads)
 
 
-def _result(returncode: int, stdout: str, stderr: str) -> AgentResult:
-    payload = _parse_payload(stdout)
-    if returncode != 0:
-        reported = _payload_text(payload) or output_head(stdout)
-        reason = _first_line(_payload_text(payload)) or _first_line(stderr) or _first_line(stdout)
-        raise AgentError(
-            f"the claude CLI exited with code {returncode}: {reason or 'no output'}",
-            kind=_classify(stderr, reported) or "exit_code",
-            stderr=stderr,
-            stdout_head=output_head(stdout),
-        )
-    if payload is None:
-        raise AgentError(
-            "the claude CLI printed something other than a JSON object",
-            kind="invalid_output",
-            stderr=stderr,
-            stdout_head=output_head(stdout),
-        )
-    text = payload.get("result")
-    if payload.get("is_error"):
-        raise AgentError(
-            f"the claude agent reported an error: {text or 'no message'}",
-            kind=_classify(str(text or "")) or "is_error",
-            stderr=stderr,
-            stdout_head=output_head(stdout),
-        )
-    if not isinstance(text, str):
-        raise AgentError(
-            "the claude CLI's JSON has no `result` text",
-            kind="invalid_output",
-            stderr=stderr,
-            stdout_head=output_head(stdout),
-        )
-    usage = payload.get("usage")
-    return AgentResult(text=text, raw=payload, usage=usage if isinstance(usage, dict) else None)
-
-
-def _parse_payload(stdout: str) -> dict[str, Any] | None:
-    """The CLI's JSON object: the whole stdout, or else its last line (after any stray warnings)."""
-    candidates = [stdout.strip()]
-    lines = stdout.strip().splitlines()
-    if len(lines) > 1:
-        candidates.append(lines[-1])
-    for candidate in candidates:
-        try:
-            payload = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(payload, dict):
-            return payload
-    return None
-
-
-def _payload_text(payload: dict[str, Any] | None) -> str:
-    result = payload.get("result") if payload else None
-    return result if isinstance(result, str) else ""
-
-
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _last_line(text: str) -> str:
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
 
 
 def _classify(*texts: str) -> str | None:

@@ -226,12 +226,13 @@ def _attempt_body(
         try:
             if execution.node_id in shape.zero_token:
                 prompt = ""
-                text, usage = _aggregate(upstream), None
+                text, accounting = _aggregate(upstream), {"usage": None}
                 log_append(execution=execution, event="aggregated", upstream=list(upstream))
             else:
                 prompt = node_prompt(node=node, brief=brief, upstream_outputs=upstream, feedback=feedback)
-                text, usage = attempt_agent_call(runner, execution, node=node, prompt=prompt, purpose="node",
-                                                 cancel_event=cancel_event)
+                result = attempt_agent_call(runner, execution, node=node, prompt=prompt, purpose="node",
+                                            cancel_event=cancel_event)
+                text, accounting = result.text, result.accounting()
             attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
             judgment = judgment_run(JudgeRequest(runner=runner, execution=execution, node=node, content=text,
                                                  cancel_event=cancel_event))
@@ -241,7 +242,7 @@ def _attempt_body(
         except AgentError as error:
             attempt_agent_failed(execution, worker=worker, error=error)
             return None
-    output = {"text": text, "usage": usage}
+    output = {"text": text, **accounting}
     if judgment.ok:
         return attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)
     attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)

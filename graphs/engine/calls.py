@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from graphs.agents import AgentCall, AgentRunner
+from graphs.agents import AgentCall, AgentResult, AgentRunner
 from graphs.logs import log_append
 from graphs.models import WorkNodeExecution
 
@@ -20,9 +20,13 @@ def attempt_agent_call(
     prompt: str,
     purpose: str,
     cancel_event: threading.Event,
-) -> tuple[str, dict | None]:
-    """Call the attempt's org node in the project's folder, its output streamed into the attempt's log;
-    return the text and the usage the agent reported."""
+) -> AgentResult:
+    """Call the attempt's org node in the project's folder and return its result.
+
+    What the agent prints streams into the attempt's log as it arrives: plain lines as
+    ``agent_output``, the events a runner reports (``tool_call``, ``tool_result``, …) as lines of their
+    own kind, each marked with the call's purpose.
+    """
     call = AgentCall(
         org_node=execution.subagent_type or node.get("subagent_type") or "worker",
         prompt=prompt,
@@ -32,8 +36,8 @@ def attempt_agent_call(
         node=node,
         attempt=execution.attempt,
         on_line=lambda text: log_append(execution=execution, event="agent_output", purpose=purpose, text=text),
+        on_event=lambda event, fields: log_append(execution=execution, event=event, purpose=purpose, **fields),
         cancel_event=cancel_event,
     )
     log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
-    result = runner.run(call)
-    return result.text, result.usage
+    return runner.run(call)

@@ -64,8 +64,8 @@ def _judge_mechanical(request: JudgeRequest) -> Judgment:
 
 def _judge_llm(request: JudgeRequest) -> Judgment:
     prompt = judge_prompt(judge_prompt_template=request.spec.get("judge_prompt", "{content}"), content=request.content)
-    answer, _ = attempt_agent_call(request.runner, request.execution, node=request.node, prompt=prompt,
-                                   purpose="judge", cancel_event=request.cancel_event)
+    answer = attempt_agent_call(request.runner, request.execution, node=request.node, prompt=prompt,
+                                purpose="judge", cancel_event=request.cancel_event).text
     verdict = extract_json_payload(answer, required_keys=("ok",))
     if verdict is None or not isinstance(verdict.get("ok"), bool):
         return Judgment(ok=False, kind="llm", issues=["the judge's answer held no {ok, issues} JSON object"],
