@@ -19,6 +19,7 @@ from console.permissions import can, execution_for_member, require, run_for_memb
 from graphs import selectors
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
+from graphs.log_lines import log_line_summary
 from graphs.logs import log_read, log_texts
 from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun
 from graphs.review import run_plan_approve, run_plan_reject
@@ -238,7 +239,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "task": execution.run.task,
             "attempts": attempts,
             "log_file": log_file,
-            "lines": lines,
+            "lines": [(line, log_line_summary(line)) for line in lines],
             "last_seq": lines[-1]["seq"] if lines else 0,
             "input_json": _pretty(execution.input_payload),
             "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",

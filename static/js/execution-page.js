@@ -1,13 +1,10 @@
 // Node execution page: the live log, resumed after the last line the server rendered.
 import { connectLog } from "./live.js";
+import { describeLine } from "./log-line.js";
 
 const list = document.getElementById("log-lines");
 const pause = document.getElementById("pause-scroll");
 const state = document.getElementById("log-state");
-
-function describe(line) {
-  return line.text ?? line.message ?? line.status ?? line.reason ?? "";
-}
 
 function appendLine(line) {
   const item = document.createElement("li");
@@ -20,7 +17,7 @@ function appendLine(line) {
   event.textContent = line.event;
   const text = document.createElement("span");
   text.className = "text";
-  text.textContent = describe(line);
+  text.textContent = describeLine(line);
   item.append(seq, " ", event, " ", text);
   list.append(item);
   if (!pause.checked) list.scrollTop = list.scrollHeight;
