@@ -89,6 +89,23 @@ def env_pairs(name: str, *, environ: Mapping[str, str] | None = None) -> dict[st
     return pairs
 
 
+def env_prices(name: str, *, environ: Mapping[str, str] | None = None) -> dict[str, tuple[float, float]]:
+    """``model=input/output`` pairs, dollars per million tokens, as {model: (input, output)}."""
+    prices: dict[str, tuple[float, float]] = {}
+    for model, price in env_pairs(name, environ=environ).items():
+        parts = price.split("/")
+        try:
+            input_price, output_price = (float(part) for part in parts)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} must hold model=input/output prices in dollars per million tokens; got {model}={price!r}"
+            ) from None
+        if input_price < 0 or output_price < 0:
+            raise ImproperlyConfigured(f"{name}: a price cannot be negative; got {model}={price!r}")
+        prices[model] = (input_price, output_price)
+    return prices
+
+
 def env_list(name: str, default: Sequence[str] = (), *, environ: Mapping[str, str] | None = None) -> list[str]:
     raw = (environ if environ is not None else os.environ).get(name)
     if raw is None:

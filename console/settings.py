@@ -12,7 +12,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from console.env import env_bool, env_choice, env_float, env_int, env_list, env_pairs, env_str, env_url
+from console.env import env_bool, env_choice, env_float, env_int, env_list, env_pairs, env_prices, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("WORKGRAPH_VAR_DIR", str(BASE_DIR / "var")))
@@ -148,6 +148,9 @@ WORKGRAPH_OFFLINE_LINE_DELAY = env_float("WORKGRAPH_OFFLINE_LINE_DELAY", 0.02)
 if WORKGRAPH_AGENT == "openai" and not WORKGRAPH_OPENAI_BASE_URL:
     raise ImproperlyConfigured("WORKGRAPH_AGENT=openai needs WORKGRAPH_OPENAI_BASE_URL")
 
+# What OpenAI-compatible models cost, dollars per million input/output tokens: ``gpt-4o=2.5/10,…``.
+# A model missing here is still counted in tokens; its cost stays empty.
+WORKGRAPH_MODEL_PRICES = env_prices("WORKGRAPH_MODEL_PRICES")
 WORKGRAPH_MAX_NODES = env_int("WORKGRAPH_MAX_NODES", 500, minimum=1)
 WORKGRAPH_MAX_DEPTH = env_int("WORKGRAPH_MAX_DEPTH", 50, minimum=1)
 WORKGRAPH_EMBEDDED_WORKERS = env_int("WORKGRAPH_EMBEDDED_WORKERS", 4, minimum=1, maximum=64)

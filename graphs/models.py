@@ -299,6 +299,21 @@ class WorkNodeExecution(models.Model):
         null=True, blank=True, help_text="When the reaper last handed this queued attempt's job out again."
     )
     resubmits = models.PositiveSmallIntegerField(default=0, help_text="How often the reaper handed the job out again.")
+    # What the attempt's agent calls (node, judge, planning, repair) cost, summed; see graphs.accounting.
+    agent_calls = models.PositiveSmallIntegerField(default=0)
+    cost_usd = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True,
+        help_text="Empty when no call reported a cost (a model missing from WORKGRAPH_MODEL_PRICES).",
+    )
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cache_creation_input_tokens = models.PositiveBigIntegerField(default=0)
+    cache_read_input_tokens = models.PositiveBigIntegerField(default=0)
+    num_turns = models.PositiveIntegerField(default=0)
+    tool_calls = models.PositiveIntegerField(default=0)
+    duration_api_ms = models.PositiveBigIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True, help_text="The model of the last call that named one.")
+    session_id = models.CharField(max_length=200, blank=True, help_text="The agent's session, to resume it.")
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

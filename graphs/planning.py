@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs.accounting import ACCOUNTING_FIELDS, call_account
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
@@ -295,6 +296,7 @@ def _call_agent(
         if result.usage:
             attempt.usage.append(result.usage)
         attempt.agent_calls.append(result.accounting())
+        call_account(execution, result)
         return result
 
 
@@ -382,7 +384,7 @@ def _record_success(*, execution: WorkNodeExecution, attempt: _Attempt, new_node
     execution.status = WorkNodeExecution.Status.SUCCEEDED
     execution.output_payload = _output_payload(attempt, new_node_ids=new_node_ids)
     execution.finished_at = timezone.now()
-    execution.save(update_fields=["status", "output_payload", "finished_at"])
+    execution.save(update_fields=["status", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
     node_states_emit(run_id=execution.run_id, rows=[execution])
     log_append(execution=execution, event="node_completed", new_node_ids=new_node_ids)
     log_file_close(execution=execution)
@@ -399,7 +401,7 @@ def _record_failure(
     execution.error = reason
     execution.output_payload = _output_payload(attempt, new_node_ids=[])
     execution.finished_at = now
-    execution.save(update_fields=["status", "error", "output_payload", "finished_at"])
+    execution.save(update_fields=["status", "error", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
     node_states_emit(run_id=run.pk, rows=[execution])
     if fresh:
         status = WorkGraphRun.Status.CANCELLED if cancelled else WorkGraphRun.Status.PLANNING_FAILED

@@ -12,6 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from graphs import manifest as manifest_lib
+from graphs.accounting import accounting_of
 from graphs.models import (
     PLANNING_NODE_ID,
     ExecutionLogFile,
@@ -413,6 +414,7 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
         "prompt": (execution.input_payload or {}).get("prompt", ""),
         "output": (execution.output_payload or {}).get("text", ""),
         "attempts": list(attempts),
+        **accounting_of(execution),
     }
 
 

@@ -33,11 +33,14 @@ class ScriptedRunner:
             reply = self.replies.get((call.purpose, call.org_node), _default(call))
         if isinstance(reply, AgentError):
             raise reply
-        text = reply(call) if callable(reply) else reply
+        answer = reply(call) if callable(reply) else reply
+        # A reply may be a whole result, to script what a call reports it used and cost.
+        result = answer if isinstance(answer, AgentResult) else AgentResult(text=answer, raw={"scripted": True},
+                                                                            usage=None)
         if call.on_line:
-            for line in text.splitlines():
+            for line in result.text.splitlines():
                 call.on_line(line)
-        return AgentResult(text=text, raw={"scripted": True}, usage=None)
+        return result
 
     def node_calls(self, purpose: str = "node") -> list[tuple[str, int]]:
         return [(node_id, attempt) for p, node_id, attempt in self.calls if p == purpose]

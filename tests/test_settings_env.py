@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from console.env import env_bool, env_choice, env_float, env_int, env_list, env_url
+from console.env import env_bool, env_choice, env_float, env_int, env_list, env_prices, env_url
 from graphs.agents import get_runner
 from tests.agents import ScriptedRunner
 
@@ -27,6 +27,18 @@ def test_env_bool_reads_common_spellings():
 def test_env_bool_rejects_a_typo():
     with pytest.raises(ImproperlyConfigured, match="X must be a boolean"):
         env_bool("X", environ={"X": "ture"})
+
+
+def test_env_prices_reads_dollars_per_million_input_and_output_tokens():
+    prices = env_prices("P", environ={"P": "gpt-4o=2.5/10, gpt-4o-mini=0.15/0.6"})
+    assert prices == {"gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6)}
+    assert env_prices("P", environ={}) == {}
+
+
+@pytest.mark.parametrize("bad", ["gpt=2.5", "gpt=a/b", "gpt=1/2/3", "gpt=-1/2"])
+def test_env_prices_names_the_price_it_cannot_read(bad):
+    with pytest.raises(ImproperlyConfigured, match="P"):
+        env_prices("P", environ={"P": bad})
 
 
 def test_env_int_applies_default_and_bounds():

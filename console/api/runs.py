@@ -23,6 +23,7 @@ from console.api.schemas import (
 )
 from console.permissions import execution_for_member, require, run_for_member
 from graphs import selectors
+from graphs.accounting import spend_by_org_node, spend_of
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile
@@ -139,4 +140,9 @@ def _run_out(run) -> dict:
         "forked_from_id", "fork_node_id", "review_decision", "review_comment", "created_at", "started_at",
         "finished_at",
     )
-    return {**{name: getattr(run, name) for name in fields}, "executions": executions}
+    spend = spend_of(run.executions.all())
+    return {
+        **{name: getattr(run, name) for name in fields}, "executions": executions,
+        "cost_usd": spend.cost_usd, "usage": spend.usage, "spend": spend.as_dict(),
+        "by_org_node": {org: part.as_dict() for org, part in spend_by_org_node(run.executions.all()).items()},
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal
 from uuid import UUID
 
@@ -127,6 +128,26 @@ class ExecutionOut(Schema):
     ready_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None
+    # What the attempt's agent calls cost (node, judge, planning and repair calls summed).
+    agent_calls: int
+    cost_usd: Decimal | None
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    num_turns: int
+    tool_calls: int
+    duration_api_ms: int
+    model: str
+    session_id: str
+
+
+class SpendOut(Schema):
+    agent_calls: int
+    cost_usd: Decimal | None
+    usage: dict[str, int]
+    num_turns: int
+    tool_calls: int
 
 
 class AttemptOut(Schema):
@@ -163,6 +184,11 @@ class RunOut(Schema):
     started_at: datetime | None
     finished_at: datetime | None
     executions: list[ExecutionOut]
+    # Every attempt of the run, planning and judge calls included; and per org node.
+    cost_usd: Decimal | None
+    usage: dict[str, int]
+    spend: SpendOut
+    by_org_node: dict[str, SpendOut]
 
 
 class PlanningCallOut(Schema):

@@ -145,3 +145,29 @@ class AgentRunner(Protocol):
 def output_head(text: str, limit: int = 2000) -> str:
     """The first ``limit`` characters of an agent's output, for error details."""
     return text[:limit]
+
+
+def token_counts(usage: Any) -> dict[str, int]:
+    """The four token counts of a call's usage, whichever way the agent reported it.
+
+    Claude reports ``input_tokens``, ``output_tokens`` and the two cache counts; OpenAI-compatible
+    servers ``prompt_tokens``, ``completion_tokens`` and ``prompt_tokens_details.cached_tokens``.
+    """
+    usage = usage if isinstance(usage, dict) else {}
+
+    def count(*keys: str) -> int:
+        for key in keys:
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+        return 0
+
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return {
+        "input_tokens": count("input_tokens", "prompt_tokens"),
+        "output_tokens": count("output_tokens", "completion_tokens"),
+        "cache_creation_input_tokens": count("cache_creation_input_tokens"),
+        "cache_read_input_tokens": count("cache_read_input_tokens")
+        or (cached if isinstance(cached, int) and cached >= 0 else 0),
+    }

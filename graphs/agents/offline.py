@@ -39,7 +39,8 @@ class OfflineRunner:
         else:
             text = _node_text(call.node or {}, call.attempt)
         self._emit(text, call)
-        return AgentResult(text=text, raw={"agent": self.name, "purpose": call.purpose}, usage=None)
+        # No model, no tokens, nothing to pay.
+        return AgentResult(text=text, raw={"agent": self.name, "purpose": call.purpose}, usage=None, cost_usd=0.0)
 
     def _emit(self, text: str, call: AgentCall) -> None:
         deadline = time.monotonic() + call.timeout

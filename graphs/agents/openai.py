@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+from django.conf import settings
 
-from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult, output_head
+from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult, output_head, token_counts
 from graphs.prompts import agent_identity
 
 _POLL_SECONDS = 0.05
@@ -172,8 +173,7 @@ def _from_json(body: str, call: AgentCall) -> AgentResult:
         )
     for line in text.splitlines():
         call.emit(line)
-    usage = payload.get("usage")
-    return AgentResult(text=text, raw=payload, usage=usage if isinstance(usage, dict) else None)
+    return _result(text, raw=payload, usage=payload.get("usage"), model=payload.get("model"))
 
 
 def _from_stream(lines: Iterator[str], call: AgentCall, stop: threading.Event) -> AgentResult:
@@ -201,8 +201,22 @@ def _from_stream(lines: Iterator[str], call: AgentCall, stop: threading.Event) -
         raise AgentError("the stream ended before the answer was complete", kind="invalid_output")
     if pending:
         call.emit(pending)
-    usage = summary["usage"]
-    return AgentResult(text="".join(pieces), raw=summary, usage=usage if isinstance(usage, dict) else None)
+    return _result("".join(pieces), raw=summary, usage=summary["usage"], model=summary.get("model"))
+
+
+def _result(text: str, *, raw: Any, usage: Any, model: Any) -> AgentResult:
+    """The answer with its usage, and its cost from ``WORKGRAPH_MODEL_PRICES`` when the model is priced."""
+    usage = usage if isinstance(usage, dict) else None
+    model = model if isinstance(model, str) else None
+    return AgentResult(text=text, raw=raw, usage=usage, model=model, cost_usd=_cost_usd(model, usage))
+
+
+def _cost_usd(model: str | None, usage: dict | None) -> float | None:
+    price = settings.WORKGRAPH_MODEL_PRICES.get(model) if model else None
+    if price is None or usage is None:
+        return None
+    tokens = token_counts(usage)
+    return (tokens["input_tokens"] * price[0] + tokens["output_tokens"] * price[1]) / 1_000_000
 
 
 def _chunk_text(data: str, summary: dict[str, Any]) -> str:

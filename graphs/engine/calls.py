@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from graphs.accounting import call_account
 from graphs.agents import AgentCall, AgentResult, AgentRunner
 from graphs.logs import log_append
 from graphs.models import WorkNodeExecution
@@ -40,4 +41,6 @@ def attempt_agent_call(
         cancel_event=cancel_event,
     )
     log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
-    return runner.run(call)
+    result = runner.run(call)
+    call_account(execution, result)
+    return result

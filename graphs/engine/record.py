@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from graphs.accounting import accounting_of
 from graphs.engine.judgment import Judgment
 from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent_by_node
 from graphs.events import node_states_emit
@@ -31,7 +32,7 @@ def attempt_finish(
     owns it; return whether it did. A worker presumed dead and replaced cannot commit a second result."""
     fields: dict[str, Any] = {
         "status": status, "finished_at": timezone.now(), "error": storable(error),
-        "input_payload": storable(execution.input_payload),
+        "input_payload": storable(execution.input_payload), **accounting_of(execution),
     }
     if output is not None:
         fields["output_payload"] = storable(output)

@@ -18,6 +18,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs.accounting import ACCOUNTING_DEFAULTS
 from graphs.engine.fan_in import (
     dependencies_verdict,
     fan_in_leaf_settled,
@@ -287,7 +288,7 @@ def _claim_for(continuation: Continuation, *, run: WorkGraphRun, row: dict, now)
     if claimed != 1:
         return False
     known = {"node_exec_id": row["pk"], "run_id": run.pk, **{name: row[name] for name in RUNNABLE_FIELDS},
-             **claimed_fields}
+             **claimed_fields, **ACCOUNTING_DEFAULTS}
     # Fields left out (its output and judgment, empty until it ends…) are deferred: read only if asked for.
     names = [field.attname for field in WorkNodeExecution._meta.concrete_fields if field.attname in known]
     execution = WorkNodeExecution.from_db(connection.alias, names, [known[name] for name in names])
