@@ -54,6 +54,15 @@ class Spend:
     num_turns: int
     tool_calls: int
 
+    def summary(self) -> str:
+        """One line for a page: ``$0.0520 · 1,344 tokens · 2 agent calls``."""
+        if not self.agent_calls:
+            return "no agent calls yet"
+        cost = f"${self.cost_usd:.4f}" if self.cost_usd is not None else "cost not reported"
+        tokens = sum(self.usage.values())
+        calls = "1 agent call" if self.agent_calls == 1 else f"{self.agent_calls:,} agent calls"
+        return f"{cost} · {tokens:,} tokens · {calls}"
+
     def as_dict(self) -> dict[str, Any]:
         return {"agent_calls": self.agent_calls, "cost_usd": self.cost_usd, "usage": self.usage,
                 "num_turns": self.num_turns, "tool_calls": self.tool_calls}
@@ -80,3 +89,9 @@ def spend_by_org_node(executions: QuerySet[WorkNodeExecution]) -> dict[str, Spen
     """The total of ``executions`` per org node that ran or planned them, in one query."""
     rows = executions.order_by().values("subagent_type").annotate(attempts=Count("pk"), **_sums())
     return {row["subagent_type"]: _spend(row) for row in rows.order_by("subagent_type")}
+
+
+def spend_by_run(executions: QuerySet[WorkNodeExecution]) -> dict[Any, Spend]:
+    """The total of ``executions`` per run, in one query."""
+    rows = executions.order_by().values("run_id").annotate(attempts=Count("pk"), **_sums())
+    return {row["run_id"]: _spend(row) for row in rows}

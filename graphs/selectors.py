@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from graphs import manifest as manifest_lib
-from graphs.accounting import accounting_of
+from graphs.accounting import Spend, accounting_of, spend_by_run
 from graphs.models import (
     PLANNING_NODE_ID,
     ExecutionLogFile,
@@ -114,13 +114,15 @@ class RunTree:
     planning: list[WorkNodeExecution]
     stages: list[Stage]
     progress: RunProgress
+    spend: Spend | None = None
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
-    Three queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
-    says which stage added which node), and their node attempts without the bulky payloads.
+    Four queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
+    says which stage added which node), their node attempts without the bulky payloads, and what each
+    run's agent calls cost, summed by the database.
     """
     runs = list(task.runs.order_by("-created_at"))
     executions: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
@@ -129,7 +131,11 @@ def task_run_trees(task: Task) -> list[RunTree]:
     attempts = in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
     for row in [*planning, *attempts]:
         executions[row.run_id].append(row)
-    return [_run_tree(run, executions[run.pk]) for run in runs]
+    spends = spend_by_run(in_runs)
+    trees = [_run_tree(run, executions[run.pk]) for run in runs]
+    for tree in trees:
+        tree.spend = spends.get(tree.run.pk)
+    return trees
 
 
 def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:

@@ -72,6 +72,8 @@ def test_a_run_sums_every_attempt_planning_included_per_org_node(task, scripted_
     assert Decimal(str(detail["by_org_node"]["coder"]["cost_usd"])) == Decimal("0.002")
     executions = {row["node_id"]: row for row in detail["executions"]}
     assert executions["a"]["input_tokens"] == 40 and executions["a"]["agent_calls"] == 1
+    page = signed_in(alice).get(f"/tasks/{task.pk}/").content.decode()
+    assert "$0.0520 · 1,344 tokens · 2 agent calls" in page
 
 
 def test_a_call_without_a_reported_cost_counts_its_tokens_and_leaves_the_cost_empty(
