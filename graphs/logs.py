@@ -124,7 +124,7 @@ def log_file_create(*, node_exec_id: Any, project_id: Any, run_id: Any) -> Execu
     """
     mirrored = settings.WORKGRAPH_LOG_DIR is not None
     log_file = ExecutionLogFile(
-        log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id, created_at=timezone.now(),
+        log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id,
         file_path=str(Path(str(project_id)) / str(run_id) / f"{node_exec_id}.jsonl") if mirrored else "",
     )
     created = _insert_ignoring_conflicts(ExecutionLogFile, [log_file], conflict=["log_file_id"])

@@ -21,17 +21,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
-from django.db import connections
 from websockets.sync.client import connect
 
 from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
-from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS
+from tests.browser.conftest import chromium_launched
 from tests.celery_worker import Broker, Worker, current_database_url, wait_until
 from tests.clients import signed_in
 from tests.conftest import IN_CI
@@ -49,7 +49,7 @@ RUN_TIMEOUT = 40.0
 MOVE_AFTER = 5
 
 
-def _unavailable(reason: str):
+def _unavailable(reason: str) -> NoReturn:
     if IN_CI:
         pytest.fail(f"CI=true runs the distributed hosts test, but {reason}")
     pytest.skip(reason)
@@ -147,24 +147,9 @@ def _tail(path: Path) -> str:
 
 
 @pytest.fixture
-def browser(monkeypatch):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (make test installs it)")
-    if not CHROMIUM.exists():
-        _unavailable(f"Chromium is missing at {CHROMIUM} (apt-get install -y chromium)")
-    # Playwright's sync API runs an event loop in this thread; the test's ORM calls are blocking ones.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-            # Under Playwright the ORM works on connections of their own, which pytest-django does not close;
-            # left open, they keep the test database from being dropped.
-            connections.close_all()
+def browser():
+    with chromium_launched(_unavailable) as launched:
+        yield launched
 
 
 class MovingListener(threading.Thread):

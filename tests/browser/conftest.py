@@ -10,13 +10,18 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 from django.db import connections
 
 from tests.celery_worker import current_database_url
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -28,34 +33,44 @@ LAUNCH_ARGS = [
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
-def _missing(reason: str):
+def _missing(reason: str) -> NoReturn:
     if IN_CI:
         pytest.fail(reason)
     pytest.skip(reason)
 
 
-@pytest.fixture
-def chromium():
-    """A headless Chromium browser (Playwright's sync API)."""
+@contextmanager
+def chromium_launched(missing: Callable[[str], NoReturn] = _missing) -> Iterator[Browser]:
+    """A headless Chromium (Playwright's sync API); ``missing(reason)`` when there is none to launch."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("playwright is not installed (make test installs it)")
+        missing("playwright is not installed (make test installs it)")
     if not CHROMIUM.exists():
-        _missing(f"Chromium is missing at {CHROMIUM} (apt-get install -y chromium)")
+        missing(f"Chromium is missing at {CHROMIUM} (apt-get install -y chromium)")
     # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make around it
     # are ordinary blocking calls, which Django would otherwise refuse next to a running loop.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+            try:
+                yield browser
+            finally:
+                browser.close()
+                # The ORM calls made beside the browser's event loop had connections of their own, which
+                # pytest-django does not close; left open, they keep the test database from being dropped.
+                connections.close_all()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def chromium() -> Iterator[Browser]:
+    """A headless Chromium browser for the browser tests."""
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-            # The ORM calls made beside the browser's event loop had connections of their own.
-            connections.close_all()
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    with chromium_launched() as browser:
+        yield browser
 
 
 def _free_port() -> int:
