@@ -151,6 +151,8 @@ if WORKGRAPH_AGENT == "openai" and not WORKGRAPH_OPENAI_BASE_URL:
 # What OpenAI-compatible models cost, dollars per million input/output tokens: ``gpt-4o=2.5/10,…``.
 # A model missing here is still counted in tokens; its cost stays empty.
 WORKGRAPH_MODEL_PRICES = env_prices("WORKGRAPH_MODEL_PRICES")
+# The turns a node's Claude call may take unless the node sets max_turns (0: no bound).
+WORKGRAPH_MAX_TURNS = env_int("WORKGRAPH_MAX_TURNS", 200, minimum=0)
 WORKGRAPH_MAX_NODES = env_int("WORKGRAPH_MAX_NODES", 500, minimum=1)
 WORKGRAPH_MAX_DEPTH = env_int("WORKGRAPH_MAX_DEPTH", 50, minimum=1)
 WORKGRAPH_EMBEDDED_WORKERS = env_int("WORKGRAPH_EMBEDDED_WORKERS", 4, minimum=1, maximum=64)

@@ -550,6 +550,10 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
             if action == "dynamic_loop_back":
                 errors.extend(_dynamic_loop_back_errors(node, label))
 
+    max_turns = node.get("max_turns")
+    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+        errors.append(f"{label}: max_turns must be a positive integer, not {max_turns!r}")
+
     promotes = node.get("promotes_to_artifact")
     if promotes is not None and not (isinstance(promotes, dict) and _is_id(promotes.get("artifact_type"))):
         errors.append(f"{label}: promotes_to_artifact must be an object with a non-empty artifact_type")

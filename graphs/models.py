@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from decimal import Decimal
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -29,10 +31,20 @@ class Project(models.Model):
         max_length=1000, help_text="The repository or folder agents work in (their working directory)."
     )
     require_plan_approval = models.BooleanField(default=False)
+    max_run_cost_usd = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True,
+        validators=[MinValueValidator(Decimal("0.0001"))],
+        help_text="What one run's agent calls may spend, in USD; a run may set its own. Empty: no budget.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(max_run_cost_usd__isnull=True) | Q(max_run_cost_usd__gt=0), name="project_budget_positive"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -204,7 +216,15 @@ class WorkGraphRun(models.Model):
         default=False, help_text="Run as the planner → coder → validator pipeline: stages append in turn."
     )
     stage = models.CharField(max_length=100, blank=True, help_text="The org node whose nodes were planned last.")
+    max_cost_usd = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True,
+        help_text="The run's budget in USD (the project's, unless the run was started with its own).",
+    )
     error = models.TextField(blank=True)
+    error_code = models.CharField(
+        max_length=32, blank=True,
+        help_text="Why a run was stopped before its nodes ended (budget_exceeded); empty otherwise.",
+    )
     review_decision = models.CharField(
         max_length=16, blank=True, choices=[("approved", "Approved"), ("rejected", "Rejected")]
     )
@@ -223,6 +243,9 @@ class WorkGraphRun(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(forked_from__isnull=True) | ~Q(fork_node_id=""), name="run_fork_names_a_node"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_cost_usd__isnull=True) | Q(max_cost_usd__gt=0), name="run_budget_positive"
             ),
         ]
 

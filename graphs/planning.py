@@ -28,6 +28,7 @@ from django.utils import timezone
 from graphs import manifest as manifest_lib
 from graphs.accounting import ACCOUNTING_FIELDS, call_account
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
+from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
@@ -35,7 +36,7 @@ from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, answer_with_one_repair, planning_prompt
 from graphs.retries import transient_backoff_seconds, transient_retry_allowed
-from graphs.run_status import run_status_set, task_status_refresh
+from graphs.run_status import run_status_set, run_stopped_finish, task_status_refresh
 from graphs.storable import storable
 from graphs.templates_plan import TemplateGuide, template_guide_for, template_plan_request
 
@@ -277,10 +278,17 @@ def _call_agent(
     retry = 0
     while True:
         try:
-            result = runner.run(call)
+            max_budget_usd = budget_for_call(execution)
+        except BudgetSpentError as spent:
+            raise PlanningFailedError(f"{spent}; the planning call was not made", cancelled=True) from None
+        try:
+            result = runner.run(dataclasses.replace(call, max_budget_usd=max_budget_usd))
         except AgentCancelled as error:
             raise PlanningFailedError("the run was cancelled while planning", cancelled=True) from error
         except AgentError as error:
+            if error.spent is not None:
+                call_account(execution, error.spent)
+                budget_check_after_call(execution)
             detail = _agent_error_detail(error)
             if error.transient and transient_retry_allowed(retries_used=retry):
                 delay = transient_backoff_seconds(retries_used=retry)
@@ -297,6 +305,7 @@ def _call_agent(
             attempt.usage.append(result.usage)
         attempt.agent_calls.append(result.accounting())
         call_account(execution, result)
+        budget_check_after_call(execution)
         return result
 
 
@@ -404,9 +413,11 @@ def _record_failure(
     execution.save(update_fields=["status", "error", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
     node_states_emit(run_id=run.pk, rows=[execution])
     if fresh:
-        status = WorkGraphRun.Status.CANCELLED if cancelled else WorkGraphRun.Status.PLANNING_FAILED
-        run_status_set(run=run, status=status, error="cancelled" if cancelled else reason, finished_at=now,
-                       allowed_from=[WorkGraphRun.Status.PLANNING])
+        if cancelled:
+            run_stopped_finish(run, allowed_from=[WorkGraphRun.Status.PLANNING])
+        else:
+            run_status_set(run=run, status=WorkGraphRun.Status.PLANNING_FAILED, error=reason, finished_at=now,
+                           allowed_from=[WorkGraphRun.Status.PLANNING])
         run.refresh_from_db()
     log_append(execution=execution, event="planning_cancelled" if cancelled else "planning_failed", reason=reason,
                errors=attempt.errors)

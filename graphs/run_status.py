@@ -17,12 +17,13 @@ from django.utils import timezone
 
 from graphs.checks import first_verdict
 from graphs.errors import TaskBusyError
-from graphs.events import run_event_emit
+from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import run_incompleteness
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.storable import storable
 
 RunStatus = WorkGraphRun.Status
+UNFINISHED_STATUSES = tuple(status for status in RunStatus.values if status not in WorkGraphRun.FINISHED_STATUSES)
 
 _TASK_STATUS_OF_RUN = {
     RunStatus.PLANNING: Task.Status.PLANNING,
@@ -66,6 +67,54 @@ def run_status_set(
         run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
         task_status_refresh(task_id=run.task_id)
     return True
+
+
+def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraphRun | None:
+    """Ask a run to stop: nothing new starts, waiting attempts are cancelled now, running agents are
+    stopped by their heartbeat, and the run ends once none is left running (``run_stopped_finish``).
+
+    A stop with an ``error_code`` (``budget_exceeded``) ends the run ``failed`` with ``error``; a
+    plain stop ends it ``cancelled``. The first stop's reason is the one kept. Return the run as it
+    is now, or None when it had already finished.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        run = WorkGraphRun.objects.select_for_update().get(pk=run_id)
+        if run.is_finished():
+            return None
+        if run.cancel_requested_at is None:
+            why = {"error_code": error_code, "error": storable(error)} if error_code else {}
+            WorkGraphRun.objects.filter(pk=run.pk).update(cancel_requested_at=now, **why)
+            run.cancel_requested_at = now
+            for name, value in why.items():
+                setattr(run, name, value)
+            if error_code:
+                run_event_emit(run_id=run.pk, event="run_stopping", error_code=error_code, error=run.error)
+        waiting = run.executions.filter(status__in=[WorkNodeExecution.Status.PENDING, WorkNodeExecution.Status.QUEUED])
+        stopped = list(waiting.values("pk", "node_id", "attempt", "cause"))
+        reason = f"stopped: {run.error}" if run.error_code else "the run was cancelled"
+        waiting.update(status=WorkNodeExecution.Status.CANCELLED, error=reason, finished_at=now)
+        node_states_emit(run_id=run.pk, rows=[{**row, "status": WorkNodeExecution.Status.CANCELLED} for row in stopped])
+        if not run.executions.filter(status=WorkNodeExecution.Status.RUNNING).exists():
+            run_stopped_finish(run)
+    return run
+
+
+def run_stopped_finish(run: WorkGraphRun, *, allowed_from: Collection[str] | None = None) -> bool:
+    """End a run whose stop was asked for and of which nothing runs any more: ``failed`` with the
+    reason a stop with an error code recorded, else ``cancelled``. Return whether this call ended it."""
+    error_code, error = WorkGraphRun.objects.filter(pk=run.pk).values_list("error_code", "error").get()
+    allowed_from = allowed_from or UNFINISHED_STATUSES
+    if error_code:
+        return run_status_set(run=run, status=RunStatus.FAILED, error=error, error_code=error_code,
+                              allowed_from=allowed_from)
+    return run_status_set(run=run, status=RunStatus.CANCELLED, error="cancelled", allowed_from=allowed_from)
+
+
+def run_stop_reason(run_id: Any) -> str:
+    """What an attempt the run's stop ended says: the run was cancelled, or why it was stopped."""
+    error_code, error = WorkGraphRun.objects.filter(pk=run_id).values_list("error_code", "error").get()
+    return f"stopped: {error}" if error_code else "stopped: the run was cancelled"
 
 
 def task_claim_for_new_run(*, task_id: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -24,6 +25,8 @@ from tests.agents import ScriptedRunner
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"
+CLAUDE_FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 
 
 def _redis_reachable(url: str) -> bool:
@@ -124,6 +127,21 @@ def scripted_runner(settings):
     runner_register("scripted", lambda: runner)
     settings.WORKGRAPH_AGENT = "scripted"
     return runner
+
+
+@pytest.fixture
+def claude_fixture(monkeypatch):
+    """Select the scenario (a file of tests/fixtures/claude) the fake claude CLI plays."""
+    return lambda name: monkeypatch.setenv("FAKE_CLAUDE_FIXTURE", str(CLAUDE_FIXTURES / name))
+
+
+@pytest.fixture
+def claude_cli(settings, claude_fixture):
+    """Make the claude runner, pointed at the fake CLI, the engine's agent; returns the fixture chooser."""
+    settings.WORKGRAPH_AGENT = "claude"
+    settings.WORKGRAPH_CLAUDE_BIN = str(FAKE_CLAUDE)
+    settings.WORKGRAPH_TRANSIENT_RETRIES = 0
+    return claude_fixture
 
 
 @pytest.fixture

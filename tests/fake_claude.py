@@ -3,7 +3,7 @@
 
 It accepts only the argv the runner must send:
     fake_claude.py --agent <org_node> -p --output-format stream-json --verbose --permission-mode auto
-        [--allowedTools A,B] [--disallowedTools C,D] [--max-turns N]
+        [--allowedTools A,B] [--disallowedTools C,D] [--max-turns N] [--max-budget-usd USD]
 reads the prompt from stdin to its end, then plays the scenario of the JSON fixture named by
 FAKE_CLAUDE_FIXTURE:
     {"stdout": [...],          # each item one stdout line: an object is printed as one line of JSON
@@ -26,7 +26,7 @@ import sys
 import time
 
 _BASE = ["--output-format", "stream-json", "--verbose", "--permission-mode", "auto"]
-_LIMITS = {"--allowedTools", "--disallowedTools", "--max-turns"}
+_LIMITS = {"--allowedTools", "--disallowedTools", "--max-turns", "--max-budget-usd"}
 _GATE_WAIT_SECONDS = 30
 
 

@@ -62,7 +62,7 @@ def test_it_sends_the_exact_argv_in_the_project_folder_and_the_prompt_on_stdin(f
     record = fake("plan_prose_fenced.json")
     prompt = 'Plan {"x": 1} and {content}'
 
-    _runner().run(_call(workdir, org_node="coder", prompt=prompt))
+    _runner().run(_call(workdir, org_node="coder", prompt=prompt, purpose="plan"))
 
     recorded = json.loads(record.read_text())
     assert recorded["argv"] == ["--agent", "coder", "-p", *ARGV]
@@ -109,19 +109,45 @@ def test_a_node_that_lists_its_tools_runs_with_the_others_disabled_and_its_turns
     ]
 
 
-@pytest.mark.parametrize(
-    ("purpose", "node"),
-    [
-        ("node", {"node_id": "free"}),  # a planned node that lists no tools keeps the agent's configuration
-        ("judge", {"node_id": "survey", "allowed_tools": ["read_file"], "max_tool_iterations": 1}),
-    ],
-)
-def test_calls_without_tool_limits_send_no_limit_flags(fake, workdir, purpose, node):
+@pytest.mark.parametrize("purpose", ["judge", "plan"])
+def test_judge_and_planning_calls_send_no_limit_flags(fake, workdir, purpose):
     record = fake("plan_prose_fenced.json")
+    node = {"node_id": "survey", "allowed_tools": ["read_file"], "max_tool_iterations": 1, "max_turns": 3}
 
     _runner().run(_call(workdir, purpose=purpose, node=node))
 
     assert len(json.loads(record.read_text())["argv"]) == 8
+
+
+def test_a_node_that_lists_no_limits_keeps_its_tools_and_has_the_default_turn_bound(fake, workdir, settings):
+    record = fake("plan_prose_fenced.json")
+    settings.WORKGRAPH_MAX_TURNS = 40
+
+    _runner().run(_call(workdir, purpose="node", node={"node_id": "free"}))
+
+    assert json.loads(record.read_text())["argv"][8:] == ["--max-turns", "40"]
+
+
+def test_a_nodes_own_max_turns_wins_and_a_zero_default_sends_no_bound(fake, workdir, settings):
+    record = fake("plan_prose_fenced.json")
+    settings.WORKGRAPH_MAX_TURNS = 0
+
+    _runner().run(_call(workdir, purpose="node", node={"node_id": "bounded", "max_turns": 7,
+                                                       "max_tool_iterations": 2}))
+    bounded = json.loads(record.read_text())["argv"][8:]
+    _runner().run(_call(workdir, purpose="node", node={"node_id": "free"}))
+
+    assert bounded == ["--max-turns", "7"]
+    assert json.loads(record.read_text())["argv"][8:] == []
+
+
+@pytest.mark.parametrize(("left", "argument"), [(1.5, "1.5000"), (0.123456, "0.1234"), (0.00009, "0.0000")])
+def test_what_is_left_of_a_budget_is_sent_rounded_down(fake, workdir, left, argument):
+    record = fake("plan_prose_fenced.json")
+
+    _runner().run(_call(workdir, purpose="judge", max_budget_usd=left))
+
+    assert json.loads(record.read_text())["argv"][8:] == ["--max-budget-usd", argument]
 
 
 def test_a_node_granted_no_tools_has_every_known_tool_disabled(fake, workdir):

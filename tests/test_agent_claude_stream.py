@@ -17,28 +17,11 @@ from graphs.agents import AgentCall, ClaudeRunner
 from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
+from tests.conftest import FAKE_CLAUDE
 from tests.graphs import latest, node, planned_run
 
-TESTS = Path(__file__).parent
-FAKE_CLAUDE = TESTS / "fake_claude.py"
-FIXTURES = TESTS / "fixtures" / "claude"
 SESSION = "5b0f6c7e-2d7a-4a51-9a63-0c1f4f2f8e11"
 MODEL = "claude-sonnet-4-5-20250929"
-
-
-@pytest.fixture
-def fixture(monkeypatch):
-    """Select the fake CLI's fixture."""
-    return lambda name: monkeypatch.setenv("FAKE_CLAUDE_FIXTURE", str(FIXTURES / name))
-
-
-@pytest.fixture
-def claude_cli(settings, fixture):
-    """Make the claude runner, pointed at the fake CLI, the engine's agent; returns the fixture chooser."""
-    settings.WORKGRAPH_AGENT = "claude"
-    settings.WORKGRAPH_CLAUDE_BIN = str(FAKE_CLAUDE)
-    settings.WORKGRAPH_TRANSIENT_RETRIES = 0
-    return fixture
 
 
 def _run(tmp_path: Path, *, runner: ClaudeRunner | None = None) -> tuple[list[tuple[float, str, dict]], list[str]]:
@@ -53,8 +36,8 @@ def _run(tmp_path: Path, *, runner: ClaudeRunner | None = None) -> tuple[list[tu
     return events, lines
 
 
-def test_each_documented_event_becomes_its_structured_line_in_order_as_it_arrives(fixture, tmp_path):
-    fixture("streaming.json")
+def test_each_documented_event_becomes_its_structured_line_in_order_as_it_arrives(claude_fixture, tmp_path):
+    claude_fixture("streaming.json")
 
     events, lines = _run(tmp_path)
 
@@ -93,8 +76,8 @@ def test_each_documented_event_becomes_its_structured_line_in_order_as_it_arrive
     assert events[0][0] < events[-1][0] - 0.3
 
 
-def test_tool_input_and_result_content_are_cut_to_their_limits_with_the_full_length_kept(fixture, tmp_path):
-    fixture("streaming.json")
+def test_tool_input_and_result_content_are_cut_to_their_limits_with_the_full_length_kept(claude_fixture, tmp_path):
+    claude_fixture("streaming.json")
 
     events, _ = _run(tmp_path, runner=ClaudeRunner(bin=str(FAKE_CLAUDE), tool_input_max_chars=20,
                                                    tool_result_max_chars=10))
@@ -107,8 +90,8 @@ def test_tool_input_and_result_content_are_cut_to_their_limits_with_the_full_len
     assert read_result["content_chars"] > 10
 
 
-def test_an_unknown_event_is_logged_whole_and_the_call_goes_on(fixture, tmp_path):
-    fixture("unknown_event.json")
+def test_an_unknown_event_is_logged_whole_and_the_call_goes_on(claude_fixture, tmp_path):
+    claude_fixture("unknown_event.json")
 
     events, _ = _run(tmp_path)
 
@@ -121,8 +104,8 @@ def test_an_unknown_event_is_logged_whole_and_the_call_goes_on(fixture, tmp_path
     assert [event for _, event, _ in events][-2:] == ["agent_text", "agent_result"]
 
 
-def test_a_line_that_is_not_json_is_logged_as_plain_text(fixture, tmp_path):
-    fixture("non_json_line.json")
+def test_a_line_that_is_not_json_is_logged_as_plain_text(claude_fixture, tmp_path):
+    claude_fixture("non_json_line.json")
 
     events, lines = _run(tmp_path)
 

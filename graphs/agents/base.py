@@ -45,6 +45,9 @@ class AgentCall:
     on_event: Callable[[str, dict[str, Any]], None] | None = None
     # Set it to stop the agent promptly; the runner then raises AgentCancelled.
     cancel_event: threading.Event | None = None
+    # What the call may spend, in USD (what is left of its run's budget); None: no limit. Runners that
+    # can hold an agent to it pass it on (the Claude CLI's --max-budget-usd).
+    max_budget_usd: float | None = None
 
     def cancelled(self) -> bool:
         """Return True once the caller has asked to stop this call."""
@@ -109,6 +112,8 @@ class AgentError(Exception):
     ``kind`` names the failure; ``transient`` says whether retrying the same call may succeed. The
     detail fields keep what the agent printed so a reviewer can see why: ``stdout_head`` is the head of
     the CLI's stdout, or of the HTTP response body for HTTP runners; ``stdout_tail`` its last lines.
+    ``spent`` is what the failed call cost, where the agent reported it (an AgentResult without text):
+    an agent stopped at its turn limit has still used tokens.
     """
 
     def __init__(
@@ -121,6 +126,7 @@ class AgentError(Exception):
         stdout_head: str = "",
         stdout_tail: str = "",
         status_code: int | None = None,
+        spent: AgentResult | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -129,6 +135,7 @@ class AgentError(Exception):
         self.stdout_head = stdout_head
         self.stdout_tail = stdout_tail
         self.status_code = status_code
+        self.spent = spent
 
 
 class AgentCancelled(AgentError):

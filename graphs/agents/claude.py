@@ -45,6 +45,7 @@ that is not JSON, and every stderr line, is plain ``agent_output`` text through 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -143,7 +144,9 @@ class ClaudeRunner:
             "--verbose",
             "--permission-mode",
             "auto",
-            *tool_limits_argv(call, claude_tools=settings.WORKGRAPH_CLAUDE_TOOLS),
+            *tool_limits_argv(call, claude_tools=settings.WORKGRAPH_CLAUDE_TOOLS,
+                              default_max_turns=settings.WORKGRAPH_MAX_TURNS),
+            *(["--max-budget-usd", budget_argument(call.max_budget_usd)] if call.max_budget_usd is not None else []),
         ]
 
     def _start(self, call: AgentCall) -> subprocess.Popen[bytes]:
@@ -163,14 +166,15 @@ class ClaudeRunner:
             raise AgentError(f"the claude CLI {self.bin!r} is not executable", kind="not_found") from None
 
 
-def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]]) -> list[str]:
-    """The CLI flags that hold a node's call to its ``allowed_tools`` and ``max_tool_iterations``.
+def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]], default_max_turns: int = 0) -> list[str]:
+    """The CLI flags that hold a node's call to its ``allowed_tools`` and its turns.
 
-    Only node calls of nodes that list their tools are limited (a template-guided plan's nodes); other
-    calls keep the agent's own configuration. ``--allowedTools`` merely spares permission prompts, so
-    the Claude tools of every registry tool the node was not granted are disabled outright; a tool the
-    mapping does not know is left to the agent's configuration. Each tool call takes a turn, and the
-    answer one more.
+    Only node calls are limited; judge and planning calls keep the agent's own configuration. Tools are
+    limited for nodes that list them (a template-guided plan's nodes): ``--allowedTools`` merely spares
+    permission prompts, so the Claude tools of every registry tool the node was not granted are
+    disabled outright; a tool the mapping does not know is left to the agent's configuration. Turns
+    are bounded by the node's ``max_turns``, else by its ``max_tool_iterations`` (each tool call takes a
+    turn, and the answer one more), else by ``default_max_turns`` (0: no bound) — a runaway loop stops.
     """
     node = call.node or {}
     if call.purpose != "node":
@@ -184,10 +188,23 @@ def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]]) -> 
             argv += ["--allowedTools", ",".join(allowed)]
         if disallowed:
             argv += ["--disallowedTools", ",".join(disallowed)]
-    iterations = node.get("max_tool_iterations")
-    if isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 0:
+    turns, iterations = node.get("max_turns"), node.get("max_tool_iterations")
+    if _count(turns) and turns > 0:
+        argv += ["--max-turns", str(turns)]
+    elif _count(iterations):
         argv += ["--max-turns", str(iterations + 1)]
+    elif default_max_turns > 0:
+        argv += ["--max-turns", str(default_max_turns)]
     return argv
+
+
+def budget_argument(usd: float) -> str:
+    """``--max-budget-usd``'s value: dollars to four decimals, rounded down (never more than is left)."""
+    return f"{max(0.0, math.floor(usd * 10_000) / 10_000):.4f}"
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 class StreamReader:
@@ -314,26 +331,32 @@ class StreamReader:
                 kind="invalid_output", **details,
             )
         subtype = result.get("subtype")
+        spent = self._accounting(result, text="")
         # Limits the agent was given: it stopped there, nothing broke, and it would stop there again.
         if subtype == "error_max_turns":
             raise AgentError(f"the claude agent reached its turn limit after {result.get('num_turns')} turns",
-                             kind="max_turns", **details)
+                             kind="max_turns", spent=spent, **details)
         if subtype == "error_max_budget_usd":
             raise AgentError(f"the claude agent reached its budget after spending {result.get('total_cost_usd')} USD",
-                             kind="budget", **details)
+                             kind="budget", spent=spent, **details)
         reported = _reported_text(result)
         # The CLI exits non-zero when the run fails, so the result event, not the exit code, says how.
         if result.get("is_error") or subtype != "success":
             stopped = "" if subtype == "success" else f" ({subtype})"
             raise AgentError(f"the claude agent reported an error{stopped}: {reported or 'no message'}",
-                             kind=_classify(reported, stderr) or "is_error", **details)
+                             kind=_classify(reported, stderr) or "is_error", spent=spent, **details)
         if returncode != 0:
             raise AgentError(f"the claude CLI exited with code {returncode} after a successful result: "
                              f"{_first_line(stderr) or 'no message'}",
-                             kind=_classify(stderr) or "exit_code", **details)
+                             kind=_classify(stderr) or "exit_code", spent=spent, **details)
         text = result.get("result")
         if not isinstance(text, str):
-            raise AgentError("the claude CLI's result event has no `result` text", kind="invalid_output", **details)
+            raise AgentError("the claude CLI's result event has no `result` text", kind="invalid_output",
+                             spent=spent, **details)
+        return self._accounting(result, text=text)
+
+    def _accounting(self, result: dict[str, Any], *, text: str) -> AgentResult:
+        """The call's answer (``text``) with what the result event says it cost."""
         cost = result.get("total_cost_usd")
         return AgentResult(
             text=text,

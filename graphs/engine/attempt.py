@@ -29,6 +29,7 @@ from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
 from graphs.models import Task, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
+from graphs.run_status import run_stop_reason
 from graphs.transactions import transaction_unflushed
 
 logger = logging.getLogger(__name__)
@@ -237,7 +238,7 @@ def _attempt_body(
             judgment = judgment_run(JudgeRequest(runner=runner, execution=execution, node=node, content=text,
                                                  cancel_event=cancel_event))
         except AgentCancelled:
-            attempt_finish(execution, worker=worker, status=Status.CANCELLED, error="stopped: the run was cancelled")
+            attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))
             return None
         except AgentError as error:
             attempt_agent_failed(execution, worker=worker, error=error)

@@ -8,7 +8,8 @@ from pathlib import Path
 from django.conf import settings
 
 from graphs.accounting import call_account
-from graphs.agents import AgentCall, AgentResult, AgentRunner
+from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner
+from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.logs import log_append
 from graphs.models import WorkNodeExecution
 
@@ -26,10 +27,17 @@ def attempt_agent_call(
 
     What the agent prints streams into the attempt's log as it arrives: plain lines as
     ``agent_output``, the events a runner reports (``tool_call``, ``tool_result``, …) as lines of their
-    own kind, each marked with the call's purpose.
+    own kind, each marked with the call's purpose. A run with a budget passes the call what is left
+    of it, and is stopped once the call's cost spends it (see graphs.budgets); a call whose run has
+    nothing left is not made.
     """
+    org_node = execution.subagent_type or node.get("subagent_type") or "worker"
+    try:
+        max_budget_usd = budget_for_call(execution)
+    except BudgetSpentError as spent:
+        raise AgentCancelled(str(spent)) from None
     call = AgentCall(
-        org_node=execution.subagent_type or node.get("subagent_type") or "worker",
+        org_node=org_node,
         prompt=prompt,
         cwd=Path(execution.run.task.project.target_folder),
         timeout=settings.WORKGRAPH_AGENT_TIMEOUT,
@@ -39,8 +47,17 @@ def attempt_agent_call(
         on_line=lambda text: log_append(execution=execution, event="agent_output", purpose=purpose, text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose=purpose, **fields),
         cancel_event=cancel_event,
+        max_budget_usd=max_budget_usd,
     )
     log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
-    result = runner.run(call)
+    try:
+        result = runner.run(call)
+    except AgentError as error:
+        # A call that failed after spending (a turn limit, an error result) is paid for all the same.
+        if error.spent is not None:
+            call_account(execution, error.spent)
+            budget_check_after_call(execution)
+        raise
     call_account(execution, result)
+    budget_check_after_call(execution)
     return result

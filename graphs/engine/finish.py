@@ -14,7 +14,7 @@ from graphs.catalogs import ORG_NODES
 from graphs.engine.jobs import pipeline_step_submit
 from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution, planning_node_id
-from graphs.run_status import run_status_set
+from graphs.run_status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
 
 
 def stage_end_check(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict]) -> None:
@@ -40,7 +40,7 @@ def _stage_complete(run: WorkGraphRun, latest: dict[str, dict], *, node_count: i
 def _stage_finished(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict]) -> None:
     """Every node of the run has ended: continue the pipeline, or finish the run."""
     if run.cancel_requested_at is not None:
-        run_finish(run, status=RunStatus.CANCELLED, error="cancelled")
+        run_stopped_finish(run)
         return
     # upstream_bad also counts a required node that ended partial (its evidence is missing).
     failed = sorted(node_id for node_id, row in latest.items() if upstream_bad(shape.manifest, node_id, row["status"]))
@@ -61,12 +61,9 @@ def pipeline_next_stage(run: WorkGraphRun) -> str | None:
     return ORG_NODES[index + 1] if index + 1 < len(ORG_NODES) else None
 
 
-_UNFINISHED = [status for status in RunStatus.values if status not in WorkGraphRun.FINISHED_STATUSES]
-
-
 def run_finish(run: WorkGraphRun, *, status: str, error: str) -> bool:
     """End a run that has not ended yet; its task follows. Return whether this call ended it."""
-    return run_status_set(run=run, status=status, error=error, allowed_from=_UNFINISHED)
+    return run_status_set(run=run, status=status, error=error, allowed_from=UNFINISHED_STATUSES)
 
 
 def run_wait_finished(*, run_id: Any, timeout: float, poll: float = 0.2) -> WorkGraphRun:

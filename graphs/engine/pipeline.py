@@ -8,6 +8,7 @@ The final verdict decides the task (``graphs.run_status``).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -19,21 +20,23 @@ from graphs.engine.state import RunStatus, Status
 from graphs.errors import InvalidTransitionError
 from graphs.models import Task, WorkGraphRun
 from graphs.planning import PlanningFailedError, plan_work_graph
-from graphs.run_status import task_claim_for_new_run, task_status_refresh
+from graphs.run_status import run_stopped_finish, task_claim_for_new_run, task_status_refresh
 
 FIRST_STAGE = "planner"
 
 
-def pipeline_start(*, task: Task) -> WorkGraphRun:
+def pipeline_start(*, task: Task, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
     """Create the task's pipeline run and queue its first planning call; return the run.
 
-    Refused (``TaskBusyError``) while another run of the task is under way, as ``plan_fresh`` is."""
-    return _planning_run_create(task=task, pipeline=True)
+    Refused (``TaskBusyError``) while another run of the task is under way, as ``plan_fresh`` is.
+    ``max_cost_usd`` is the run's budget; without it, the project's ``max_run_cost_usd``."""
+    return _planning_run_create(task=task, pipeline=True, max_cost_usd=max_cost_usd)
 
 
-def plan_fresh(*, task: Task) -> WorkGraphRun:
-    """Create a run for the task and queue the planner's planning call, without executing it."""
-    return _planning_run_create(task=task, pipeline=False)
+def plan_fresh(*, task: Task, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+    """Create a run for the task and queue the planner's planning call, without executing it.
+    ``max_cost_usd`` is the run's budget; without it, the project's ``max_run_cost_usd``."""
+    return _planning_run_create(task=task, pipeline=False, max_cost_usd=max_cost_usd)
 
 
 def plan_append(*, run: WorkGraphRun, org_node: str) -> None:
@@ -41,13 +44,14 @@ def plan_append(*, run: WorkGraphRun, org_node: str) -> None:
     plan_append_submit(run_id=run.run_id, org_node=org_node)
 
 
-def _planning_run_create(*, task: Task, pipeline: bool) -> WorkGraphRun:
+def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | None) -> WorkGraphRun:
     # The run exists from the request on, so the task reads "planning" at once and the plan can be
     # cancelled before its job starts.
     with transaction.atomic():
         task_claim_for_new_run(task_id=task.pk)
         run = WorkGraphRun.objects.create(
             task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=FIRST_STAGE if pipeline else "",
+            max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd,
         )
         task_status_refresh(task_id=task.pk)
         if pipeline:
@@ -121,7 +125,7 @@ def _append_failed(*, run_id: Any, reason: str, end_run: bool) -> None:
     run = WorkGraphRun.objects.get(pk=run_id)
     if run.cancel_requested_at is not None:
         if not run.executions.filter(status=Status.RUNNING).exists():
-            run_finish(run, status=RunStatus.CANCELLED, error="cancelled")
+            run_stopped_finish(run)
         return
     if end_run:
         run_finish(run, status=RunStatus.FAILED, error=reason)

@@ -31,7 +31,7 @@ from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.events import node_states_emit
 from graphs.logs import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
-from graphs.run_status import task_claim_for_new_run
+from graphs.run_status import run_stop, run_stopped_finish, task_claim_for_new_run
 from graphs.storable import storable
 
 logger = logging.getLogger(__name__)
@@ -47,18 +47,9 @@ class EngineError(WorkGraphError):
 def run_cancel(*, run: WorkGraphRun) -> None:
     """Stop a run: waiting attempts are cancelled now, running agents (planning ones too) are stopped by
     their heartbeat, and the run ends ``cancelled`` once none is left running."""
-    now = timezone.now()
-    with run_locked(run.run_id) as locked:
-        if locked.is_finished():
-            raise InvalidTransitionError(entity="run", current=locked.status, requested=RunStatus.CANCELLED)
-        WorkGraphRun.objects.filter(pk=locked.pk).update(cancel_requested_at=now)
-        waiting = locked.executions.filter(status__in=[Status.PENDING, Status.QUEUED])
-        cancelled = list(waiting.values("pk", "node_id", "attempt", "cause"))
-        waiting.update(status=Status.CANCELLED, error="the run was cancelled", finished_at=now)
-        node_states_emit(run_id=locked.pk, rows=[{**row, "status": Status.CANCELLED} for row in cancelled])
-        if not locked.executions.filter(status=Status.RUNNING).exists():
-            locked.cancel_requested_at = now
-            run_finish(locked, status=RunStatus.CANCELLED, error="cancelled")
+    if run_stop(run_id=run.run_id) is None:
+        run.refresh_from_db(fields=["status", "review_decision"])
+        raise InvalidTransitionError(entity="run", current=run.status, requested=RunStatus.CANCELLED)
 
 
 def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
@@ -81,6 +72,7 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
         fork = WorkGraphRun.objects.create(
             task=run.task, graph_manifest=manifest, manifest_version=run.manifest_version, forked_from=run,
             fork_node_id=node_id, status=RunStatus.READY, pipeline=False, stage=run.stage,
+            max_cost_usd=run.max_cost_usd,
         )
         now = timezone.now()
         copies = []
@@ -290,7 +282,7 @@ def _planning_lost(run: WorkGraphRun, *, error: str) -> None:
     if run.status not in (RunStatus.PLANNING, RunStatus.RUNNING):
         return
     if run.cancel_requested_at is not None:
-        run_finish(run, status=RunStatus.CANCELLED, error="cancelled")
+        run_stopped_finish(run)
         return
     status = RunStatus.PLANNING_FAILED if run.status == RunStatus.PLANNING else RunStatus.FAILED
     run_finish(run, status=status, error=f"planning stopped: {error}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
@@ -68,13 +69,15 @@ class Continuation:
     claimed: WorkNodeExecution | None = None
 
 
-def run_start(*, run: WorkGraphRun) -> None:
+def run_start(*, run: WorkGraphRun, max_cost_usd: Decimal | None = None) -> None:
     """Start a ready run: a pending first attempt for every manifest node, then schedule what is ready.
+    ``max_cost_usd`` replaces the budget the run was planned with (its project's).
 
     Any other status is refused (``InvalidTransitionError``): a run still planning, awaiting approval,
     rejected, running or ended cannot be started.
     """
-    _nodes_start(run_id=run.run_id, allowed=RunStatus.READY)
+    budget = {"max_cost_usd": max_cost_usd} if max_cost_usd is not None else {}
+    _nodes_start(run_id=run.run_id, allowed=RunStatus.READY, **budget)
 
 
 def run_stage_start(*, run: WorkGraphRun) -> None:
@@ -82,7 +85,7 @@ def run_stage_start(*, run: WorkGraphRun) -> None:
     _nodes_start(run_id=run.run_id, allowed=RunStatus.RUNNING)
 
 
-def _nodes_start(*, run_id: Any, allowed: str) -> None:
+def _nodes_start(*, run_id: Any, allowed: str, **fields: Any) -> None:
     """Create a pending first attempt for every manifest node that has none, then schedule what is ready."""
     with run_locked(run_id) as locked:
         if locked.status != allowed or locked.cancel_requested_at is not None:
@@ -106,7 +109,7 @@ def _nodes_start(*, run_id: Any, allowed: str) -> None:
         )
         node_states_emit(run_id=locked.pk, rows=created)
         run_status_set(run=locked, status=RunStatus.RUNNING, started_at=locked.started_at or timezone.now(),
-                       finished_at=None)
+                       finished_at=None, **fields)
     run_advance(run_id=run_id)
 
 
