@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 
 from graphs.models import Project, Skill, Task
@@ -63,3 +65,11 @@ class ReviewForm(forms.Form):
 
 class ForkForm(forms.Form):
     node_id = forms.CharField(max_length=200)
+
+
+class BudgetForm(forms.Form):
+    """The budget a run is started with; left empty, the run keeps its project's."""
+
+    max_cost_usd = forms.DecimalField(
+        label="Budget (USD)", required=False, min_value=Decimal("0.0001"), max_digits=12, decimal_places=4,
+    )

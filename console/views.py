@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,9 +15,10 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
-from console.forms import ForkForm, ReviewForm, TaskForm
+from console.forms import BudgetForm, ForkForm, ReviewForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
+from graphs.accounting import spend_of
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
 from graphs.log_lines import log_line_summary
@@ -32,18 +34,20 @@ LOG_LINES_ON_PAGE = 2000
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     roles = dict(ProjectMembership.objects.filter(user=request.user).values_list("project_id", "role"))
-    projects = [
-        (project, can(roles.get(project.pk), "see_target_folder"))
-        for project in selectors.projects_for_user(request.user)
-    ]
+    projects = list(selectors.projects_for_user(request.user))
+    project_spend = selectors.projects_spend(projects)
     recent = list(selectors.tasks_for_user(request.user)[:10])
     progress = selectors.latest_run_progress(recent)
+    spend = selectors.tasks_spend(recent)
     return render(
         request,
         "console/dashboard.html",
         {
-            "projects": projects,
-            "recent": [(task, *progress[task.pk]) for task in recent],
+            "projects": [
+                (project, can(roles.get(project.pk), "see_target_folder"), project_spend[project.pk])
+                for project in projects
+            ],
+            "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent],
             "in_flight": selectors.runs_in_flight(request.user)[:20],
         },
     )
@@ -59,7 +63,9 @@ def task_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(selectors.tasks_for_user(request.user, **filters), TASKS_PER_PAGE).get_page(
         request.GET.get("page")
     )
-    progress = selectors.latest_run_progress(list(page.object_list))
+    tasks = list(page.object_list)
+    progress = selectors.latest_run_progress(tasks)
+    spend = selectors.tasks_spend(tasks)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -67,7 +73,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "console/task_list.html",
         {
             "page": page,
-            "rows": [(task, *progress[task.pk]) for task in page.object_list],
+            "rows": [(task, *progress[task.pk], spend[task.pk]) for task in tasks],
             "projects": selectors.projects_for_user(request.user),
             "statuses": Task.Status.choices,
             "filters": filters,
@@ -107,6 +113,7 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "task": task,
             "role": role,
             "trees": trees,
+            "spend": selectors.task_spend(task),
             "artifacts": task.artifacts.select_related("node_exec").order_by("-created_at"),
             "can_plan": can(role, "plan"),
             "can_start": can(role, "start_run"),
@@ -132,7 +139,11 @@ def task_plan(request: HttpRequest, task_id) -> HttpResponse:
 def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "start_run")
-    _carry_out(request, lambda: pipeline_start(task=task),
+    budget = BudgetForm(request.POST)
+    if not budget.is_valid():
+        messages.error(request, f"The budget was refused: {_form_errors(budget)}")
+        return redirect("task_detail", task_id=task.pk)
+    _carry_out(request, lambda: pipeline_start(task=task, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
                "The pipeline has started: planner, then coder, then validator.", level=messages.INFO)
     return redirect("task_detail", task_id=task.pk)
 
@@ -144,7 +155,7 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
         request,
         "console/run_graph.html",
         {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run"),
-         "can_cancel": can(role, "cancel_run")},
+         "can_cancel": can(role, "cancel_run"), "spend": spend_of(run.executions.all())},
     )
 
 
@@ -159,7 +170,12 @@ def run_graph_json(request: HttpRequest, run_id) -> JsonResponse:
 def run_start_view(request: HttpRequest, run_id) -> HttpResponse:
     run, role = run_for_member(request.user, run_id)
     require(role, "start_run")
-    return _act(request, run, lambda: run_start(run=run), "The run has started.")
+    budget = BudgetForm(request.POST)
+    if not budget.is_valid():
+        messages.error(request, f"The budget was refused: {_form_errors(budget)}")
+        return redirect("task_detail", task_id=run.task_id)
+    return _act(request, run, lambda: run_start(run=run, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
+                "The run has started.")
 
 
 @login_required
@@ -283,6 +299,10 @@ def _act(request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: s
     if to == "run_planning":
         return redirect("run_planning", run_id=run.run_id)
     return redirect("task_detail", task_id=run.task_id)
+
+
+def _form_errors(form: forms.Form) -> str:
+    return " ".join(str(error) for errors in form.errors.values() for error in errors)
 
 
 def _lead_projects(request: HttpRequest):

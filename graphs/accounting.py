@@ -14,10 +14,9 @@ from typing import Any
 from django.db.models import Count, QuerySet, Sum
 
 from graphs.agents import AgentResult
-from graphs.agents.base import token_counts
+from graphs.agents.base import TOKEN_FIELDS, token_counts
 from graphs.models import WorkNodeExecution
 
-TOKEN_FIELDS = tuple(token_counts(None))
 COUNT_FIELDS = (*TOKEN_FIELDS, "agent_calls", "num_turns", "tool_calls", "duration_api_ms")
 ACCOUNTING_FIELDS = (*COUNT_FIELDS, "cost_usd", "model", "session_id")
 # What a new attempt starts with: the scheduler builds attempts in memory from these.
@@ -63,6 +62,12 @@ class Spend:
         calls = "1 agent call" if self.agent_calls == 1 else f"{self.agent_calls:,} agent calls"
         return f"{cost} · {tokens:,} tokens · {calls}"
 
+    def cost_text(self) -> str:
+        """The cost alone, for a table cell: ``$0.0520``, ``—`` without calls, ``not reported``."""
+        if not self.agent_calls:
+            return "—"
+        return f"${self.cost_usd:.4f}" if self.cost_usd is not None else "not reported"
+
     def as_dict(self) -> dict[str, Any]:
         return {"agent_calls": self.agent_calls, "cost_usd": self.cost_usd, "usage": self.usage,
                 "num_turns": self.num_turns, "tool_calls": self.tool_calls}
@@ -87,11 +92,27 @@ def spend_of(executions: QuerySet[WorkNodeExecution]) -> Spend:
 
 def spend_by_org_node(executions: QuerySet[WorkNodeExecution]) -> dict[str, Spend]:
     """The total of ``executions`` per org node that ran or planned them, in one query."""
-    rows = executions.order_by().values("subagent_type").annotate(attempts=Count("pk"), **_sums())
-    return {row["subagent_type"]: _spend(row) for row in rows.order_by("subagent_type")}
+    return dict(sorted(_spend_grouped(executions, "subagent_type").items()))
 
 
 def spend_by_run(executions: QuerySet[WorkNodeExecution]) -> dict[Any, Spend]:
     """The total of ``executions`` per run, in one query."""
-    rows = executions.order_by().values("run_id").annotate(attempts=Count("pk"), **_sums())
-    return {row["run_id"]: _spend(row) for row in rows}
+    return _spend_grouped(executions, "run_id")
+
+
+def spend_by_task(executions: QuerySet[WorkNodeExecution]) -> dict[Any, Spend]:
+    """The total of ``executions`` per task (every run of it), in one query."""
+    return _spend_grouped(executions, "run__task_id")
+
+
+def spend_by_project(executions: QuerySet[WorkNodeExecution]) -> dict[Any, Spend]:
+    """The total of ``executions`` per project, in one query."""
+    return _spend_grouped(executions, "run__task__project_id")
+
+
+def _spend_grouped(executions: QuerySet[WorkNodeExecution], key: str) -> dict[Any, Spend]:
+    rows = executions.order_by().values(key).annotate(attempts=Count("pk"), **_sums())
+    return {row[key]: _spend(row) for row in rows}
+
+
+NO_SPEND = Spend(agent_calls=0, cost_usd=None, usage=dict.fromkeys(TOKEN_FIELDS, 0), num_turns=0, tool_calls=0)

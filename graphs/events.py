@@ -13,6 +13,8 @@ from typing import Any
 
 from django.db import transaction
 
+from graphs.agents.base import TOKEN_FIELDS
+
 logger = logging.getLogger(__name__)
 
 RunEvent = dict[str, Any]
@@ -37,14 +39,22 @@ def node_states_emit(*, run_id: Any, rows: Iterable[Any]) -> None:
 
 
 def node_state(row: Any) -> dict[str, Any]:
+    """An attempt's status for listeners; with what its agent calls cost once it has ended (an attempt
+    model instance knows, a ``values()`` dict of a waiting attempt does not)."""
     get = row.get if isinstance(row, dict) else lambda name: getattr(row, name, None)
-    return {
+    state = {
         "node_exec_id": str(get("pk") or get("node_exec_id")),
         "node_id": get("node_id"),
         "attempt": get("attempt"),
         "status": get("status"),
         "cause": get("cause"),
     }
+    if not isinstance(row, dict) and get("finished_at") is not None:
+        cost = get("cost_usd")
+        state["cost_usd"] = float(cost) if cost is not None else None
+        state["tokens"] = sum(get(name) or 0 for name in TOKEN_FIELDS)
+        state["agent_calls"] = get("agent_calls") or 0
+    return state
 
 
 def _deliver(payload: RunEvent) -> None:

@@ -63,7 +63,7 @@ def run_status_set(
             return False
         for name, value in values.items():
             setattr(run, name, value)
-        announced = {"error": values["error"]} if "error" in values else {}
+        announced = {name: values[name] for name in ("error", "error_code") if name in values}
         run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
         task_status_refresh(task_id=run.task_id)
     return True

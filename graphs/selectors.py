@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -12,7 +13,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from graphs import manifest as manifest_lib
-from graphs.accounting import Spend, accounting_of, spend_by_run
+from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
+from graphs.agents.base import TOKEN_FIELDS
 from graphs.models import (
     PLANNING_NODE_ID,
     ExecutionLogFile,
@@ -72,6 +74,23 @@ def latest_run_progress(tasks: list[Task]) -> dict[Any, tuple[WorkGraphRun | Non
         run = runs.get(task.pk)
         result[task.pk] = (run, progress[run.pk] if run else RunProgress(total=0))
     return result
+
+
+def tasks_spend(tasks: list[Task]) -> dict[Any, Spend]:
+    """What each task's agent calls cost, every run of it included (one query)."""
+    spends = spend_by_task(WorkNodeExecution.objects.filter(run__task__in=tasks))
+    return {task.pk: spends.get(task.pk, NO_SPEND) for task in tasks}
+
+
+def projects_spend(projects: list[Project]) -> dict[Any, Spend]:
+    """What each project's agent calls cost, every task of it included (one query)."""
+    spends = spend_by_project(WorkNodeExecution.objects.filter(run__task__project__in=projects))
+    return {project.pk: spends.get(project.pk, NO_SPEND) for project in projects}
+
+
+def task_spend(task: Task) -> Spend:
+    """What the task's agent calls cost, every run of it included (one query)."""
+    return spend_of(WorkNodeExecution.objects.filter(run__task=task))
 
 
 def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
@@ -188,13 +207,17 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         .order_by("created_at", "attempt")
         .values(
             "node_exec_id", "node_id", "attempt", "cause", "cause_node_id", "status", "subagent_type",
-            "started_at", "finished_at", "output_payload__new_node_ids",
+            "started_at", "finished_at", "output_payload__new_node_ids", "agent_calls", "cost_usd", *TOKEN_FIELDS,
         )
     )
     latest = latest_by_node(rows)
     attempts_count: dict[str, int] = defaultdict(int)
+    node_cost: dict[str, Decimal] = {}
     for row in rows:
         attempts_count[row["node_id"]] += 1
+        row["tokens"] = sum(row[name] for name in TOKEN_FIELDS)
+        if row["cost_usd"] is not None:
+            node_cost[row["node_id"]] = node_cost.get(row["node_id"], Decimal(0)) + row["cost_usd"]
     planning = [row for row in rows if row["node_id"].startswith(PLANNING_NODE_ID)]
     owners = node_owners(
         ((row["status"], row["subagent_type"], row["output_payload__new_node_ids"]) for row in planning), manifest
@@ -203,7 +226,8 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
     for spec in manifest.get("nodes", []):
         node_id = spec["node_id"]
         row = latest.get(node_id)
-        nodes.append(_graph_node(spec, row, attempts=attempts_count.get(node_id, 0), owner=owners.get(node_id, "")))
+        nodes.append({**_graph_node(spec, row, attempts=attempts_count.get(node_id, 0), owner=owners.get(node_id, "")),
+                      "cost_usd": _float(node_cost.get(node_id))})
     loop_back_runs = _loop_back_firings(rows)
     edges = [
         {
@@ -218,7 +242,8 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
     return {
         "run": {
             "run_id": str(run.run_id), "status": run.status, "manifest_version": run.manifest_version,
-            "task_id": str(run.task_id), "error": run.error,
+            "task_id": str(run.task_id), "error": run.error, "error_code": run.error_code,
+            "max_cost_usd": _float(run.max_cost_usd),
         },
         "nodes": nodes,
         "edges": edges,
@@ -227,6 +252,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
                 "node_exec_id": str(row["node_exec_id"]), "node_id": row["node_id"], "attempt": row["attempt"],
                 "cause": row["cause"], "cause_node_id": row["cause_node_id"], "status": row["status"],
                 "started_at": _iso(row["started_at"]), "finished_at": _iso(row["finished_at"]),
+                "agent_calls": row["agent_calls"], "cost_usd": _float(row["cost_usd"]), "tokens": row["tokens"],
             }
             for row in rows
         ],
@@ -285,6 +311,10 @@ def _duration_ms(row: dict | None) -> int | None:
     if not row or not row["started_at"] or not row["finished_at"]:
         return None
     return int((row["finished_at"] - row["started_at"]).total_seconds() * 1000)
+
+
+def _float(value: Decimal | None) -> float | None:
+    return float(value) if value is not None else None
 
 
 def _iso(value) -> str | None:

@@ -9,10 +9,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from graphs import events
 from graphs.accounting import spend_by_org_node, spend_of
-from graphs.agents import AgentResult
+from graphs.agents import AgentError, AgentResult
 from graphs.engine import run_start
 from graphs.planning import plan_work_graph
+from tests import factories
 from tests.clients import signed_in
 from tests.graphs import edges_for, latest, node, planned_run
 from tests.test_agent_openai import _call, _runner, endpoint  # noqa: F401  (the stand-in server fixture)
@@ -121,3 +123,89 @@ def test_the_offline_agent_costs_nothing(task, settings, inline_executor):
 
     attempt = latest(run)["a"]
     assert (attempt.agent_calls, attempt.cost_usd) == (1, Decimal(0))
+
+
+def test_a_task_sums_every_run_and_a_project_every_task_on_the_api_and_the_pages(
+    task, project, scripted_runner, inline_executor, alice
+):
+    scripted_runner.replies[("node", "a")] = result("done", usage={"input_tokens": 50, "output_tokens": 10},
+                                                    cost_usd=0.25)
+    for _ in range(2):
+        run = planned_run(task, {"nodes": [node("a")], "edges": []})
+        run_start(run=run)
+        inline_executor.drain()
+    other = factories.TaskFactory(project=project, created_by=alice, title="Untouched")
+    client = signed_in(alice)
+
+    detail = client.get(f"/api/tasks/{task.pk}").json()
+    listed = {item["task_id"]: item for item in client.get("/api/tasks").json()["items"]}
+    [listed_project] = client.get("/api/projects").json()
+
+    assert (Decimal(str(detail["spend"]["cost_usd"])), detail["spend"]["agent_calls"]) == (Decimal("0.5"), 2)
+    assert detail["spend"]["usage"]["input_tokens"] == 100
+    assert Decimal(str(listed[str(task.pk)]["spend"]["cost_usd"])) == Decimal("0.5")
+    assert listed[str(other.pk)]["spend"] == {"agent_calls": 0, "cost_usd": None, "usage": dict.fromkeys(
+        ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0),
+        "num_turns": 0, "tool_calls": 0}
+    assert Decimal(str(listed_project["spend"]["cost_usd"])) == Decimal("0.5")
+    assert "Spent: $0.5000 · 120 tokens · 2 agent calls" in client.get(f"/tasks/{task.pk}/").content.decode()
+    task_list = client.get("/tasks/").content.decode()
+    assert 'title="$0.5000 · 120 tokens · 2 agent calls">$0.5000</td>' in task_list
+    assert 'title="no agent calls yet">—</td>' in task_list
+    assert 'title="$0.5000 · 120 tokens · 2 agent calls">$0.5000</span>' in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize("url", ["/api/tasks", "/api/projects", "/tasks/", "/"])
+def test_task_and_project_totals_take_the_same_queries_for_one_task_and_thirty(project, alice, url):
+    client = signed_in(alice)
+    counts = []
+    for count in (1, 30):
+        for _ in range(count):
+            run = planned_run(factories.TaskFactory(project=project, created_by=alice), {"nodes": [node("a")],
+                                                                                        "edges": []})
+            factories.ExecutionFactory(run=run, node_id="a", status="succeeded", cost_usd=Decimal("0.1"),
+                                       agent_calls=1)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+
+
+def test_the_run_page_shows_each_nodes_cost_and_the_runs_total(
+    task, scripted_runner, inline_executor, alice, settings
+):
+    settings.WORKGRAPH_BACKOFF_BASE, settings.WORKGRAPH_BACKOFF_CAP = 0.01, 0.02
+    # A call that failed after spending is paid for: the retry's cost adds to it.
+    scripted_runner.replies[("node", "a", 1)] = AgentError("overloaded", kind="unavailable",
+                                                           spent=result("", cost_usd=0.1, usage={"input_tokens": 7}))
+    scripted_runner.replies[("node", "a", 2)] = result("done", cost_usd=0.05, usage={"input_tokens": 3})
+    run = planned_run(task, {"nodes": [node("a")], "edges": []})
+    run_start(run=run)
+    inline_executor.drain()
+    client = signed_in(alice)
+
+    graph = client.get(f"/runs/{run.run_id}/graph.json").json()
+    page = client.get(f"/runs/{run.run_id}/").content.decode()
+
+    [box] = [item for item in graph["nodes"] if item["node_id"] == "a"]
+    assert box["cost_usd"] == pytest.approx(0.15)
+    assert sorted(attempt["cost_usd"] or 0 for attempt in graph["attempts"]) == pytest.approx([0, 0.05, 0.1])
+    assert '<span id="run-spend">$0.1500 · 10 tokens · 2 agent calls</span>' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ended_attempts_event_carries_what_it_cost_for_the_live_pages(task, scripted_runner, inline_executor,
+                                                                          monkeypatch):
+    heard: list[dict] = []
+    monkeypatch.setattr(events, "_listeners", [heard.append])
+    scripted_runner.replies[("node", "a")] = result("done", cost_usd=0.02,
+                                                    usage={"input_tokens": 5, "output_tokens": 2})
+    run = planned_run(task, {"nodes": [node("a")], "edges": []})
+    run_start(run=run)
+    inline_executor.drain()
+
+    states = [state for event in heard if event["event"] == "nodes" for state in event["nodes"]]
+    assert [state["status"] for state in states] == ["pending", "queued", "running", "succeeded"]
+    assert "cost_usd" not in states[0] and "cost_usd" not in states[2]
+    assert {key: states[-1][key] for key in ("cost_usd", "tokens", "agent_calls")} == {
+        "cost_usd": 0.02, "tokens": 7, "agent_calls": 1}

@@ -86,10 +86,10 @@ def _big_run(task, size: int) -> WorkGraphRun:
     return run
 
 
-@pytest.mark.parametrize("url", ["/tasks/{task}/", "/runs/{run}/graph.json"])
+@pytest.mark.parametrize("url", ["/tasks/{task}/", "/runs/{run}/", "/runs/{run}/graph.json"])
 def test_query_counts_do_not_grow_with_the_number_of_nodes(client, project, alice, url):
     counts = []
-    for size in (10, 500):
+    for size in (10, 1000):
         task = factories.TaskFactory(project=project)
         run = _big_run(task, size)
         with CaptureQueriesContext(connection) as queries:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from decimal import Decimal
+from html import escape
 
 import pytest
 
@@ -15,11 +16,16 @@ from graphs.engine import plan_fresh, run_start, run_wait_finished
 from graphs.jobs import ThreadExecutor, executor_set
 from graphs.models import Task, WorkGraphRun
 from tests.agents import wait_for_cancel
+from tests.clients import signed_in
 from tests.factories import ProjectFactory, TaskFactory
 from tests.graphs import edges_for, latest, node, planned_run
 
 # What each call of the fake CLI's fixtures reports it cost (their result events' total_cost_usd).
 CALL_COST = Decimal("0.2113")
+
+
+def post(client, url: str, body: dict):
+    return client.post(url, data=json.dumps(body), content_type="application/json")
 
 
 def chain(*node_ids: str) -> dict:
@@ -168,3 +174,44 @@ def test_a_planning_call_that_spends_the_budget_ends_the_run_before_any_node_run
     assert run.error == f"the run's budget of $0.1000 is spent: its agent calls cost ${CALL_COST}"
     assert (planning.status, planning.cost_usd) == ("cancelled", CALL_COST)
     assert run.graph_manifest in ({}, None) or not run.graph_manifest.get("nodes")
+
+
+@pytest.mark.django_db
+def test_the_api_starts_a_run_with_its_own_budget_and_refuses_one_that_is_not_positive(
+    task, alice, scripted_runner, inline_executor
+):
+    api = signed_in(alice)
+    ready = budgeted_run(TaskFactory(project=task.project, created_by=alice), chain("a"), "5")
+
+    refused = post(api, f"/api/tasks/{task.pk}/pipeline", {"max_cost_usd": 0})
+    accepted = post(api, f"/api/tasks/{task.pk}/pipeline", {"max_cost_usd": "2.5"})
+    started = post(api, f"/api/runs/{ready.run_id}/start", {"max_cost_usd": 0.75})
+
+    assert refused.status_code == 400 and refused.json()["fields"][0]["field"] == "max_cost_usd"
+    assert accepted.status_code == 202
+    assert task.runs.get().max_cost_usd == Decimal("2.5")
+    assert started.status_code == 200
+    assert (Decimal(str(started.json()["max_cost_usd"])), started.json()["error_code"]) == (Decimal("0.75"), "")
+
+
+@pytest.mark.django_db
+def test_the_pages_start_a_run_with_its_own_budget_and_show_a_stopped_one_prominently(
+    task, alice, claude_cli, inline_executor
+):
+    client = signed_in(alice)
+    claude_cli("plan_prose_fenced.json")
+    run = budgeted_run(task, chain("a", "b"), "5")
+
+    refused = client.post(f"/runs/{run.run_id}/start/", {"max_cost_usd": "-1"}, follow=True)
+    assert WorkGraphRun.objects.get(pk=run.pk).status == "ready"
+    assert "The budget was refused" in refused.content.decode()
+    client.post(f"/runs/{run.run_id}/start/", {"max_cost_usd": "0.3"})
+    inline_executor.drain()
+
+    message = escape(f"the run's budget of $0.3000 is spent: its agent calls cost ${2 * CALL_COST}")
+    task_page = client.get(f"/tasks/{task.pk}/").content.decode()
+    run_page = client.get(f"/runs/{run.run_id}/").content.decode()
+    assert f'<p class="banner error" role="alert" data-budget-exceeded>Budget exceeded — {message}</p>' in task_page
+    assert "budget $0.3000" in task_page
+    assert f'<p id="run-stopped" class="banner error" role="alert">Budget exceeded — {message}</p>' in run_page
+    assert client.get(f"/runs/{run.run_id}/graph.json").json()["run"]["error_code"] == "budget_exceeded"

@@ -10,6 +10,7 @@ from console.api.errors import ApiError
 from console.api.schemas import (
     ERRORS,
     AcceptedOut,
+    BudgetIn,
     CommentIn,
     ExecutionDetailOut,
     ExecutionOut,
@@ -107,10 +108,10 @@ def runs_reject(request, run_id: UUID, payload: RejectIn):
 
 
 @router.post("/runs/{run_id}/start", response={200: RunOut, **ERRORS})
-def runs_start(request, run_id: UUID):
+def runs_start(request, run_id: UUID, payload: BudgetIn | None = None):
     run, role = run_for_member(request.auth, run_id)
     require(role, "start_run")
-    run_start(run=run)
+    run_start(run=run, max_cost_usd=payload.max_cost_usd if payload else None)
     run.refresh_from_db()
     return _run_out(run)
 
@@ -136,7 +137,8 @@ def _run_out(run) -> dict:
     if executions is None:
         executions = list(run.executions.defer("input_payload", "output_payload").order_by("created_at"))
     fields = (
-        "run_id", "task_id", "status", "manifest_version", "graph_manifest", "pipeline", "stage", "error",
+        "run_id", "task_id", "status", "manifest_version", "graph_manifest", "pipeline", "stage", "error", "error_code",
+        "max_cost_usd",
         "forked_from_id", "fork_node_id", "review_decision", "review_comment", "created_at", "started_at",
         "finished_at",
     )

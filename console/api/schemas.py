@@ -57,12 +57,22 @@ class ErrorOut(Schema):
     fields: list[dict[str, Any]] = []
 
 
+class SpendOut(Schema):
+    agent_calls: int
+    cost_usd: Decimal | None
+    usage: dict[str, int]
+    num_turns: int
+    tool_calls: int
+
+
 class ProjectOut(Schema):
     slug: str
     name: str
     target_folder: str | None = Field(..., description="Where the project's work is written; leads only, else null.")
     require_plan_approval: bool
+    max_run_cost_usd: Decimal | None = Field(..., description="Each run's budget in USD unless it is given its own.")
     role: str
+    spend: SpendOut = Field(..., description="What every run of the project's tasks cost.")
 
 
 class TaskIn(InSchema):
@@ -101,10 +111,16 @@ class TaskOut(Schema):
     status: str
     outcome: dict[str, Any]
     created_at: datetime
+    spend: SpendOut = Field(..., description="What every run of the task cost, planning and judge calls included.")
 
     @staticmethod
     def resolve_project(task: Task) -> str:
         return task.project.slug
+
+    @staticmethod
+    def resolve_spend(task: Task) -> dict[str, Any]:
+        # The endpoint sets it for the tasks it answers with: one query for a whole page.
+        return task.spend.as_dict()
 
 
 class TaskPage(Schema):
@@ -142,14 +158,6 @@ class ExecutionOut(Schema):
     session_id: str
 
 
-class SpendOut(Schema):
-    agent_calls: int
-    cost_usd: Decimal | None
-    usage: dict[str, int]
-    num_turns: int
-    tool_calls: int
-
-
 class AttemptOut(Schema):
     node_exec_id: UUID
     attempt: int
@@ -176,6 +184,8 @@ class RunOut(Schema):
     pipeline: bool
     stage: str
     error: str
+    error_code: str = Field(..., description="Why the run was stopped early: budget_exceeded; empty otherwise.")
+    max_cost_usd: Decimal | None = Field(..., description="The run's budget in USD; null: none.")
     forked_from_id: UUID | None
     fork_node_id: str
     review_decision: str
@@ -213,6 +223,13 @@ class LogPage(Schema):
     lines: list[dict[str, Any]]
     next_after: int
     complete: bool
+
+
+class BudgetIn(InSchema):
+    max_cost_usd: Decimal | None = Field(
+        None, gt=0, max_digits=12, decimal_places=4,
+        description="The run's budget in USD; left out, the project's max_run_cost_usd.",
+    )
 
 
 class OrgNodeIn(InSchema):

@@ -9,7 +9,7 @@ from django.http import Http404
 from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS, AcceptedOut, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
+from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
 from console.permissions import can, require, task_for_member
 from graphs import selectors
 from graphs.engine import pipeline_start, plan_fresh
@@ -32,10 +32,13 @@ class TaskFilters(InSchema):
 @router.get("/projects", response={200: list[ProjectOut], **ERRORS})
 def projects_list(request):
     roles = dict(ProjectMembership.objects.filter(user=request.auth).values_list("project_id", "role"))
+    projects = list(selectors.projects_for_user(request.auth))
+    spend = selectors.projects_spend(projects)
     return [
-        {**{f: getattr(p, f) for f in ("slug", "name", "require_plan_approval")}, "role": roles[p.pk],
+        {**{f: getattr(p, f) for f in ("slug", "name", "require_plan_approval", "max_run_cost_usd")},
+         "role": roles[p.pk], "spend": spend[p.pk].as_dict(),
          "target_folder": p.target_folder if can(roles[p.pk], "see_target_folder") else None}
-        for p in selectors.projects_for_user(request.auth)
+        for p in projects
     ]
 
 
@@ -48,7 +51,7 @@ def tasks_list(request, filters: Query[TaskFilters]):
     tasks = selectors.tasks_for_user(request.auth, project_slug=filters.project, status=filters.status, text=filters.q)
     paginator = Paginator(tasks, filters.page_size)
     page = paginator.get_page(filters.page)
-    return {"items": list(page.object_list), "count": paginator.count, "page": page.number,
+    return {"items": _with_spend(list(page.object_list)), "count": paginator.count, "page": page.number,
             "pages": paginator.num_pages}
 
 
@@ -62,26 +65,34 @@ def tasks_create(request, payload: TaskIn):
     data = payload.dict()
     data.pop("project")
     task = task_create(project=project, created_by=request.auth, **data)
-    return Status(201, task)
+    return Status(201, _with_spend([task])[0])
 
 
 @router.get("/tasks/{task_id}", response={200: TaskOut, **ERRORS})
 def tasks_detail(request, task_id: UUID):
     task, _ = task_for_member(request.auth, task_id)
-    return task
+    return _with_spend([task])[0]
 
 
 @router.post("/tasks/{task_id}/plan", response={202: AcceptedOut, **ERRORS})
-def tasks_plan(request, task_id: UUID):
+def tasks_plan(request, task_id: UUID, payload: BudgetIn | None = None):
     task, role = task_for_member(request.auth, task_id)
     require(role, "plan")
-    plan_fresh(task=task)
+    plan_fresh(task=task, max_cost_usd=payload.max_cost_usd if payload else None)
     return Status(202, {"detail": "the planner is planning the task"})
 
 
 @router.post("/tasks/{task_id}/pipeline", response={202: AcceptedOut, **ERRORS})
-def tasks_pipeline(request, task_id: UUID):
+def tasks_pipeline(request, task_id: UUID, payload: BudgetIn | None = None):
     task, role = task_for_member(request.auth, task_id)
     require(role, "start_run")
-    pipeline_start(task=task)
+    pipeline_start(task=task, max_cost_usd=payload.max_cost_usd if payload else None)
     return Status(202, {"detail": "the pipeline has started"})
+
+
+def _with_spend(tasks: list[Task]) -> list[Task]:
+    """The tasks, each with what its runs cost (one query for all of them)."""
+    spend = selectors.tasks_spend(tasks)
+    for task in tasks:
+        task.spend = spend[task.pk]
+    return tasks

@@ -154,6 +154,9 @@ def output_head(text: str, limit: int = 2000) -> str:
     return text[:limit]
 
 
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def token_counts(usage: Any) -> dict[str, int]:
     """The four token counts of a call's usage, whichever way the agent reported it.
 

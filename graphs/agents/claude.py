@@ -58,7 +58,7 @@ from typing import IO, Any
 
 from django.conf import settings
 
-from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult, output_head
+from graphs.agents.base import TOKEN_FIELDS, AgentCall, AgentCancelled, AgentError, AgentResult, output_head
 
 _POLL_SECONDS = 0.05
 # How long the output threads may take to reach end-of-file after the process is gone.
@@ -72,7 +72,6 @@ _HEAD_CHARS = 2000
 _TAIL_LINES = 20
 _TAIL_LINE_CHARS = 2000
 _CUT_SUFFIX = " …[cut]"
-_TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 # The CLI reports API trouble as text, in stderr or in the ``result`` of an ``is_error`` result.
 # Classifying it lets the engine retry a rate limit or an overload (transient) and give up at once on
@@ -402,7 +401,7 @@ def _token_counts(usage: Any) -> dict[str, int] | None:
     """The four token counts of a ``usage`` object (the rest — service tier, server tool use — is left)."""
     if not isinstance(usage, dict):
         return None
-    return {key: usage[key] for key in _TOKEN_COUNTS if _int_or_none(usage.get(key)) is not None}
+    return {key: usage[key] for key in TOKEN_FIELDS if _int_or_none(usage.get(key)) is not None}
 
 
 def _int_or_none(value: Any) -> int | None:

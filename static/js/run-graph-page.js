@@ -1,6 +1,7 @@
 // Run graph page: the DAG (or "as it ran" timeline), live over /ws/runs/<id>/, with a side panel.
 import { connectLog, connectRun } from "./live.js";
 import { createRunGraph } from "./dag/run-graph.js";
+import { spendSummary, spendTotal } from "./spend.js";
 
 const container = document.getElementById("dag");
 const panel = document.getElementById("panel");
@@ -8,6 +9,9 @@ const panelTitle = document.getElementById("panel-title");
 const panelBody = document.getElementById("panel-body");
 const statusEl = document.getElementById("run-status");
 const progressEl = document.getElementById("run-progress");
+const spendEl = document.getElementById("run-spend");
+const stoppedEl = document.getElementById("run-stopped");
+const spend = spendTotal();
 let panelLog = null;
 let latestData = null;
 
@@ -22,10 +26,24 @@ function setRunStatus(status) {
   statusEl.replaceChildren(el("span", { class: `status status-${status}`, "data-status": status }, status));
 }
 
+// The run's cost and tokens: every attempt graph.json lists, then each attempt an event reports ended.
+function addSpend(attempts) {
+  for (const attempt of attempts) spend.set(attempt);
+  spendEl.textContent = spendSummary(spend.total);
+}
+
+function showStopped(run) {
+  if (run.error_code !== "budget_exceeded") return;
+  stoppedEl.textContent = `Budget exceeded — ${run.error}`;
+  stoppedEl.hidden = false;
+}
+
 async function fetchGraph() {
   const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin" });
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
   latestData = await response.json();
+  addSpend(latestData.attempts);
+  showStopped(latestData.run);
   return latestData;
 }
 
@@ -108,6 +126,7 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
     async onEvent(event) {
       if (event.event === "nodes") {
         graph.updateNodes(event.nodes);
+        addSpend(event.nodes);
         if (event.nodes.some((n) => n.cause === "loop_back" || n.cause === "dynamic_loop_back")) {
           await graph.append(await fetchGraph());
         }
@@ -115,6 +134,9 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
         await graph.append(await fetchGraph());
       } else if (event.event === "run_status") {
         setRunStatus(event.status);
+        showStopped(event);
+      } else if (event.event === "run_stopping") {
+        showStopped(event);
       } else if (event.event === "progress") {
         progressEl.textContent = event.summary;
       }

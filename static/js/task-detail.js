@@ -22,6 +22,8 @@ function refreshSection(runId) {
       const page = new DOMParser().parseFromString(html, "text/html");
       const taskStatus = page.querySelector("h1 .status");
       if (taskStatus) document.querySelector("h1 .status")?.replaceWith(taskStatus);
+      const taskSpend = page.getElementById("task-spend");
+      if (taskSpend) document.getElementById("task-spend")?.replaceWith(taskSpend);
       const fresh = page.getElementById(`run-${runId}`);
       if (!fresh) return;
       const open = new Set([...section.querySelectorAll("details[open]")].map((d) => d.closest("[data-node-id]")?.dataset.nodeId));

@@ -7,7 +7,7 @@
  * @typedef {{t: "text", x: number, y: number, text: string, font: string, color: string,
  *            align?: CanvasTextAlign}} TextPart
  */
-import { FONTS, attemptBadge, fitText, nodeTitle, statusLine, textWidth } from "./labels.js";
+import { FONTS, attemptBadge, costLabel, fitText, nodeTitle, statusLine, textWidth } from "./labels.js";
 import { INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
 
 const PAD = 14;
@@ -57,7 +57,8 @@ function nodeParts({ w, h, node }) {
     parts.push({ t: "rect", x: w - ow - 6, y: h - 23, w: ow, h: 17, r: 8.5, fill: "#f1f5f9", stroke: "#94a3b8", lw: 1 });
     parts.push({ t: "text", x: w - 6 - ow / 2, y: h - 10.5, text: org, font: FONTS.meta, color: MUTED_INK, align: "center" });
   }
-  const status = fitText(statusLine(node.status), FONTS.meta, w - PAD - ow - 12);
+  const cost = costLabel(node);
+  const status = fitText(cost ? `${statusLine(node.status)} · ${cost}` : statusLine(node.status), FONTS.meta, w - PAD - ow - 12);
   parts.push({ t: "text", x: PAD, y: h - 10.5, text: status, font: FONTS.meta, color: style.text });
   return parts;
 }

@@ -27,6 +27,13 @@ export function statusLine(status) {
   return `${style.glyph} ${style.label}`;
 }
 
+/** What a node's attempts cost, for its box: "$0.21", "<$0.01", or "" when nothing was spent. */
+export function costLabel(node) {
+  const usd = node.cost_usd;
+  if (typeof usd !== "number" || usd <= 0) return "";
+  return usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`;
+}
+
 /** The attempt badge: shown from the second attempt on, when retries and loop-backs matter. */
 export function attemptBadge(node) {
   return node.attempts > 1 ? `×${node.attempts}` : "";
@@ -45,7 +52,8 @@ export function boxAriaLabel(box) {
     return `${nodeTitle(node)} attempt ${box.attempt.attempt}, ${statusStyle(box.attempt.status).label}, cause ${box.attempt.cause}`;
   }
   const attempts = `${node.attempts} attempt${node.attempts === 1 ? "" : "s"}`;
-  return `${nodeTitle(node)}, ${statusStyle(node.status).label}, ${attempts}, org node ${node.org_node}`;
+  const cost = costLabel(node) ? `, cost ${costLabel(node)}` : "";
+  return `${nodeTitle(node)}, ${statusStyle(node.status).label}, ${attempts}${cost}, org node ${node.org_node}`;
 }
 
 let measure = null;

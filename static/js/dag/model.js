@@ -15,10 +15,12 @@ const TERMINAL = new Set(["succeeded", "failed", "blocked", "cancelled"]);
  * @property {string} status
  * @property {number} attempts
  * @property {string[]} depends_on
+ * @property {?number} cost_usd  what its attempts' agent calls cost, summed (null: none reported)
  *
  * @typedef {{from: string, to: string, edge_type: string, fired: number}} GraphEdge
  * @typedef {{node_exec_id: string, node_id: string, attempt: number, cause: string,
- *            cause_node_id: string, status: string, started_at: ?string, finished_at: ?string}} Attempt
+ *            cause_node_id: string, status: string, started_at: ?string, finished_at: ?string,
+ *            cost_usd?: ?number}} Attempt
  *
  * @typedef {object} Model
  * @property {object} run
@@ -91,8 +93,9 @@ function splitEdges(edges, nodes) {
  * first time with cause `loop_back` and a `cause_node_id` counts one firing of that loop-back edge
  * (the server counts the same way: loop-back attempts of the edge's target caused by its source).
  * @param {Model} model
+ * An ended attempt's update carries what it cost (`cost_usd`), which its node's total follows.
  * @param {{node_exec_id: string, node_id: string, attempt: number, status: string, cause?: string,
- *          cause_node_id?: string}[]} updates
+ *          cause_node_id?: string, cost_usd?: ?number}[]} updates
  * @returns {boolean} whether anything drawn changed
  */
 export function modelApplyUpdates(model, updates) {
@@ -119,6 +122,10 @@ export function modelApplyUpdates(model, updates) {
       if (attempt.cause === "loop_back" && attempt.cause_node_id) countFiring(model, attempt);
     }
     attempt.status = update.status;
+    if (update.cost_usd !== undefined) {
+      node.cost_usd = (node.cost_usd ?? 0) - (attempt.cost_usd ?? 0) + (update.cost_usd ?? 0);
+      attempt.cost_usd = update.cost_usd;
+    }
     if (!attempt.started_at && update.status !== "queued" && update.status !== "pending") attempt.started_at = now;
     if (!attempt.finished_at && TERMINAL.has(update.status)) attempt.finished_at = now;
     if (update.attempt >= node.attempts) {

@@ -1,0 +1,27 @@
+"""What agent calls cost, in words: the same words the pages' script gives the totals that change live
+(``tests/js/spend.test.mjs`` holds the script to the same cases)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from graphs.accounting import Spend
+from graphs.agents.base import TOKEN_FIELDS
+
+CASES = json.loads((Path(__file__).parent / "fixtures" / "spend" / "summaries.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["summary"] for case in CASES])
+def test_a_spend_reads_the_same_on_the_server_as_in_the_browser(case):
+    figures = case["spend"]
+    cost = figures["cost_usd"]
+    spend = Spend(
+        agent_calls=figures["agent_calls"], cost_usd=None if cost is None else Decimal(str(cost)),
+        usage={**dict.fromkeys(TOKEN_FIELDS, 0), "input_tokens": figures["tokens"]}, num_turns=0, tool_calls=0,
+    )
+
+    assert (spend.summary(), spend.cost_text()) == (case["summary"], case["cost"])
