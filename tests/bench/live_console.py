@@ -53,6 +53,8 @@ class ConsoleSetup:
 class ListenerResult:
     resumer: bool
     seqs: list[int]
+    # When each line that measures something was sent, and its latency, in the order received.
+    sent: list[float]
     latencies: list[float]
     drops: int
     ended: bool
@@ -214,14 +216,15 @@ async def _listen(uri: str, cookie: str, *, sent_at: SentAt, seconds: float, on_
     from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
     seqs: list[int] = []
+    sent_times: list[float] = []
     latencies: list[float] = []
     drops = 0
     headers = {"Cookie": cookie}
     pause_at = resume_at_seq if resume_uri is not None else None
 
     def result(*, last_seq: int | None) -> ListenerResult:
-        return ListenerResult(resumer=resume_uri is not None, seqs=seqs, latencies=latencies, drops=drops,
-                              ended=last_seq is not None, last_seq=last_seq)
+        return ListenerResult(resumer=resume_uri is not None, seqs=seqs, sent=sent_times, latencies=latencies,
+                              drops=drops, ended=last_seq is not None, last_seq=last_seq)
 
     try:
         async with asyncio.timeout(seconds):
@@ -243,6 +246,7 @@ async def _listen(uri: str, cookie: str, *, sent_at: SentAt, seconds: float, on_
                                 seqs.append(line["seq"])
                                 sent = sent_at(line)
                                 if sent is not None:
+                                    sent_times.append(sent)
                                     latencies.append(received - sent)
                             if pause_at is not None and seqs[-1] >= pause_at:
                                 break
