@@ -45,8 +45,8 @@ and then an ``api_retry`` — between the ``system/init`` and the ``result`` eve
    (PostgreSQL) → channels-redis pub/sub → a real daphne's log consumer → a WebSocket → a
    ``websockets`` client, signed in with a session cookie, in a process of its own.
 
-   How to read the table: "printed/s" is the rate the fake CLI achieved (its pause between lines is
-   ``1 / LATENCY_RATE``); p50, p95 and max are receipt minus printing over the stamped lines; lost
+   How to read the table: "printed/s" is the rate the fake CLI achieved (on a fixed schedule of
+   ``LATENCY_RATE``); p50, p95 and max are receipt minus printing over the stamped lines; lost
    and duplicated count the log's seqs, 1 to the ``last_seq`` of its ``end``, missing from or repeated
    in what the listener received — they must be 0, and every stamped event must arrive. The line
    batches wait up to ``DRAIN_WINDOW_SECONDS`` (20 ms) to be stored together and the publisher up to
@@ -126,7 +126,7 @@ def console() -> Iterator[Console]:
 
 
 def test_the_runner_cost_per_streamed_event(console):
-    fixture = _fixture_write(console.scratch / "fast.json", stream_events(EVENTS), line_delay=0)
+    fixture = _fixture_write(console.scratch / "fast.json", stream_events(EVENTS))
     done = subprocess.run(
         [sys.executable, "-m", "tests.bench.claude_stream", "rounds", str(fixture), str(ROUNDS + 1),
          console.setup.task],
@@ -145,8 +145,8 @@ def test_an_event_on_stdout_reaches_a_browser(console, tmp_path):
     count = int(LATENCY_RATE * LATENCY_SECONDS)
     events = stream_events(count, stamp=STAMP)
     gate = console.scratch / "latency-gate"
-    fixture = _fixture_write(console.scratch / "steady.json", events, line_delay=1 / LATENCY_RATE,
-                             first={"fake": "wait_for_gate"}, stamp=STAMP)
+    fixture = _fixture_write(console.scratch / "steady.json", events, first={"fake": "wait_for_gate"},
+                             line_rate=LATENCY_RATE, stamp=STAMP)
     broker = broker_create(prefix="workgraph-bench-stream")
     env = worker_env(
         broker=broker, DATABASE_URL=console.env["DATABASE_URL"], WORKGRAPH_VAR_DIR=console.env["WORKGRAPH_VAR_DIR"],
@@ -254,11 +254,12 @@ def _stamped_count(events: list[dict]) -> int:
     return sum(STAMP in json.dumps(event) for event in events)
 
 
-def _fixture_write(path: Path, events: list[dict], *, line_delay: float, first: dict | None = None,
+def _fixture_write(path: Path, events: list[dict], *, first: dict | None = None, line_rate: int | None = None,
                    stamp: str | None = None) -> Path:
-    """A fixture for the fake CLI; each event is written as its line of JSON, so the fake only prints it."""
-    fixture = {"stdout": [*([first] if first else []), *map(json.dumps, events)], "line_delay": line_delay,
-               **({"stamp": stamp} if stamp else {})}
+    """A fixture for the fake CLI; each event is written as its line of JSON, so the fake only prints it.
+    Without ``line_rate`` the fake prints as fast as it can."""
+    fixture = {"stdout": [*([first] if first else []), *map(json.dumps, events)],
+               **({"line_rate": line_rate} if line_rate else {}), **({"stamp": stamp} if stamp else {})}
     path.write_text(json.dumps(fixture))
     return path
 
