@@ -88,7 +88,7 @@ EVENTS = 10_000
 ROUNDS = 9
 LATENCY_RATE = 200
 LATENCY_SECONDS = 10.0
-# A call that has not drained this long after its last event is reported with what arrived.
+# The listener gives up on a log not ended this long after its last event (the table shows what arrived).
 DRAIN_SECONDS = 30.0
 # The stream's shape: one Read result in LARGE_EVERY is a file of LARGE_CHARS characters; one cycle of
 # events in RETRY_EVERY ends with an api_retry.
