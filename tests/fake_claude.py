@@ -9,6 +9,9 @@ FAKE_CLAUDE_FIXTURE:
     {"stdout": [...],          # each item one stdout line: an object is printed as one line of JSON
                                # (an event of the documented stream-json format), a string as it is
      "line_delay": 0,          # seconds between two stdout lines
+     "line_rate": 200,         # optional: stdout lines a second, on a fixed schedule from the first
+     "stamp": "@T@",           # optional: in each stdout line, this text becomes the wall-clock time
+                               # (time.time()) at which the line is printed
      "stderr": "text", "exit_code": 0,
      "spawn_lingering_child": false}   # leave a child holding stdout open after exiting
 An object of ``stdout`` with a "fake" key is a direction to this script, never printed:
@@ -49,14 +52,17 @@ def _wait_for_gate():
         time.sleep(0.01)
 
 
-def _play(item, delay):
+def _play(item, delay, stamp):
     if isinstance(item, dict) and "fake" in item:
         if item["fake"] == "sleep":
             time.sleep(item["seconds"])
         elif item["fake"] == "wait_for_gate":
             _wait_for_gate()
         return
-    sys.stdout.write((json.dumps(item) if isinstance(item, dict) else item) + "\n")
+    line = json.dumps(item) if isinstance(item, dict) else item
+    if stamp:
+        line = line.replace(stamp, f"{time.time():.6f}")
+    sys.stdout.write(line + "\n")
     sys.stdout.flush()
     time.sleep(delay)
 
@@ -84,8 +90,14 @@ def main():
         fixture = json.load(fixture_file)
     if fixture.get("spawn_lingering_child"):
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    rate = fixture.get("line_rate")
+    start, printed = None, 0
     for item in fixture.get("stdout", []):
-        _play(item, fixture.get("line_delay", 0))
+        if rate and not (isinstance(item, dict) and "fake" in item):
+            start = time.monotonic() if start is None else start
+            time.sleep(max(0.0, start + printed / rate - time.monotonic()))
+            printed += 1
+        _play(item, fixture.get("line_delay", 0), fixture.get("stamp"))
     sys.stderr.write(fixture.get("stderr", ""))
     return fixture.get("exit_code", 0)
 

@@ -39,13 +39,9 @@ name a case whose producer fell short of its rate, or whose listeners had not al
 
 from __future__ import annotations
 
-import asyncio
 import io
-import json
 import multiprocessing
-import os
 import queue
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,14 +53,22 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
-import psycopg
 import pytest
-import redis
 from django.conf import settings
 from django.db import connection
-from psycopg import sql
+
+from tests.bench.live_console import (
+    PRODUCER,
+    REDIS_URL,
+    ListenerResult,
+    clients_process,
+    console_env,
+    console_set_up,
+    daphne,
+    database_fresh,
+    redis_reachable,
+)
 
 # The last commit whose logs were files on the worker's disk; the next one moved them to the database.
 FILE_STORE_COMMIT = "fe228b4841e1dc60e580bb4cee8490bc5c3f11dc"
@@ -75,12 +79,6 @@ LISTENERS = (1, 20, 100)
 STREAM_SECONDS = 2.0
 # A case that has not drained this long after its last line is reported with what arrived.
 DRAIN_SECONDS = 30.0
-RESUME_PAUSE_SECONDS = 0.3
-# Migrating a fresh database takes most of a store's setup.
-SETUP_SECONDS = 600
-REDIS_URL = settings.REDIS_URL or "redis://127.0.0.1:6379/0"
-ORIGIN = "http://127.0.0.1"
-PRODUCER = Path(__file__).with_name("live_log_producer.py")
 
 
 @dataclass(frozen=True)
@@ -88,21 +86,6 @@ class Store:
     name: str
     tree: Path
     env: dict[str, str]
-
-
-@dataclass(frozen=True)
-class StoreSetup:
-    cookie: str
-    executions: list[str]
-
-
-@dataclass(frozen=True)
-class ListenerResult:
-    resumer: bool
-    seqs: list[int]
-    latencies: list[float]
-    drops: int
-    ended: bool
 
 
 @dataclass(frozen=True)
@@ -121,7 +104,7 @@ class CaseResult:
 
 
 def test_live_log_latency_and_loss():
-    if not _redis_reachable(REDIS_URL):
+    if not redis_reachable(REDIS_URL):
         pytest.skip(f"needs a reachable Redis at {REDIS_URL}")
     started = time.monotonic()
     results: list[CaseResult] = []
@@ -140,19 +123,9 @@ def test_live_log_latency_and_loss():
 def _store(name: str, scratch: Path) -> Iterator[Store]:
     """The store's tree, database and environment, for its daphnes and its producer."""
     tree = settings.BASE_DIR if name == "database" else _tree_unpacked(FILE_STORE_COMMIT, scratch / "file-tree")
-    with _database(f"bench_live_logs_{name}", scratch) as database_url:
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "PYTHONPATH": str(tree),
-            "DATABASE_URL": database_url,
-            "REDIS_URL": REDIS_URL,
-            "WORKGRAPH_VAR_DIR": str(scratch / f"{name}-var"),
-            # The factories' project folders, and whatever else the processes make, go with the scratch.
-            "TMPDIR": str(scratch),
-        }
-        # Only the file store gets a log directory: given one, the database store would also write a JSONL copy.
-        env.pop("WORKGRAPH_LOG_DIR", None)
+    with database_fresh(f"bench_live_logs_{name}", scratch) as database_url:
+        env = console_env(tree=tree, database_url=database_url, scratch=scratch, name=name)
+        # Only the file store gets a log directory.
         if name == "file":
             env["WORKGRAPH_LOG_DIR"] = str(scratch / "file-logs")
         yield Store(name=name, tree=tree, env=env)
@@ -170,57 +143,15 @@ def _tree_unpacked(commit: str, destination: Path) -> Path:
     return destination
 
 
-@contextmanager
-def _database(name: str, scratch: Path) -> Iterator[str]:
-    """A fresh database: on the PostgreSQL server this run was given, else a SQLite file in ``scratch``."""
-    config = connection.settings_dict
-    if connection.vendor != "postgresql":
-        yield f"sqlite:///{scratch / name}.sqlite3"
-        return
-    _postgres_database_drop(config, name)
-    _postgres_run(config, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    credentials = quote(config["USER"]) + (f":{quote(config['PASSWORD'])}" if config["PASSWORD"] else "")
-    try:
-        yield f"postgres://{credentials}@{config['HOST'] or 'localhost'}:{config['PORT'] or 5432}/{name}"
-    finally:
-        _postgres_database_drop(config, name)
-
-
-def _postgres_database_drop(config: dict, name: str) -> None:
-    # FORCE: a daphne killed mid-case may leave its connection behind for a moment.
-    _postgres_run(config, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def _postgres_run(config: dict, statement: sql.Composed) -> None:
-    with psycopg.connect(
-        host=config["HOST"] or "localhost", port=config["PORT"] or 5432, user=config["USER"],
-        password=config["PASSWORD"] or None, dbname="postgres", autocommit=True,
-    ) as server:
-        server.execute(statement)
-
-
 def _store_cases(store: Store, results: list[CaseResult]) -> None:
     """Run every case on the store, adding each one's result to ``results`` as it finishes."""
     cases = [(daphnes, rate, listeners) for daphnes in DAPHNES for rate in RATES for listeners in LISTENERS]
-    setup = _store_set_up(store, executions=len(cases))
+    setup = console_set_up(tree=store.tree, env=store.env, executions=len(cases))
     with ExitStack() as stack:
-        ports = [stack.enter_context(_daphne(store)) for _ in range(max(DAPHNES))]
+        ports = [stack.enter_context(daphne(tree=store.tree, env=store.env)) for _ in range(max(DAPHNES))]
         for (daphnes, rate, listeners), execution_id in zip(cases, setup.executions, strict=True):
             results.append(_case(store, execution_id=execution_id, ports=ports[:daphnes], cookie=setup.cookie,
                                  rate=rate, listeners=listeners))
-
-
-def _store_set_up(store: Store, *, executions: int) -> StoreSetup:
-    done = subprocess.run(
-        [sys.executable, str(PRODUCER), str(store.tree), "setup", str(executions)],
-        cwd=store.tree, env=store.env, capture_output=True, text=True, timeout=SETUP_SECONDS,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"setting up the {store.name} store failed: {done.stderr[-3000:]}")
-    answer = json.loads(done.stdout.splitlines()[-1])
-    # The producer and the daphnes find the tree the same way: this says they run the code meant.
-    assert Path(answer["logs_module"]).resolve().is_relative_to(store.tree.resolve()), answer["logs_module"]
-    return StoreSetup(cookie=answer["cookie"], executions=answer["executions"])
 
 
 def _case(store: Store, *, execution_id: str, ports: list[int], cookie: str, rate: int, listeners: int) -> CaseResult:
@@ -230,7 +161,9 @@ def _case(store: Store, *, execution_id: str, ports: list[int], cookie: str, rat
     ready = context.Event()
     receiving, sending = context.Pipe(duplex=False)
     child = context.Process(
-        target=_clients_process, args=(uris, cookie, listeners, count + 1, ready, sending), daemon=True
+        target=clients_process, args=(uris, cookie), daemon=True,
+        kwargs={"listeners": listeners, "resume_at_seq": (count + 1) // 3, "sent_at": _sent_at,
+                "seconds": STREAM_SECONDS + DRAIN_SECONDS + 30, "ready": ready, "sending": sending},
     )
     with _Producer(store, execution_id=execution_id, rate=rate, count=count) as producer:
         child.start()
@@ -319,124 +252,9 @@ class _Producer:
         self.errors.close()
 
 
-def _clients_process(uris: list[str], cookie: str, listeners: int, last_seq: int, ready, sending) -> None:
-    sending.send(asyncio.run(_clients(uris, cookie, listeners, last_seq, ready)))
-
-
-async def _clients(uris: list[str], cookie: str, listeners: int, last_seq: int, ready) -> list[ListenerResult]:
-    """N steady listeners and one resumer, taking the daphnes by turns; the resumer resumes on the next one."""
-    waiting = [listeners + 1]
-
-    def one_ready() -> None:
-        waiting[0] -= 1
-        if waiting[0] == 0:
-            ready.set()
-
-    tasks = [
-        asyncio.create_task(_listen(uris[index % len(uris)], cookie, last_seq, one_ready))
-        for index in range(listeners)
-    ]
-    tasks.append(asyncio.create_task(_listen(
-        uris[listeners % len(uris)], cookie, last_seq, one_ready, resume_uri=uris[(listeners + 1) % len(uris)]
-    )))
-    return list(await asyncio.gather(*tasks))
-
-
-async def _listen(uri: str, cookie: str, last_seq: int, on_ready, *, resume_uri: str | None = None) -> ListenerResult:
-    """Follow the log to its end; with ``resume_uri``, leave a third of the way through and resume there."""
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed, InvalidHandshake
-
-    seqs: list[int] = []
-    latencies: list[float] = []
-    drops = 0
-    headers = {"Cookie": cookie}
-    pause_at = last_seq // 3 if resume_uri is not None else None
-
-    def result(*, ended: bool) -> ListenerResult:
-        return ListenerResult(resumer=resume_uri is not None, seqs=seqs, latencies=latencies, drops=drops,
-                              ended=ended)
-
-    try:
-        async with asyncio.timeout(STREAM_SECONDS + DRAIN_SECONDS + 30):
-            while True:
-                try:
-                    async with connect(
-                        f"{uri}?after={seqs[-1] if seqs else 0}", origin=ORIGIN, additional_headers=headers,
-                        max_size=None,
-                    ) as websocket:
-                        async for raw in websocket:
-                            message = json.loads(raw)
-                            if message["type"] == "end":
-                                return result(ended=True)
-                            lines = [message["line"]] if message["type"] == "line" else message["lines"]
-                            received = time.time()
-                            for line in lines:
-                                seqs.append(line["seq"])
-                                if line["seq"] == 1:
-                                    on_ready()  # line 1 was written before anyone connected: it measures nothing
-                                else:
-                                    latencies.append(received - line["t"])
-                            if pause_at is not None and seqs[-1] >= pause_at:
-                                break
-                # A handshake that times out (a saturated daphne) is a drop too, not the end of the case.
-                except (ConnectionClosed, InvalidHandshake, OSError, TimeoutError):
-                    drops += 1
-                    continue
-                pause_at = None
-                uri = resume_uri or uri
-                await asyncio.sleep(RESUME_PAUSE_SECONDS)
-    except TimeoutError:
-        return result(ended=False)
-
-
-@contextmanager
-def _daphne(store: Store) -> Iterator[int]:
-    """Run daphne on a free port, serving the store's tree against its database, log directory and Redis."""
-    port = _free_port()
-    with tempfile.TemporaryFile("w+") as output:
-        process = subprocess.Popen(
-            [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port),
-             "console.asgi:application"],
-            cwd=store.tree, env=store.env, stdout=output, stderr=subprocess.STDOUT,
-        )
-        try:
-            _wait_until_listening(process, port, output)
-            yield port
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _wait_until_listening(process: subprocess.Popen, port: int, output) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            output.seek(0)
-            raise RuntimeError(f"daphne exited: {output.read()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("daphne did not start listening within 30 s")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _redis_reachable(url: str) -> bool:
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
-    except redis.RedisError:
-        return False
+def _sent_at(line: dict) -> float | None:
+    # Line 1 was written before anyone connected: it measures nothing.
+    return None if line["seq"] == 1 else line["t"]
 
 
 def _print_table(results: list[CaseResult], *, seconds: float) -> None:

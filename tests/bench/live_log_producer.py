@@ -9,9 +9,9 @@ Django starts, so ``graphs.logs`` and the factories are that tree's. The environ
 settings, the database (``DATABASE_URL``), Redis (``REDIS_URL``) and, for a tree whose logs are
 files, ``WORKGRAPH_LOG_DIR`` — the same as the daphnes serving that tree get.
 
-- ``setup`` migrates the database, creates a project led by one user with EXECUTIONS running attempts,
-  and prints one JSON line: the user's session cookie, the attempts' ids, and the file ``graphs.logs``
-  was loaded from (so the benchmark can check it measures the tree it means to).
+- ``setup`` migrates the database, creates a project led by one user with a task and EXECUTIONS running
+  attempts, and prints one JSON line: the user's session cookie, the task's and the attempts' ids, and
+  the file ``graphs.logs`` was loaded from (so the benchmark can check it measures the tree it means to).
 - ``produce`` opens the attempt's log and appends line 1 before anyone listens, prints ``ready``,
   waits for a line on stdin, appends COUNT ``agent_output`` lines at RATE a second (each stamped
   ``t=time.time()``, from which the listeners take their latency), closes the log, and prints
@@ -62,7 +62,8 @@ def setup(*, executions: int) -> None:
         for _ in range(executions)
     ]
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    print(json.dumps({"cookie": cookie, "executions": ids, "logs_module": graphs.logs.__file__}), flush=True)
+    print(json.dumps({"cookie": cookie, "task": str(task.pk), "executions": ids, "logs_module": graphs.logs.__file__}),
+          flush=True)
 
 
 def produce(*, execution_id: str, rate: int, count: int) -> None:
