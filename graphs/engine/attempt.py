@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection
@@ -223,6 +224,7 @@ def _attempt_body(
     feedback = list(execution.input_payload.get("feedback", []))
     brief = TaskBrief.from_task(run.task)
     cancel_event = threading.Event()
+    cwd = Path(run.task.project.target_folder)
     with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
         try:
             if execution.node_id in shape.zero_token:
@@ -232,11 +234,11 @@ def _attempt_body(
             else:
                 prompt = node_prompt(node=node, brief=brief, upstream_outputs=upstream, feedback=feedback)
                 result = attempt_agent_call(runner, execution, node=node, prompt=prompt, purpose="node",
-                                            cancel_event=cancel_event)
+                                            cancel_event=cancel_event, cwd=cwd)
                 text, accounting = result.text, result.accounting()
             attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
             judgment = judgment_run(JudgeRequest(runner=runner, execution=execution, node=node, content=text,
-                                                 cancel_event=cancel_event))
+                                                 cancel_event=cancel_event, cwd=cwd))
         except AgentCancelled:
             attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))
             return None

@@ -22,8 +22,9 @@ def attempt_agent_call(
     prompt: str,
     purpose: str,
     cancel_event: threading.Event,
+    cwd: Path,
 ) -> AgentResult:
-    """Call the attempt's org node in the project's folder and return its result.
+    """Call the attempt's org node in ``cwd`` (the attempt's workspace) and return its result.
 
     What the agent prints streams into the attempt's log as it arrives: plain lines as
     ``agent_output``, the events a runner reports (``tool_call``, ``tool_result``, …) as lines of their
@@ -39,7 +40,7 @@ def attempt_agent_call(
     call = AgentCall(
         org_node=org_node,
         prompt=prompt,
-        cwd=Path(execution.run.task.project.target_folder),
+        cwd=cwd,
         timeout=settings.WORKGRAPH_AGENT_TIMEOUT,
         purpose=purpose,
         node=node,

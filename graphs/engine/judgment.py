@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -36,13 +37,15 @@ class Judgment:
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    """What a judge is given: the output (``content``) of ``execution``, an attempt of ``node``."""
+    """What a judge is given: the output (``content``) of ``execution``, an attempt of ``node``, and the
+    folder the attempt worked in (``cwd``)."""
 
     runner: AgentRunner
     execution: WorkNodeExecution
     node: dict
     content: str
     cancel_event: threading.Event
+    cwd: Path
 
     @property
     def spec(self) -> dict:
@@ -65,7 +68,7 @@ def _judge_mechanical(request: JudgeRequest) -> Judgment:
 def _judge_llm(request: JudgeRequest) -> Judgment:
     prompt = judge_prompt(judge_prompt_template=request.spec.get("judge_prompt", "{content}"), content=request.content)
     answer = attempt_agent_call(request.runner, request.execution, node=request.node, prompt=prompt,
-                                purpose="judge", cancel_event=request.cancel_event).text
+                                purpose="judge", cancel_event=request.cancel_event, cwd=request.cwd).text
     verdict = extract_json_payload(answer, required_keys=("ok",))
     if verdict is None or not isinstance(verdict.get("ok"), bool):
         return Judgment(ok=False, kind="llm", issues=["the judge's answer held no {ok, issues} JSON object"],

@@ -118,7 +118,7 @@ def _store(*, runner, cwd: Path, task) -> dict:
     log_file_open(execution=execution)  # as the engine's claim does, before the call
     cpu, wall = time.process_time(), time.perf_counter()
     attempt_agent_call(runner, execution, node={"node_id": execution.node_id}, prompt=PROMPT, purpose="node",
-                       cancel_event=threading.Event())
+                       cancel_event=threading.Event(), cwd=Path(task.project.target_folder))
     returned = time.perf_counter() - wall
     if not log_writes_wait(STORE_WAIT_SECONDS):
         raise RuntimeError(f"the lines were not all stored within {STORE_WAIT_SECONDS:g} s")
