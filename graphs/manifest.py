@@ -550,6 +550,13 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
             if action == "dynamic_loop_back":
                 errors.extend(_dynamic_loop_back_errors(node, label))
 
+    for paths in ("write_set", "forbidden_paths"):
+        globs = node.get(paths)
+        if globs is not None and not (
+            isinstance(globs, list) and all(isinstance(glob, str) and glob.strip() for glob in globs)
+        ):
+            errors.append(f"{label}: {paths} must be a list of path globs")
+
     max_turns = node.get("max_turns")
     if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
         errors.append(f"{label}: max_turns must be a positive integer, not {max_turns!r}")

@@ -31,6 +31,10 @@ class Project(models.Model):
         max_length=1000, help_text="The repository or folder agents work in (their working directory)."
     )
     require_plan_approval = models.BooleanField(default=False)
+    base_ref = models.CharField(
+        max_length=200, blank=True,
+        help_text="The branch or commit runs start from, when the folder is a git repository; empty: its HEAD.",
+    )
     max_run_cost_usd = models.DecimalField(
         max_digits=12, decimal_places=4, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.0001"))],
@@ -430,6 +434,45 @@ class ExecutionLogLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.log_file_id}#{self.seq} {self.event}"
+
+
+class RunWorkspace(models.Model):
+    """Where a run's work is kept when its project's folder is a git repository: the run's branch,
+    the commit it started from, and the whole change of the branch against it (see graphs.workspaces)."""
+
+    run = models.OneToOneField(WorkGraphRun, on_delete=models.CASCADE, primary_key=True, related_name="workspace")
+    repository = models.CharField(max_length=1000, help_text="The repository: the project's folder.")
+    branch = models.CharField(max_length=200)
+    base_commit = models.CharField(max_length=40)
+    head_commit = models.CharField(max_length=40, help_text="The branch's head as the engine last moved it.")
+    files = models.JSONField(default=list, blank=True, help_text="Each changed path with its added/removed lines.")
+    diff = models.TextField(blank=True, help_text="The branch's unified diff against its base, up to the cap.")
+    diff_bytes = models.PositiveBigIntegerField(default=0, help_text="The whole diff's size; more than kept when cut.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.branch} of {self.run_id}"
+
+
+class AttemptChange(models.Model):
+    """What one attempt changed in its own worktree: the commit it started from, the commit of its
+    change, the merge that landed it on the run's branch (a failed attempt's change is kept on its
+    own ref and never merged), and its files and unified diff."""
+
+    node_exec = models.OneToOneField(
+        WorkNodeExecution, on_delete=models.CASCADE, primary_key=True, related_name="change"
+    )
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="attempt_changes")
+    base_commit = models.CharField(max_length=40)
+    result_commit = models.CharField(max_length=40, blank=True, help_text="Empty: the attempt changed nothing.")
+    merge_commit = models.CharField(max_length=40, blank=True, help_text="Where the change landed on the run branch.")
+    ref = models.CharField(max_length=200, blank=True, help_text="The ref that keeps the change of an attempt.")
+    files = models.JSONField(default=list, blank=True, help_text="Each changed path with its added/removed lines.")
+    diff = models.TextField(blank=True, help_text="The change's unified diff, up to the cap.")
+    diff_bytes = models.PositiveBigIntegerField(default=0, help_text="The whole diff's size; more than kept when cut.")
+
+    def __str__(self) -> str:
+        return f"change of {self.node_exec_id}"
 
 
 class Artifact(models.Model):

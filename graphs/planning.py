@@ -39,6 +39,7 @@ from graphs.retries import transient_backoff_seconds, transient_retry_allowed
 from graphs.run_status import run_status_set, run_stopped_finish, task_status_refresh
 from graphs.storable import storable
 from graphs.templates_plan import TemplateGuide, template_guide_for, template_plan_request
+from graphs.workspaces import WorkspaceError, run_head_checkout
 
 
 class PlanningFailedError(WorkGraphError):
@@ -147,7 +148,11 @@ def plan_work_graph(
     try:
         # The planning node beats like any node: a dead worker is then noticed by the reaper, and a
         # cancelled run stops its planning agent.
-        with execution_heartbeat(execution, worker=execution.worker, cancel_event=cancel_event):
+        # A planner reads the run branch's head, where the changes of the stages before it landed.
+        with (run_head_checkout(run, name=f"planning-{execution.pk.hex[:8]}") as head,
+              execution_heartbeat(execution, worker=execution.worker, cancel_event=cancel_event)):
+            if head is not None:
+                call = dataclasses.replace(call, cwd=head)
             if guide is not None:
                 _ask_for_template_plan(runner, call, attempt=attempt, existing_ids=existing_ids,
                                        execution=execution, guide=guide)
@@ -162,10 +167,16 @@ def plan_work_graph(
                         cancelled=failure.cancelled)
         failure.planning_execution = execution
         raise
+    except WorkspaceError as error:
+        reason = f"planning stopped: workspace error: {error}"
+        _record_failure(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending,
+                        cancelled=False)
+        raise PlanningFailedError(reason, planning_execution=execution) from error
     except Exception as error:
         # Whatever broke, the planning node must not be left "running" and the run not "planning".
         reason = f"planning stopped by an internal error: {error!r}"
-        _record_failure(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending)
+        _record_failure(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending,
+                        cancelled=False)
         raise PlanningFailedError(reason, planning_execution=execution) from error
     _record_success(execution=execution, attempt=attempt, new_node_ids=new_ids)
     return PlanResult(run=run, graph_manifest=run.graph_manifest, new_node_ids=new_ids, planning_execution=execution)

@@ -486,3 +486,21 @@ def test_the_error_is_a_value_error_whose_message_lists_every_problem():
     assert isinstance(error, ValueError)
     assert str(error) == "first problem\nsecond problem"
     assert error.errors == ["first problem", "second problem"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("write_set", "src/**", "node 'n': write_set must be a list of path globs"),
+        ("forbidden_paths", ["ok/**", ""], "node 'n': forbidden_paths must be a list of path globs"),
+        ("max_turns", 0, "node 'n': max_turns must be a positive integer, not 0"),
+        ("max_turns", True, "node 'n': max_turns must be a positive integer, not True"),
+    ],
+)
+def test_a_nodes_write_set_forbidden_paths_and_turn_bound_are_checked(field, value, message):
+    manifest = {"nodes": [{"node_id": "n", "task_prompt": "Do it.", field: value}], "edges": []}
+
+    with pytest.raises(ManifestError) as caught:
+        validate_graph_manifest(manifest, [])
+
+    assert any(message in error for error in caught.value.errors)

@@ -186,3 +186,20 @@ def test_a_broken_plan_ends_planning_failed_with_its_reason_and_nothing_half_wri
     assert planning.log_file.status == "closed"
     assert [line["event"] for line in log_read(log_file=planning.log_file)][-1] == "planning_failed"
     assert [call[0] for call in scripted_runner.calls] == ["plan", "plan"]  # the answer, then the repair
+
+
+@pytest.mark.django_db
+def test_a_planning_call_that_breaks_the_console_ends_recorded_not_running(task, scripted_runner):
+    def breaks(call):
+        raise RuntimeError("a bug in a runner")
+
+    scripted_runner.replies[("plan", "planner")] = breaks
+
+    with pytest.raises(PlanningFailedError) as caught:
+        plan_work_graph("planner", task, task.goal_text)
+
+    run = WorkGraphRun.objects.get(task=task)
+    planning = run.executions.get()
+    assert "planning stopped by an internal error: RuntimeError('a bug in a runner')" in caught.value.reason
+    assert (run.status, planning.status) == ("planning_failed", "failed")
+    assert "RuntimeError" in planning.error

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PIPELINES = 20
 
-SCRIPT = f"""
+SCRIPT = """
 import json, threading
 import django
 django.setup()
@@ -26,9 +26,9 @@ from graphs.engine import pipeline_start, task_wait_finished
 from graphs.models import Project
 from graphs.task_service import task_create
 
-project = Project.objects.create(slug="load", name="Load", target_folder=".")
+project = Project.objects.create(slug="load", name="Load", target_folder={folder!r})
 tasks = [task_create(project=project, created_by=None, title=f"Export {{i}}", goal_text="Export the reports as CSV.")
-         for i in range({PIPELINES})]
+         for i in range({pipelines})]
 start = threading.Barrier(len(tasks))
 
 def begin(task):
@@ -48,6 +48,8 @@ print(json.dumps([task_wait_finished(task_id=task.pk, timeout=120).status for ta
 
 
 def test_twenty_pipelines_started_at_once_on_a_sqlite_url_all_finish(tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
     env = {
         "PATH": os.environ["PATH"],
         "DJANGO_SETTINGS_MODULE": "console.settings",
@@ -57,7 +59,8 @@ def test_twenty_pipelines_started_at_once_on_a_sqlite_url_all_finish(tmp_path):
         "WORKGRAPH_OFFLINE_LINE_DELAY": "0",
     }
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=200
+        [sys.executable, "-c", SCRIPT.format(folder=str(folder), pipelines=PIPELINES)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=200,
     )
     assert result.returncode == 0, result.stderr[-4000:]
     statuses = json.loads(result.stdout.strip().splitlines()[-1])

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,16 @@ from graphs.models import Task, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.run_status import run_stop_reason
 from graphs.transactions import transaction_unflushed
+from graphs.workspaces import (
+    AttemptWorkspace,
+    MergeConflictError,
+    WorkspaceError,
+    attempt_workspace,
+    workspace_changed_paths,
+    workspace_keep,
+    workspace_land,
+    write_set_violations,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -221,10 +232,35 @@ def _attempt_body(
         attempt_finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
         return None
     upstream = _upstream_outputs(execution, node, known=upstream_known)
+    try:
+        # An aggregating node writes nothing: it needs no worktree of its own.
+        writes = execution.node_id not in shape.zero_token
+        with attempt_workspace(execution) if writes else nullcontext() as workspace:
+            return _attempt_work(execution, node=node, shape=shape, runner=runner, worker=worker, upstream=upstream,
+                                 workspace=workspace)
+    except WorkspaceError as error:
+        attempt_finish(execution, worker=worker, status=Status.FAILED, error=f"workspace error: {error}")
+        return None
+
+
+def _attempt_work(
+    execution: WorkNodeExecution,
+    *,
+    node: dict,
+    shape: GraphShape,
+    runner: AgentRunner,
+    worker: str,
+    upstream: dict[str, str],
+    workspace: AttemptWorkspace | None,
+) -> Callable[[], None] | None:
+    """The attempt's work in its folder — its own worktree, or the project's folder when that is not a
+    git repository: produce and judge the output, then land the change or keep it (see
+    ``_attempt_body``)."""
+    run = execution.run
     feedback = list(execution.input_payload.get("feedback", []))
     brief = TaskBrief.from_task(run.task)
     cancel_event = threading.Event()
-    cwd = Path(run.task.project.target_folder)
+    cwd = workspace.cwd if workspace is not None else Path(run.task.project.target_folder)
     with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
         try:
             if execution.node_id in shape.zero_token:
@@ -237,19 +273,57 @@ def _attempt_body(
                                             cancel_event=cancel_event, cwd=cwd)
                 text, accounting = result.text, result.accounting()
             attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
-            judgment = judgment_run(JudgeRequest(runner=runner, execution=execution, node=node, content=text,
-                                                 cancel_event=cancel_event, cwd=cwd))
+            judgment = _write_set_judgment(workspace, node) or judgment_run(
+                JudgeRequest(runner=runner, execution=execution, node=node, content=text, cancel_event=cancel_event,
+                             cwd=cwd))
         except AgentCancelled:
+            _change_keep(workspace, execution)
             attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))
             return None
         except AgentError as error:
+            _change_keep(workspace, execution)
             attempt_agent_failed(execution, worker=worker, error=error)
             return None
     output = {"text": text, **accounting}
+    if judgment.ok and workspace is not None:
+        judgment = _change_land(workspace, execution, judgment)
+    elif workspace is not None:
+        _change_keep(workspace, execution)
     if judgment.ok:
         return attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)
     attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)
     return None
+
+
+def _write_set_judgment(workspace: AttemptWorkspace | None, node: dict) -> Judgment | None:
+    """A failed judgment when the attempt changed paths its node may not; None when it kept to them."""
+    if workspace is None or not (node.get("write_set") or node.get("forbidden_paths")):
+        return None
+    problems = write_set_violations(node, workspace_changed_paths(workspace))
+    return Judgment(ok=False, kind="write_set", issues=problems) if problems else None
+
+
+def _change_land(workspace: AttemptWorkspace, execution: WorkNodeExecution, judgment: Judgment) -> Judgment:
+    """Merge a judged-good change into the run's branch; a conflict fails the judgment, naming the files."""
+    try:
+        change = workspace_land(workspace, execution)
+    except MergeConflictError as conflict:
+        kept = workspace_keep(workspace, execution)
+        log_append(execution=execution, event="merge_conflict", files=conflict.files, ref=kept.ref)
+        return Judgment(ok=False, kind="merge_conflict", issues=[str(conflict)], detail={"files": conflict.files})
+    log_append(execution=execution, event="change_landed", commit=change.result_commit, merge=change.merge_commit,
+               files=len(change.files))
+    return judgment
+
+
+def _change_keep(workspace: AttemptWorkspace | None, execution: WorkNodeExecution) -> None:
+    """Keep a failed attempt's change on its own ref, for a reviewer to look at; never merged."""
+    if workspace is None:
+        return
+    kept = workspace_keep(workspace, execution)
+    if kept.result_commit:
+        log_append(execution=execution, event="change_kept", commit=kept.result_commit, ref=kept.ref,
+                   files=len(kept.files))
 
 
 def node_attempt_finish_external(

@@ -1,0 +1,354 @@
+"""Git workspaces: each run works on a branch of its own, each attempt in a worktree of its own.
+
+When a project's folder is a git repository, a run gets the branch ``workgraph/run-<short id>`` from
+the project's ``base_ref`` (default: the folder's HEAD when the run first needs it). Each attempt
+works in a fresh worktree made from the branch's head as it starts, so it sees exactly the merged
+changes of the attempts that landed before it. An attempt that succeeds is committed (``<node_id>
+attempt <n>``, a fixed identity, hooks skipped) and merged into the branch without a checkout:
+``git merge-tree`` builds the merged tree and ``git update-ref`` moves the branch only from the head
+the merge was built on, so attempts landing at once, in any process of the machine, retry on the new
+head rather than overwrite each other. A conflict is ``MergeConflictError`` naming the files. A failed
+attempt's change is committed to its own ref, ``refs/workgraph/attempts/<id>``, for inspection, and
+never merged. Worktrees are removed when their attempt ends; branches and refs stay.
+
+A project whose folder is not a git repository has no workspace: its attempts run in the folder
+itself, as they always did.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from graphs.errors import WorkGraphError
+from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
+
+logger = logging.getLogger(__name__)
+
+BRANCH_PREFIX = "workgraph/run-"
+ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
+COMMITTER = {"name": "Work Graph Console", "email": "workgraph@localhost"}
+# How often a landing is built again on a head another attempt moved meanwhile.
+_LAND_TRIES = 20
+
+
+class WorkspaceError(WorkGraphError):
+    """A git command of a workspace failed; the message holds what git said."""
+
+
+class MergeConflictError(WorkspaceError):
+    """An attempt's change conflicts with what landed on the run's branch since it started."""
+
+    def __init__(self, files: list[str]) -> None:
+        super().__init__(f"merge conflict in {', '.join(files) or 'the change'}")
+        self.files = files
+
+
+@dataclass(frozen=True)
+class AttemptWorkspace:
+    """An attempt's own worktree, made from the run branch's head (``base_commit``)."""
+
+    run_workspace: RunWorkspace
+    path: Path
+    base_commit: str
+
+    @property
+    def cwd(self) -> Path:
+        """Where the attempt's agent works."""
+        return self.path
+
+
+def repository_of(folder: str | Path) -> Path | None:
+    """The project folder when it is the top of a git repository, else None.
+
+    Only the top counts: a folder that merely lies inside some repository (a checkout's ``var/``)
+    is not the project's own, and its work must not go on branches of another repository.
+    """
+    return _repository_of(str(Path(folder).resolve()))
+
+
+@lru_cache(maxsize=256)
+def _repository_of(folder: str) -> Path | None:
+    # A folder's being a repository is settled once per process: the console does not turn folders
+    # into repositories under running work.
+    if not Path(folder).is_dir():
+        return None
+    done = subprocess.run(["git", "-C", folder, "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                          env=_git_env(), check=False)
+    if done.returncode != 0 or Path(done.stdout.strip()).resolve() != Path(folder):
+        return None
+    return Path(folder)
+
+
+def run_workspace_ensure(run: WorkGraphRun) -> RunWorkspace | None:
+    """The run's workspace, made (its branch created) the first time the run needs it; None for a
+    project whose folder is not a git repository."""
+    project = run.task.project
+    repository = repository_of(project.target_folder)
+    if repository is None:
+        return None
+    existing = RunWorkspace.objects.filter(run=run).first()
+    if existing is not None:
+        return existing
+    base = _fork_point(run) if run.forked_from_id else None
+    return _run_workspace_create(run, repository, base or _commit_of(repository, project.base_ref or "HEAD"))
+
+
+def _run_workspace_create(run: WorkGraphRun, repository: Path, base: str) -> RunWorkspace:
+    branch = f"{BRANCH_PREFIX}{run.run_id.hex[:8]}"
+    # Two attempts of a new run may both get here: the branch is created once (-f would move it).
+    done = _git_run(repository, "branch", branch, base)
+    if done.returncode != 0 and "already exists" not in done.stderr:
+        raise WorkspaceError(f"could not create the branch {branch}: {done.stderr.strip()}")
+    try:
+        with transaction.atomic():
+            return RunWorkspace.objects.create(
+                run=run, repository=str(repository), branch=branch, base_commit=base, head_commit=base,
+            )
+    except IntegrityError:
+        return RunWorkspace.objects.get(run=run)
+
+
+def _fork_point(fork: WorkGraphRun) -> str | None:
+    """Where a fork's branch starts: the source run's commit just before the forked node's first
+    change landed; the source's head when that node never landed one; None when the source run had
+    no workspace (the fork then starts from the project's base)."""
+    source = RunWorkspace.objects.filter(run_id=fork.forked_from_id).first()
+    if source is None:
+        return None
+    first = (
+        AttemptChange.objects.filter(run_id=fork.forked_from_id, node_exec__node_id=fork.fork_node_id)
+        .exclude(merge_commit="").order_by("node_exec__finished_at").values_list("merge_commit", flat=True).first()
+    )
+    if first is None:
+        return source.head_commit
+    return _commit_of(Path(source.repository), f"{first}^1")
+
+
+@contextmanager
+def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace | None]:
+    """A worktree of the attempt's own for the time of the block, made from the run branch's head;
+    None (and nothing done) for a project whose folder is not a git repository."""
+    run_workspace = run_workspace_ensure(execution.run)
+    if run_workspace is None:
+        yield None
+        return
+    top = Path(run_workspace.repository)
+    base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
+    path = _worktree_path(execution)
+    _git(top, "worktree", "add", "--detach", "--quiet", str(path), base)
+    try:
+        yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base)
+    finally:
+        _worktree_remove(top, path)
+
+
+@contextmanager
+def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
+    """A look at the run branch's head (for a planning call): a worktree removed after the block;
+    None for a project that is not a git repository."""
+    run_workspace = run_workspace_ensure(run)
+    if run_workspace is None:
+        yield None
+        return
+    top = Path(run_workspace.repository)
+    path = Path(settings.WORKGRAPH_WORKSPACE_DIR) / run.run_id.hex[:8] / _safe(name)
+    _git(top, "worktree", "add", "--detach", "--quiet", str(path), f"refs/heads/{run_workspace.branch}")
+    try:
+        yield path
+    finally:
+        _worktree_remove(top, path)
+
+
+def workspace_changed_paths(workspace: AttemptWorkspace) -> list[str]:
+    """Every path the attempt added, changed, deleted or renamed (both names), repository-relative."""
+    out = _git(workspace.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
+
+
+def write_set_violations(node: dict, paths: Sequence[str]) -> list[str]:
+    """What of ``paths`` the node may not change: outside its ``write_set`` globs, or in its
+    ``forbidden_paths``; one sentence each, naming the paths."""
+    write_set = [str(glob) for glob in node.get("write_set") or []]
+    forbidden = [str(glob) for glob in node.get("forbidden_paths") or []]
+    problems = []
+    outside = [path for path in paths if write_set and not any(_glob_match(path, glob) for glob in write_set)]
+    if outside:
+        problems.append(f"changed outside its write_set ({', '.join(write_set)}): {', '.join(outside)}")
+    touched = [path for path in paths if any(_glob_match(path, glob) for glob in forbidden)]
+    if touched:
+        problems.append(f"changed forbidden paths ({', '.join(forbidden)}): {', '.join(touched)}")
+    return problems
+
+
+def workspace_land(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> AttemptChange:
+    """Commit the attempt's change and merge it into the run's branch; record and return the change.
+
+    Raises ``MergeConflictError`` (the change is then kept as a failed attempt's is).
+    """
+    result = _commit(workspace, execution)
+    top = Path(workspace.run_workspace.repository)
+    branch_ref = f"refs/heads/{workspace.run_workspace.branch}"
+    merge = ""
+    if result:
+        for _ in range(_LAND_TRIES):
+            head = _commit_of(top, branch_ref)
+            merge = result if head == workspace.base_commit else _merge_commit(top, head, result, execution)
+            if _git_run(top, "update-ref", branch_ref, merge, head).returncode == 0:
+                break
+        else:
+            raise WorkspaceError(f"the branch {workspace.run_workspace.branch} kept moving; the change did not land")
+        _run_diff_record(workspace.run_workspace, head=merge)
+    return _change_record(workspace, execution, result=result, merge=merge)
+
+
+def workspace_keep(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> AttemptChange:
+    """Keep a failed attempt's change on its own ref, never merged; record and return it."""
+    result = _commit(workspace, execution)
+    ref = ""
+    if result:
+        ref = f"{ATTEMPT_REF_PREFIX}{execution.pk}"
+        _git(Path(workspace.run_workspace.repository), "update-ref", ref, result)
+    return _change_record(workspace, execution, result=result, merge="", ref=ref)
+
+
+def workspaces_prune(runs: Sequence[WorkGraphRun]) -> int:
+    """Delete the branches and attempt refs of ``runs`` (and any worktree left of them); return how
+    many branches went. Their recorded changes stay."""
+    pruned = 0
+    for run_workspace in RunWorkspace.objects.filter(run__in=runs):
+        top = Path(run_workspace.repository)
+        if not top.is_dir():
+            continue
+        refs = AttemptChange.objects.filter(run_id=run_workspace.run_id).exclude(ref="").values_list("ref", flat=True)
+        for ref in refs:
+            _git_run(top, "update-ref", "-d", ref)
+        _git_run(top, "worktree", "prune")
+        if _git_run(top, "branch", "-D", run_workspace.branch).returncode == 0:
+            pruned += 1
+        shutil.rmtree(Path(settings.WORKGRAPH_WORKSPACE_DIR) / run_workspace.run_id.hex[:8], ignore_errors=True)
+    return pruned
+
+
+def _commit(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> str:
+    """Commit everything the attempt changed; return the commit, or "" when it changed nothing (a
+    change committed already, as a landing that met a conflict did, is returned again)."""
+    _git(workspace.path, "add", "--all")
+    if _git_run(workspace.path, "diff", "--cached", "--quiet").returncode == 0:
+        head = _commit_of(workspace.path, "HEAD")
+        return "" if head == workspace.base_commit else head
+    _git(workspace.path, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m",
+         f"{execution.node_id} attempt {execution.attempt}")
+    return _commit_of(workspace.path, "HEAD")
+
+
+def _merge_commit(top: Path, head: str, change: str, execution: WorkNodeExecution) -> str:
+    done = _git_run(top, "merge-tree", "--write-tree", "--name-only", "--no-messages", head, change)
+    if done.returncode == 1:
+        # The tree, then the conflicted files, one a line.
+        raise MergeConflictError(sorted(set(done.stdout.split("\n")[1:]) - {""}))
+    if done.returncode != 0:
+        raise WorkspaceError(f"git merge-tree failed: {done.stderr.strip()}")
+    tree = done.stdout.split("\n", 1)[0].strip()
+    return _git(top, "commit-tree", tree, "-p", head, "-p", change, "-m",
+                f"Merge {execution.node_id} attempt {execution.attempt}").strip()
+
+
+def _change_record(workspace: AttemptWorkspace, execution: WorkNodeExecution, *, result: str, merge: str,
+                   ref: str = "") -> AttemptChange:
+    top = Path(workspace.run_workspace.repository)
+    files, diff, size = _diff(top, workspace.base_commit, result) if result else ([], "", 0)
+    change, _ = AttemptChange.objects.update_or_create(
+        node_exec=execution,
+        defaults={"run_id": execution.run_id, "base_commit": workspace.base_commit, "result_commit": result,
+                  "merge_commit": merge, "ref": ref, "files": files, "diff": diff, "diff_bytes": size},
+    )
+    return change
+
+
+def _run_diff_record(run_workspace: RunWorkspace, *, head: str) -> None:
+    """The branch's whole change against its base, as of ``head``; written only while ``head`` is the
+    newest (a landing that lost the race to write leaves the newer one)."""
+    files, diff, size = _diff(Path(run_workspace.repository), run_workspace.base_commit, head)
+    top = Path(run_workspace.repository)
+    current = _commit_of(top, f"refs/heads/{run_workspace.branch}")
+    if current != head:
+        return
+    RunWorkspace.objects.filter(pk=run_workspace.pk).update(head_commit=head, files=files, diff=diff, diff_bytes=size)
+
+
+def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int]:
+    """The files changed from ``old`` to ``new`` with their line counts, and the unified diff (cut at
+    ``WORKGRAPH_DIFF_MAX_BYTES``) with its whole size."""
+    numstat = _git(top, "diff", "--numstat", "-z", "--no-renames", old, new)
+    files = []
+    for entry in numstat.split("\0"):
+        if not entry.strip():
+            continue
+        added, removed, path = entry.split("\t", 2)
+        binary = added == "-"
+        files.append({"path": path, "added": 0 if binary else int(added), "removed": 0 if binary else int(removed),
+                      "binary": binary})
+    patch = _git(top, "diff", "--no-color", "--no-renames", "--no-ext-diff", old, new, raw=True)
+    limit = settings.WORKGRAPH_DIFF_MAX_BYTES
+    return files, patch[:limit].decode("utf-8", errors="replace"), len(patch)
+
+
+def _worktree_path(execution: WorkNodeExecution) -> Path:
+    root = Path(settings.WORKGRAPH_WORKSPACE_DIR) / execution.run_id.hex[:8]
+    return root / f"{_safe(execution.node_id)}-{execution.attempt}-{execution.pk.hex[:8]}"
+
+
+def _worktree_remove(top: Path, path: Path) -> None:
+    # A worktree left behind by a crash is pruned by workspaces_prune; here one removal is enough.
+    done = _git_run(top, "worktree", "remove", "--force", str(path))
+    if done.returncode != 0:
+        logger.warning("could not remove the worktree %s: %s", path, done.stderr.strip())
+        shutil.rmtree(path, ignore_errors=True)
+        _git_run(top, "worktree", "prune")
+
+
+def _glob_match(path: str, glob: str) -> bool:
+    """``src/**`` holds every path under src/; ``*.py`` a top-level file; other globs match fnmatch's way."""
+    if glob.endswith("/**"):
+        return path == glob[:-3] or path.startswith(glob[:-2])
+    return fnmatch.fnmatchcase(path, glob)
+
+
+def _safe(name: str) -> str:
+    return "".join(char if char.isalnum() or char in "-_." else "_" for char in name)[:80] or "node"
+
+
+def _commit_of(top: Path, revision: str) -> str:
+    return _git(top, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}").strip()
+
+
+def _git_env() -> dict[str, str]:
+    """The console's environment with a fixed identity for commits, and no prompt that could hang."""
+    name, email = COMMITTER["name"], COMMITTER["email"]
+    return {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email, "GIT_TERMINAL_PROMPT": "0"}
+
+
+def _git_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=_git_env(), check=False)
+
+
+def _git(cwd: Path, *args: str, raw: bool = False) -> Any:
+    """Run git; its stdout (bytes when ``raw``), or ``WorkspaceError`` with what it said."""
+    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, env=_git_env(), check=False)
+    if done.returncode != 0:
+        raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout if raw else done.stdout.decode("utf-8", errors="replace")
