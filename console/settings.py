@@ -240,7 +240,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 # Front-end packages come from npm (package-lock.json) and are served as static files: no CDN.
-STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/elkjs", BASE_DIR / "node_modules" / "elkjs" / "lib")]
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("vendor/elkjs", BASE_DIR / "node_modules" / "elkjs" / "lib"),
+    ("vendor/diff2html", BASE_DIR / "node_modules" / "diff2html" / "bundles"),
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

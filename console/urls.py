@@ -16,6 +16,7 @@ urlpatterns = [
     path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
     path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),
+    path("runs/<uuid:run_id>/changes.patch", views.run_diff_download, name="run_diff"),
     path("runs/<uuid:run_id>/planning/", views.run_planning, name="run_planning"),
     path("runs/<uuid:run_id>/start/", views.run_start_view, name="run_start"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel_view, name="run_cancel"),
@@ -25,6 +26,7 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/", views.execution_detail, name="execution_detail"),
     path("executions/<uuid:node_exec_id>/detail.json", views.execution_json, name="execution_json"),
     path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
+    path("executions/<uuid:node_exec_id>/changes.patch", views.execution_diff_download, name="execution_diff"),
     path("api/", api.urls),
     path("skills/", include("console.skill_urls")),  # skill administration
     path("admin/", admin.site.urls),

@@ -23,9 +23,10 @@ from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, r
 from graphs.errors import WorkGraphError
 from graphs.log_lines import log_line_summary
 from graphs.logs import log_read, log_texts
-from graphs.models import ExecutionLogFile, ProjectMembership, Task, WorkGraphRun
+from graphs.models import AttemptChange, ExecutionLogFile, ProjectMembership, RunWorkspace, Task, WorkGraphRun
 from graphs.review import run_plan_approve, run_plan_reject
 from graphs.task_service import task_create
+from graphs.workspaces import change_diff
 
 TASKS_PER_PAGE = 25
 LOG_LINES_ON_PAGE = 2000
@@ -151,12 +152,56 @@ def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
 @login_required
 def run_graph(request: HttpRequest, run_id) -> HttpResponse:
     run, role = run_for_member(request.user, run_id)
+    workspace = RunWorkspace.objects.filter(run=run).first()
     return render(
         request,
         "console/run_graph.html",
         {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run"),
-         "can_cancel": can(role, "cancel_run"), "spend": spend_of(run.executions.all())},
+         "can_cancel": can(role, "cancel_run"), "spend": spend_of(run.executions.all()),
+         "workspace": workspace, "changed_files": selectors.run_changed_files(run, workspace) if workspace else [],
+         "diff_shown": _diff_shown(workspace)},
     )
+
+
+@login_required
+def run_diff_download(request: HttpRequest, run_id) -> HttpResponse:
+    """The run branch's whole change against its base, as a patch."""
+    run, _ = run_for_member(request.user, run_id)
+    workspace = RunWorkspace.objects.filter(run=run).first()
+    if workspace is None:
+        raise Http404("this run's project is not a git repository: nothing was recorded")
+    patch = change_diff(workspace.repository, workspace.base_commit, workspace.head_commit, stored=workspace.diff,
+                        size=workspace.diff_bytes)
+    return _patch_response(patch, filename=f"{workspace.branch.replace('/', '-')}.patch")
+
+
+@login_required
+def execution_diff_download(request: HttpRequest, node_exec_id) -> HttpResponse:
+    """One attempt's change as a patch."""
+    execution, _ = execution_for_member(request.user, node_exec_id)
+    change = AttemptChange.objects.filter(node_exec=execution).select_related("run__workspace").first()
+    if change is None or not change.result_commit:
+        raise Http404("this attempt recorded no change")
+    patch = change_diff(change.run.workspace.repository, change.base_commit, change.result_commit,
+                        stored=change.diff, size=change.diff_bytes)
+    return _patch_response(patch, filename=f"{execution.node_id}-{execution.attempt}.patch")
+
+
+def _patch_response(patch: bytes, *, filename: str) -> HttpResponse:
+    # text/plain, never rendered: a diff is agent-written text.
+    response = HttpResponse(patch, content_type="text/x-diff; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _diff_shown(change: RunWorkspace | AttemptChange | None) -> dict[str, Any] | None:
+    """What of a change's diff a page shows (up to WORKGRAPH_DIFF_PAGE_BYTES), and whether it is cut."""
+    if change is None or not change.diff:
+        return None
+    limit = settings.WORKGRAPH_DIFF_PAGE_BYTES
+    shown = change.diff[:limit]
+    return {"text": shown, "cut": len(shown.encode()) < change.diff_bytes, "bytes": change.diff_bytes}
 
 
 @login_required

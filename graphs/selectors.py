@@ -17,10 +17,12 @@ from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, 
 from graphs.agents.base import TOKEN_FIELDS
 from graphs.models import (
     PLANNING_NODE_ID,
+    AttemptChange,
     ExecutionLogFile,
     ExecutionLogLine,
     Project,
     ProjectMembership,
+    RunWorkspace,
     Task,
     WorkGraphRun,
     WorkNodeExecution,
@@ -93,6 +95,31 @@ def task_spend(task: Task) -> Spend:
     return spend_of(WorkNodeExecution.objects.filter(run__task=task))
 
 
+@dataclass
+class ChangedFile:
+    path: str
+    added: int
+    removed: int
+    binary: bool
+    # The nodes whose landed attempts changed the file, in the order they landed.
+    nodes: list[str]
+
+
+def run_changed_files(run: WorkGraphRun, workspace: RunWorkspace) -> list[ChangedFile]:
+    """The run branch's changed files, each with the nodes that changed it (one query)."""
+    landed = (
+        AttemptChange.objects.filter(run=run).exclude(merge_commit="")
+        .order_by("node_exec__finished_at").values_list("node_exec__node_id", "files")
+    )
+    nodes_of: dict[str, list[str]] = defaultdict(list)
+    for node_id, files in landed:
+        for changed in files:
+            if node_id not in nodes_of[changed["path"]]:
+                nodes_of[changed["path"]].append(node_id)
+    return [ChangedFile(path=f["path"], added=f["added"], removed=f["removed"], binary=f["binary"],
+                        nodes=nodes_of.get(f["path"], [])) for f in workspace.files]
+
+
 def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
     active = [WorkGraphRun.Status.PLANNING, WorkGraphRun.Status.RUNNING, WorkGraphRun.Status.AWAITING_APPROVAL]
     return (
@@ -134,14 +161,16 @@ class RunTree:
     stages: list[Stage]
     progress: RunProgress
     spend: Spend | None = None
+    # The run's git branch and its change, when the project's folder is a repository.
+    workspace: RunWorkspace | None = None
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
-    Four queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
-    says which stage added which node), their node attempts without the bulky payloads, and what each
-    run's agent calls cost, summed by the database.
+    Five queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
+    says which stage added which node), their node attempts without the bulky payloads, what each
+    run's agent calls cost, summed by the database, and their branches.
     """
     runs = list(task.runs.order_by("-created_at"))
     executions: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
@@ -151,9 +180,11 @@ def task_run_trees(task: Task) -> list[RunTree]:
     for row in [*planning, *attempts]:
         executions[row.run_id].append(row)
     spends = spend_by_run(in_runs)
+    workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
     trees = [_run_tree(run, executions[run.pk]) for run in runs]
     for tree in trees:
         tree.spend = spends.get(tree.run.pk)
+        tree.workspace = workspaces.get(tree.run.pk)
     return trees
 
 

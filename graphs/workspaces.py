@@ -242,6 +242,17 @@ def workspaces_prune(runs: Sequence[WorkGraphRun]) -> int:
     return pruned
 
 
+def change_diff(repository: str, old: str, new: str, *, stored: str, size: int) -> bytes:
+    """A change's whole unified diff: the stored one when it was kept whole, else from git while the
+    repository still holds both commits (the stored part when it does not)."""
+    if len(stored.encode()) >= size or not (old and new) or not Path(repository).is_dir():
+        return stored.encode()
+    try:
+        return _git(Path(repository), "diff", "--no-color", "--no-renames", "--no-ext-diff", old, new, raw=True)
+    except WorkspaceError:
+        return stored.encode()
+
+
 def _commit(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> str:
     """Commit everything the attempt changed; return the commit, or "" when it changed nothing (a
     change committed already, as a landing that met a conflict did, is returned again)."""

@@ -23,6 +23,7 @@ from graphs.logs import log_writer_stop
 from tests import factories
 from tests.agents import ScriptedRunner
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
+from tests.repos import repository_create
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"
@@ -127,6 +128,20 @@ def scripted_runner(settings):
     runner_register("scripted", lambda: runner)
     settings.WORKGRAPH_AGENT = "scripted"
     return runner
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A git repository made for the test (see tests/repos.py)."""
+    return repository_create(tmp_path / "repo")
+
+
+@pytest.fixture
+def repo_task(repo, project, alice):
+    """A task of the project, whose folder is ``repo``."""
+    project.target_folder = str(repo)
+    project.save(update_fields=["target_folder"])
+    return factories.TaskFactory(project=project, created_by=alice)
 
 
 @pytest.fixture

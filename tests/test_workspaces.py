@@ -6,7 +6,6 @@ sets hold, and a folder that is not a repository runs as before."""
 from __future__ import annotations
 
 import io
-import subprocess
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -15,49 +14,13 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from graphs.agents import AgentCall, AgentError
+from graphs.agents import AgentError
 from graphs.engine import run_fork, run_start, run_wait_finished
 from graphs.jobs import ThreadExecutor, executor_set
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun
 from graphs.workspaces import run_head_checkout
-from tests import factories
 from tests.graphs import edges_for, latest, node, planned_run
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
-@pytest.fixture
-def repo(tmp_path) -> Path:
-    """A repository with one commit: a README of three lines and a source file."""
-    folder = tmp_path / "repo"
-    folder.mkdir()
-    git(folder, "init", "--quiet", "--initial-branch=main")
-    (folder / "README.md").write_text("one\ntwo\nthree\n")
-    (folder / "src").mkdir()
-    (folder / "src" / "app.py").write_text("print('hello')\n")
-    git(folder, "add", "--all")
-    git(folder, "-c", "user.name=Lead", "-c", "user.email=lead@example.com", "commit", "--quiet", "-m", "start")
-    return folder
-
-
-@pytest.fixture
-def repo_task(repo, alice):
-    project = factories.ProjectFactory(target_folder=str(repo))
-    return factories.TaskFactory(project=project, created_by=alice)
-
-
-def writes(path: str, text: str):
-    """An agent reply that writes ``text`` into ``path`` of the folder it works in."""
-
-    def reply(call: AgentCall) -> str:
-        target = call.cwd / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-        return f"wrote {path}"
-
-    return reply
+from tests.repos import git, writes
 
 
 def at_branch(run, path: str) -> str:

@@ -2,6 +2,9 @@
 import { connectLog, connectRun } from "./live.js";
 import { createRunGraph } from "./dag/run-graph.js";
 import { spendSummary, spendTotal } from "./spend.js";
+import { diffViewsShow } from "./diff-view.js";
+
+diffViewsShow();
 
 const container = document.getElementById("dag");
 const panel = document.getElementById("panel");
