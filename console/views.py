@@ -26,6 +26,7 @@ from graphs.logs import log_read, log_texts
 from graphs.models import AttemptChange, ExecutionLogFile, ProjectMembership, RunWorkspace, Task, WorkGraphRun
 from graphs.review import run_plan_approve, run_plan_reject
 from graphs.task_service import task_create
+from graphs.trace import attempt_trace_header
 from graphs.workspaces import change_diff
 
 TASKS_PER_PAGE = 25
@@ -301,7 +302,12 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "attempts": attempts,
             "log_file": log_file,
             "lines": [(line, log_line_summary(line)) for line in lines],
+            "trace_lines": lines,
+            "trace_header": attempt_trace_header(execution=execution),
             "last_seq": lines[-1]["seq"] if lines else 0,
+            # Lines may still come: the log is being written (or not begun), or it is longer than a page.
+            "follow": log_file is None or log_file.status == ExecutionLogFile.Status.OPEN
+            or len(lines) >= LOG_LINES_ON_PAGE,
             "input_json": _pretty(execution.input_payload),
             "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",
         },

@@ -1,6 +1,8 @@
-// Node execution page: the live log, resumed after the last line the server rendered.
+// Node execution page: the trace and the raw log, built from the lines the server sent with the page,
+// then kept current from the live log, resumed after the last of those lines.
 import { connectLog } from "./live.js";
 import { describeLine } from "./log-line.js";
+import { copyButtonBind, traceViewMount } from "./trace-view.js";
 
 const list = document.getElementById("log-lines");
 const pause = document.getElementById("pause-scroll");
@@ -23,16 +25,32 @@ function appendLine(line) {
   if (!pause.checked) list.scrollTop = list.scrollHeight;
 }
 
+const resumeCopy = document.getElementById("resume-copy");
+if (resumeCopy) copyButtonBind(resumeCopy, document.getElementById("resume-command"));
+
 if (list) {
+  const trace = traceViewMount({
+    groupsRoot: document.getElementById("trace-groups"),
+    header: document.getElementById("trace-header"),
+    empty: document.getElementById("trace-empty"),
+  });
+  for (const line of JSON.parse(document.getElementById("trace-lines").textContent)) trace.add(line);
+  const complete = () => {
+    state.textContent = "log complete";
+    trace.finish();
+  };
   const after = Number(list.dataset.lastSeq || 0);
-  if (list.dataset.open === "true" || after === 0) {
+  if (list.dataset.follow === "true") {
     connectLog(`${list.dataset.wsUrl}?after=${after}`, {
       after,
-      onLine: appendLine,
-      onEnd() { state.textContent = "log complete"; },
+      onLine(line) {
+        appendLine(line);
+        trace.add(line);
+      },
+      onEnd: complete,
       onStatus(status) { state.textContent = status; },
     });
   } else {
-    state.textContent = "log complete";
+    complete();
   }
 }

@@ -74,6 +74,8 @@ def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, al
     page.screenshot(path=str(ARTIFACTS / "run-graph-timeline.png"), full_page=True)
 
     page.click("#panel-body a:has-text('Open the node page')")
+    page.wait_for_selector("#trace .trace-group .trace-output")  # the offline agent's output, in its trace
+    page.click("#raw-log summary")
     page.wait_for_selector("#log-lines li")
     assert page.locator("#log-lines li").count() >= 3
     page.screenshot(path=str(ARTIFACTS / "execution.png"), full_page=True)
