@@ -16,7 +16,8 @@ FAKE_CLAUDE_FIXTURE:
      "spawn_lingering_child": false}   # leave a child holding stdout open after exiting
 An object of ``stdout`` with a "fake" key is a direction to this script, never printed:
     {"fake": "sleep", "seconds": 30}    pause (a hang);
-    {"fake": "wait_for_gate"}           wait until the file named by FAKE_CLAUDE_GATE exists (at most 30 s).
+    {"fake": "wait_for_gate"}           wait until the file named by FAKE_CLAUDE_GATE exists (at most 30 s);
+    {"fake": "wait_for_gate", "name": "n"}   the same for the file FAKE_CLAUDE_GATE + ".n": a second gate.
 When FAKE_CLAUDE_RECORD names a file, it writes {"argv", "cwd", "pid", "stdin_bytes", "stdin_sha256"}
 there once it has read stdin.
 """
@@ -42,8 +43,8 @@ def _argv_ok(args):
     )
 
 
-def _wait_for_gate():
-    gate = os.environ["FAKE_CLAUDE_GATE"]
+def _wait_for_gate(name):
+    gate = os.environ["FAKE_CLAUDE_GATE"] + (f".{name}" if name else "")
     deadline = time.monotonic() + _GATE_WAIT_SECONDS
     while not os.path.exists(gate):
         if time.monotonic() > deadline:
@@ -57,7 +58,7 @@ def _play(item, delay, stamp):
         if item["fake"] == "sleep":
             time.sleep(item["seconds"])
         elif item["fake"] == "wait_for_gate":
-            _wait_for_gate()
+            _wait_for_gate(item.get("name"))
         return
     line = json.dumps(item) if isinstance(item, dict) else item
     if stamp:
