@@ -59,9 +59,13 @@ class TraceHeader:
 
 
 def attempt_trace_header(*, execution: WorkNodeExecution) -> TraceHeader | None:
-    """The attempt's totals from its row; None while it has recorded no agent call, which is the case
-    until it finishes (its calls are written with its result) or when it made none."""
-    if not execution.agent_calls:
+    """The attempt's totals from its row once it has finished; None while it runs, or when it made no
+    agent call.
+
+    While it runs, its row holds none of its calls (they are written with its result) or, in a run with
+    a budget, the calls that have ended so far: its lines say more, and sooner.
+    """
+    if not execution.is_finished() or not execution.agent_calls:
         return None
     return TraceHeader(
         model=execution.model,

@@ -100,15 +100,17 @@ def test_a_finished_claude_attempt_shows_its_model_turns_tokens_cost_and_resume_
 
 
 def test_a_running_attempt_leaves_its_header_to_the_live_lines(client, task):
-    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
+    # A run with a budget writes each call's spend as it ends: the row holds only the calls so far.
+    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running", agent_calls=1,
+                                           cost_usd=Decimal("0.5"), num_turns=3, session_id="node-session")
     log_file_open(execution=execution)
     log_append(execution=execution, event="agent_call", purpose="node", org_node="planner")
 
     html = client.get(f"/executions/{execution.pk}/").content.decode()
 
     assert 'data-source="lines"' in html
-    assert '<dd data-field="cost">—</dd>' in html
-    assert "data-resume hidden" in html
+    assert '<dd data-field="cost">—</dd>' in html and "$0.5000" not in html
+    assert "data-resume hidden" in html and "node-session" not in html
     assert 'data-follow="true"' in html
     assert [line["event"] for line in trace_lines_of(html)] == ["agent_call"]
 

@@ -13,7 +13,7 @@ const STATE_WORDS = { running: "running…", "no-result": "no result" };
  *
  * @param {{groupsRoot: HTMLElement, header: HTMLElement, empty?: HTMLElement|null}} parts
  *   `header` holds `[data-field]` elements (model, turns, tokens, tokens_detail, cost) and the
- *   `[data-resume]` block; when its `data-source` is "lines" (the attempt row has no totals yet) the
+ *   `[data-resume]` block; when its `data-source` is "lines" (the attempt is still running) the
  *   lines' totals fill it in as they come.
  * @returns {{add: (line: object) => void, finish: () => void}}
  */
