@@ -27,7 +27,7 @@ from graphs.models import AttemptChange, ExecutionLogFile, ProjectMembership, Ru
 from graphs.review import run_plan_approve, run_plan_reject
 from graphs.task_service import task_create
 from graphs.trace import attempt_trace_header
-from graphs.workspaces import change_diff
+from graphs.workspaces import change_diff, repository_of
 
 TASKS_PER_PAGE = 25
 LOG_LINES_ON_PAGE = 2000
@@ -292,6 +292,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
     attempts = execution.run.executions.filter(node_id=execution.node_id).order_by("attempt")
     log_file = ExecutionLogFile.objects.filter(node_exec=execution).first()
     lines = log_read(log_file=log_file, limit=LOG_LINES_ON_PAGE) if log_file else []
+    change = AttemptChange.objects.filter(node_exec=execution).select_related("run__workspace").first()
     return render(
         request,
         "console/execution_detail.html",
@@ -310,6 +311,9 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             or len(lines) >= LOG_LINES_ON_PAGE,
             "input_json": _pretty(execution.input_payload),
             "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",
+            "change": change,
+            "diff_shown": _diff_shown(change),
+            "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,
         },
     )
 

@@ -10,6 +10,7 @@ from html import unescape
 
 import pytest
 
+from graphs.agents import AgentError
 from graphs.engine import run_start
 from graphs.models import AttemptChange, RunWorkspace
 from tests.clients import signed_in
@@ -95,3 +96,44 @@ def test_a_run_of_a_folder_that_is_not_a_repository_says_its_changes_are_not_rec
 
     assert "changes are neither isolated nor recorded" in page
     assert client.get(f"/runs/{run.run_id}/changes.patch").status_code == 404
+
+
+def test_the_node_page_shows_what_the_attempt_changed_and_where_it_landed(landed, alice):
+    row = latest(landed)["second"]
+    change = AttemptChange.objects.get(node_exec=row)
+
+    page = signed_in(alice).get(f"/executions/{row.pk}/").content.decode()
+
+    branch = RunWorkspace.objects.get(run=landed).branch
+    assert f"Landed on <code>{branch}</code> as {change.merge_commit[:12]}" in page
+    assert '<a href="#changes">Changes <span class="tag">2</span></a>' in page
+    assert HOSTILE not in page
+    shown = re.search(r'<script id="attempt-diff" type="application/json">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in shown and "+print('again')" in json.loads(unescape(shown))
+
+
+def test_the_node_page_of_a_failed_attempt_names_the_ref_its_change_is_kept_on(repo_task, alice, scripted_runner,
+                                                                               inline_executor):
+    def breaks(call):
+        writes("half.txt", "half\n")(call)
+        raise AgentError("the agent gave up", kind="is_error")
+
+    scripted_runner.replies[("node", "build")] = breaks
+    run = planned_run(repo_task, {"nodes": [node("build")], "edges": []})
+    run_start(run=run)
+    inline_executor.drain()
+    row = latest(run)["build"]
+
+    page = signed_in(alice).get(f"/executions/{row.pk}/").content.decode()
+
+    assert f"Kept on <code>refs/workgraph/attempts/{row.pk}</code>" in page
+
+
+def test_the_node_page_of_a_folder_that_is_not_a_repository_says_so(task, alice, scripted_runner, inline_executor):
+    run = planned_run(task, {"nodes": [node("a")], "edges": []})
+    run_start(run=run)
+    inline_executor.drain()
+
+    page = signed_in(alice).get(f"/executions/{latest(run)['a'].pk}/").content.decode()
+
+    assert "its change is neither isolated nor recorded" in page

@@ -3,10 +3,25 @@
 import { connectLog } from "./live.js";
 import { describeLine } from "./log-line.js";
 import { copyButtonBind, traceViewMount } from "./trace-view.js";
+import { diffViewsShow } from "./diff-view.js";
+
+diffViewsShow();
 
 const list = document.getElementById("log-lines");
 const pause = document.getElementById("pause-scroll");
 const state = document.getElementById("log-state");
+const statusChip = document.getElementById("exec-status");
+
+// The attempt's status follows its log: the engine writes `node_finished` with how it ended. The
+// page's other parts (its output, its change) are the server's; a reload shows them.
+function showStatus(line) {
+  if (line.event !== "node_finished" || !line.committed || !statusChip) return;
+  const chip = document.createElement("span");
+  chip.className = `status status-${line.status}`;
+  chip.dataset.status = line.status;
+  chip.textContent = line.status;
+  statusChip.replaceChildren(chip);
+}
 
 function appendLine(line) {
   const item = document.createElement("li");
@@ -46,6 +61,7 @@ if (list) {
       onLine(line) {
         appendLine(line);
         trace.add(line);
+        showStatus(line);
       },
       onEnd: complete,
       onStatus(status) { state.textContent = status; },
