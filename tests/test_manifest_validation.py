@@ -127,7 +127,8 @@ def test_it_rejects_nodes_with_both_or_neither_of_artifact_type_and_task_prompt(
 
     assert errors == [
         "node 'both': has both artifact_type and task_prompt; a node takes exactly one",
-        "node 'neither': needs artifact_type (a catalog node), task_prompt (a generic node) or command (a command node)",
+        "node 'neither': needs artifact_type (a catalog node), task_prompt (a generic node) "
+        "or command (a command node)",
     ]
 
 
