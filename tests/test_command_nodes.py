@@ -12,8 +12,9 @@ from django.db import connection
 from graphs import logs
 from graphs.engine import run_start
 from graphs.logs import log_read
-from graphs.models import ExecutionLogFile, WorkGraphRun
+from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
 from tests.graphs import command_node, edges_for, latest, node, planned_run
+from tests.repos import git, writes
 
 GATED = """
 import pathlib, sys, time
@@ -160,3 +161,32 @@ def test_a_failing_command_node_loops_back_with_its_output_as_the_upstream_nodes
     assert rerun_impl.cause == "loop_back"
     assert any("FAIL: the CSV has no header row" in item for item in rerun_impl.input_payload["feedback"])
     assert "FAIL: the CSV has no header row" in rerun_impl.input_payload["prompt"]
+
+
+# Reads what the upstream node wrote, says where it runs, and writes a file of its own.
+READS_AND_WRITES = """
+import os, pathlib
+print(pathlib.Path("src/feature.py").read_text(), end="")
+print(os.getcwd())
+pathlib.Path("src/generated.py").write_text("GENERATED = True\\n")
+"""
+
+
+@pytest.mark.django_db
+def test_in_a_repository_a_command_node_runs_in_its_attempts_worktree_and_its_change_lands(
+    repo, repo_task, commands_allowed, scripted_runner, inline_executor
+):
+    scripted_runner.replies[("node", "build")] = writes("src/feature.py", "FEATURE = True\n")
+    nodes = [node("build"), command_node("generate", READS_AND_WRITES, "build")]
+    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+    run_start(run=run)
+    inline_executor.drain()
+    generate = latest(run)["generate"]
+
+    assert generate.status == "succeeded"
+    printed, cwd = generate.output_payload["text"].splitlines()
+    assert printed == "FEATURE = True"
+    assert Path(cwd) != repo and not Path(cwd).exists()
+    workspace = RunWorkspace.objects.get(run=run)
+    assert git(Path(workspace.repository), "show", f"{workspace.branch}:src/generated.py") == "GENERATED = True\n"
+    assert not (repo / "src" / "generated.py").exists()
