@@ -176,7 +176,8 @@ VALIDATOR_COMMAND_NODE_CATALOG: Sequence[Mapping[str, Any]] = (
             'Use {"command": ["python3", "<test_script node_id>.py"], "timeout_seconds": 600} depending on '
             "the test_script node, whose task_prompt then asks for the script to be saved as "
             "`<its node_id>.py` in the working folder, and make the final verdict depend on this node: the "
-            "verdict then rests on a check that really ran. Its output is the end of what the command printed."
+            "verdict then rests on a check that really ran. Its output is the end of what the command printed; "
+            "when it fails, loop back to the implementation the script checks."
         ),
         "suggested_on_fail": {"action": "loop_back", "max_attempts": 2},
     },

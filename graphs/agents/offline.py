@@ -246,20 +246,20 @@ def _validator_manifest(existing: Sequence[str], *, commands_allowed: bool) -> d
         "repository in the working folder, using the test data, and exits non-zero on a failure."
     )
     checks = _matching(existing, ("integration_check",))
-    ran: list[dict[str, Any]] = []
+    command_nodes: list[dict[str, Any]] = []
     if commands_allowed:
         script_prompt += f" Save it in the working folder as `{script}.py`: a command node runs it there."
         run_script = ids.take("validator_run_test_script")
         # A failing check most likely shows a defect in the change: the coder's implementation reworks it.
-        impl = next(iter(_matching(existing, ("impl",))), script) if checks else script
-        ran = [{
+        rework = next(iter(_matching(existing, ("impl",))), script) if checks else script
+        command_nodes = [{
             "node_id": run_script,
             "node_type": "run_test_script",
             "depends_on": [script, *checks],
             "command": ["python3", f"{script}.py"],
             "timeout_seconds": 600,
             "on_fail": {"action": "loop_back", "max_attempts": 2},
-            "_loop_back_to": impl,
+            "_loop_back_to": rework,
         }]
     nodes = [
         {
@@ -285,11 +285,11 @@ def _validator_manifest(existing: Sequence[str], *, commands_allowed: bool) -> d
             "judgment": _mechanical("check_script_compiles"),
             "on_fail": {"action": "retry_self", "max_attempts": 2},
         },
-        *ran,
+        *command_nodes,
         {
             "node_id": verdict,
             "node_type": "final_verdict",
-            "depends_on": [bench, script, *(node["node_id"] for node in ran), *checks],
+            "depends_on": [bench, script, *(node["node_id"] for node in command_nodes), *checks],
             "task_prompt": (
                 "Decide whether the delivered work meets the task, from the scenarios, the check script "
                 "and the test report in your inputs. Start with `VERDICT: pass`, `VERDICT: fail` or "
