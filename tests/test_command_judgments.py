@@ -3,13 +3,16 @@ anything else fails the judgment with the end of the command's output as the iss
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
+from graphs import logs
 from graphs.engine import run_start
 from graphs.logs import log_read
-from graphs.models import ExecutionLogFile
+from graphs.models import ExecutionLogFile, WorkNodeExecution
 from tests.graphs import edges_for, latest, node, planned_run, python
 
 pytestmark = pytest.mark.django_db
@@ -102,3 +105,47 @@ def test_a_failing_command_judgment_feeds_its_output_to_the_loop_backs_rerun_as_
     assert "AssertionError: expected 3 rows, got 2" in feedback
     assert "AssertionError: expected 3 rows, got 2" in rerun_impl.input_payload["prompt"]
     assert run.executions.get(node_id="check", attempt=2).judgment_result["ok"] is True
+
+
+WAITS_FOR_GATE = """
+import pathlib, sys, time
+print("judging", flush=True)
+while not pathlib.Path(sys.argv[1]).exists():
+    time.sleep(0.01)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_while_a_command_judgment_runs_the_nodes_prompt_is_already_stored(
+    task, commands_allowed, inline_executor, scripted_runner, monkeypatch, tmp_path
+):
+    gate = tmp_path / "gate"
+    judging = threading.Event()
+
+    def listener(execution, line) -> None:
+        if line["event"] == "command_output" and line["text"] == "judging":
+            judging.set()
+
+    monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
+    spec = node("export", judgment={"kind": "command", "command": python(WAITS_FOR_GATE, str(gate))})
+    run = planned_run(task, {"nodes": [spec], "edges": []})
+    run_start(run=run)
+
+    def work() -> None:
+        try:
+            inline_executor.drain()
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        assert judging.wait(15), "the judgment's command never started"
+        row = WorkNodeExecution.objects.get(run=run, node_id="export")
+        assert row.status == "running"
+        assert "Do export." in row.input_payload["prompt"]
+    finally:
+        gate.touch()
+        worker.join(30)
+    assert not worker.is_alive()
+    assert latest(run)["export"].status == "succeeded"
