@@ -203,6 +203,20 @@ WORKGRAPH_CLAUDE_TOOLS = {
     "write_file": ["Write", "Edit", "NotebookEdit"],
 }
 WORKGRAPH_TEMPLATE_MAX_DEPTH = env_int("WORKGRAPH_TEMPLATE_MAX_DEPTH", 4, minimum=1)
+# --- Commands (command nodes and command judgments, in projects with allow_commands) ---------------
+# What a command may take unless its node or judgment sets timeout_seconds; past it its group is killed.
+WORKGRAPH_COMMAND_TIMEOUT = env_int("WORKGRAPH_COMMAND_TIMEOUT", 600, minimum=1)
+# How much of a command's output is kept as its node output (the last bytes; the rest is counted).
+WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES = env_int("WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES", 64 * 1024, minimum=1024)
+# Names a command gets from the console's environment besides PATH, HOME, LANG, LC_ALL and TMPDIR. The
+# console's own settings are refused: a command runs code from the project, never with its secrets.
+WORKGRAPH_COMMAND_ENV = env_list("WORKGRAPH_COMMAND_ENV")
+_CONSOLE_ENV = {"SECRET_KEY", "DATABASE_URL", "REDIS_URL"}
+_refused_env = [name for name in WORKGRAPH_COMMAND_ENV if name in _CONSOLE_ENV or name.startswith("WORKGRAPH_")]
+if _refused_env:
+    raise ImproperlyConfigured(
+        f"WORKGRAPH_COMMAND_ENV may not pass the console's own settings to commands: {', '.join(_refused_env)}"
+    )
 # Celery beat (or `celery worker -B`) runs the reaper that recovers executions of dead workers.
 CELERY_BEAT_SCHEDULE = {
     "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},

@@ -278,6 +278,7 @@ def run_planning(request: HttpRequest, run_id) -> HttpResponse:
             "run": run,
             "task": run.task,
             "calls": [_planning_call_view(call) for call in selectors.planning_calls(run)],
+            "commands": selectors.plan_commands(run),
             "can_review": can(role, "review_plan") and run.status == WorkGraphRun.Status.AWAITING_APPROVAL,
             "graph_url": f"/runs/{run.run_id}/graph.json",
         },

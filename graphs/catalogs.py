@@ -166,15 +166,37 @@ VALIDATOR_NODE_CATALOG: Sequence[Mapping[str, Any]] = (
     },
 )
 
+# Offered only in projects that allow commands: elsewhere a command node would fail without running.
+VALIDATOR_COMMAND_NODE_CATALOG: Sequence[Mapping[str, Any]] = (
+    {
+        "node_type": "run_test_script",
+        "description": (
+            "A command node: no agent and no task_prompt; the engine runs its `command` (an argv list, no "
+            "shell) in the working folder, and the exit code decides (0 passes, or the node's `expect_exit`). "
+            'Use {"command": ["python3", "<test_script node_id>.py"], "timeout_seconds": 600} depending on '
+            "the test_script node, whose task_prompt then asks for the script to be saved as "
+            "`<its node_id>.py` in the working folder, and make the final verdict depend on this node: the "
+            "verdict then rests on a check that really ran. Its output is the end of what the command printed; "
+            "when it fails, loop back to the implementation the script checks."
+        ),
+        "suggested_on_fail": {"action": "loop_back", "max_attempts": 2},
+    },
+)
+
 _NODE_CATALOGS: Mapping[str, Sequence[Mapping[str, Any]]] = {
     "coder": CODER_NODE_CATALOG,
     "validator": VALIDATOR_NODE_CATALOG,
 }
+_COMMAND_NODE_CATALOGS: Mapping[str, Sequence[Mapping[str, Any]]] = {"validator": VALIDATOR_COMMAND_NODE_CATALOG}
 
 
-def node_catalog(org_node: str) -> Sequence[Mapping[str, Any]]:
-    """Return the suggested node catalog of a generic org node; empty for an org node without one."""
-    return _NODE_CATALOGS.get(org_node, ())
+def node_catalog(org_node: str, *, commands_allowed: bool = False) -> Sequence[Mapping[str, Any]]:
+    """Return the suggested node catalog of a generic org node; empty for an org node without one.
+
+    ``commands_allowed`` (the project's ``allow_commands``) adds the command nodes the org node may plan.
+    """
+    catalog = tuple(_NODE_CATALOGS.get(org_node, ()))
+    return catalog + tuple(_COMMAND_NODE_CATALOGS.get(org_node, ())) if commands_allowed else catalog
 
 
 def artifact_entry(artifact_type: str) -> Mapping[str, Any] | None:

@@ -51,8 +51,11 @@ def demo_data_load(*, password: str | None) -> tuple[DemoLogin, Task]:
 
     target = Path(settings.VAR_DIR) / "demo-project"
     target.mkdir(parents=True, exist_ok=True)
+    # The demo's validator runs its test script (a command node), so the project allows commands; a
+    # project an earlier version created keeps its setting, as an admin may have chosen it.
     project, _ = Project.objects.get_or_create(
-        slug=DEMO_PROJECT_SLUG, defaults={"name": "Demo project", "target_folder": str(target)}
+        slug=DEMO_PROJECT_SLUG,
+        defaults={"name": "Demo project", "target_folder": str(target), "allow_commands": True},
     )
     ProjectMembership.objects.get_or_create(
         user=user, project=project, defaults={"role": ProjectMembership.Role.LEAD}

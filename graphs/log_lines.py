@@ -26,6 +26,14 @@ _SUMMARIES: dict[str, Callable[[dict[str, Any]], list[Any]]] = {
         line.get("num_turns") is not None and f"{line['num_turns']} turns",
         _cost(line.get("total_cost_usd")),
     ],
+    "command_start": lambda line: [" ".join(str(arg) for arg in line.get("argv") or [])],
+    "command_output": lambda line: [line.get("stream") == "stderr" and "stderr", line.get("text")],
+    "command_exit": lambda line: [
+        "timed out" if line.get("timed_out")
+        else line.get("exit_code") is not None and f"exit code {line['exit_code']}",
+        line.get("duration_ms") is not None and f"{line['duration_ms']} ms",
+        line.get("output_dropped_bytes") and f"{line['output_dropped_bytes']} bytes dropped",
+    ],
 }
 
 

@@ -71,9 +71,10 @@ IDLE_SECONDS = 10.0
 # A writer that cannot reach the database tries again after this long, doubling up to the cap.
 RETRY_FIRST_SECONDS = 0.1
 RETRY_CAP_SECONDS = 5.0
-# The events of an agent's output, which the line cap stops; every other event is the engine's own. A
+# The events of an agent's or a command's output, which the line cap stops; every other event is the engine's own. A
 # call's ``agent_init`` and ``agent_result`` (one each, the call's accounting) are kept past the cap.
-OUTPUT_EVENTS = frozenset({"agent_output", "agent_text", "tool_call", "tool_result", "api_retry", "agent_event"})
+OUTPUT_EVENTS = frozenset({"agent_output", "agent_text", "tool_call", "tool_result", "api_retry", "agent_event",
+                           "command_output"})
 CUT_SUFFIX = " …[cut]"
 
 _listeners: list[Callable[[WorkNodeExecution, LogLine], None]] = []

@@ -17,7 +17,7 @@ from graphs.storable import json_transform
 
 ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
-JUDGMENT_KINDS = ("none", "mechanical", "llm")
+JUDGMENT_KINDS = ("none", "mechanical", "llm", "command")
 ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")
 RESERVED_PREFIX = "__"
 # The longest value of each field the console stores in a column of its own (a node's id on every
@@ -25,6 +25,13 @@ RESERVED_PREFIX = "__"
 # could not be stored, so it is a validation error like any other.
 FIELD_MAX_LENGTHS = {"node_id": 200, "subagent_type": 100, "skill_ref": 100, "node_type": 100}
 PROMOTED_ARTIFACT_TYPE_MAX_LENGTH = 100
+# A command (a command node's or a command judgment's argv) is bounded like every stored string.
+COMMAND_MAX_ARGS = 100
+COMMAND_ARG_MAX_LENGTH = 4000
+# A command node runs no agent, so the fields that steer one would be silently ignored on it: they are
+# refused instead, as a planning slip the repair request can name.
+COMMAND_NODE_AGENT_FIELDS = ("artifact_type", "task_prompt", "skill_ref", "allowed_tools", "max_turns",
+                             "max_tool_iterations")
 
 # An edge without an edge_type still describes a dependency; normalization writes this type, the
 # one that makes the agent read its input rather than skip reasoning about it.
@@ -508,10 +515,16 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
         errors.append(f"{label}: depends_on must be a list of node_id strings")
 
     has_artifact, has_prompt = "artifact_type" in node, "task_prompt" in node
-    if has_artifact and has_prompt:
+    if not is_command_node(node) and ("timeout_seconds" in node or "expect_exit" in node):
+        errors.append(f"{label}: timeout_seconds and expect_exit belong to command nodes (nodes with a command)")
+    if is_command_node(node):
+        errors.extend(_command_node_errors(node, label))
+    elif has_artifact and has_prompt:
         errors.append(f"{label}: has both artifact_type and task_prompt; a node takes exactly one")
     elif not (has_artifact or has_prompt):
-        errors.append(f"{label}: needs artifact_type (a catalog node) or task_prompt (a generic node)")
+        errors.append(
+            f"{label}: needs artifact_type (a catalog node), task_prompt (a generic node) or command (a command node)"
+        )
     elif has_artifact and node["artifact_type"] not in ARTIFACT_TYPES:
         errors.append(
             f"{label}: artifact_type {node['artifact_type']!r} is not one of {_choices(ARTIFACT_TYPES)}"
@@ -534,6 +547,9 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
             )
         elif kind == "mechanical" and not _is_id(judgment.get("check_ref")):
             errors.append(f"{label}: a mechanical judgment needs check_ref naming the check")
+        elif kind == "command":
+            errors.extend(_command_errors(judgment.get("command"), f"{label}: judgment.command"))
+            errors.extend(_timeout_errors(judgment.get("timeout_seconds"), f"{label}: judgment.timeout_seconds"))
 
     on_fail = node.get("on_fail")
     if on_fail is not None:
@@ -577,6 +593,73 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
                 f"{label}: {key} is {len(node[key])} characters, over the limit of {FIELD_MAX_LENGTHS[key]}"
             )
     return errors
+
+
+def is_command_node(node: Mapping[str, Any]) -> bool:
+    """Whether ``node`` is a command node: it runs its ``command`` instead of calling an agent."""
+    return "command" in node
+
+
+def node_commands(node: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """The commands ``node`` runs, as (``"node"`` or ``"judgment"``, argv): its own, and its judgment's."""
+    commands = []
+    if is_command_node(node):
+        commands.append(("node", list(node["command"])))
+    judgment = node.get("judgment")
+    if isinstance(judgment, Mapping) and judgment.get("kind") == "command":
+        commands.append(("judgment", list(judgment.get("command") or [])))
+    return commands
+
+
+def manifest_commands(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every command the manifest's nodes run, in manifest order: ``node_id``, ``runs_as`` (``node`` or
+    ``judgment``), ``argv`` and ``timeout_seconds`` (None: the console's default)."""
+    listed = []
+    for node in manifest.get("nodes") or []:
+        if not isinstance(node, Mapping):
+            continue
+        for runs_as, argv in node_commands(node):
+            spec = node if runs_as == "node" else node["judgment"]
+            listed.append({"node_id": node.get("node_id"), "runs_as": runs_as, "argv": argv,
+                           "timeout_seconds": spec.get("timeout_seconds")})
+    return listed
+
+
+def _command_node_errors(node: dict[str, Any], label: str) -> list[str]:
+    errors = [
+        f"{label}: a command node runs no agent, so it takes no {field}"
+        for field in COMMAND_NODE_AGENT_FIELDS
+        if field in node
+    ]
+    errors.extend(_command_errors(node["command"], f"{label}: command"))
+    errors.extend(_timeout_errors(node.get("timeout_seconds"), f"{label}: timeout_seconds"))
+    expect_exit = node.get("expect_exit")
+    if expect_exit is not None and (isinstance(expect_exit, bool) or not isinstance(expect_exit, int)):
+        errors.append(f"{label}: expect_exit must be an integer exit code, not {expect_exit!r}")
+    return errors
+
+
+def _command_errors(command: Any, label: str) -> list[str]:
+    """A command is an argv: a non-empty list of non-empty strings, run without a shell."""
+    if not isinstance(command, list) or not command:
+        return [f"{label} must be a non-empty list of strings (the program and its arguments), not {command!r}"]
+    if len(command) > COMMAND_MAX_ARGS:
+        return [f"{label} has {len(command)} arguments, over the limit of {COMMAND_MAX_ARGS}"]
+    errors = []
+    for index, arg in enumerate(command):
+        if not isinstance(arg, str) or not arg:
+            errors.append(f"{label}[{index}] must be a non-empty string, not {arg!r}")
+        elif len(arg) > COMMAND_ARG_MAX_LENGTH:
+            errors.append(f"{label}[{index}] is {len(arg)} characters, over the limit of {COMMAND_ARG_MAX_LENGTH}")
+        elif "\x00" in arg:
+            errors.append(f"{label}[{index}] contains a NUL character")
+    return errors
+
+
+def _timeout_errors(timeout: Any, label: str) -> list[str]:
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1):
+        return [f"{label} must be a positive integer number of seconds, not {timeout!r}"]
+    return []
 
 
 def _dynamic_loop_back_errors(node: dict[str, Any], label: str) -> list[str]:

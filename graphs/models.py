@@ -35,6 +35,11 @@ class Project(models.Model):
         max_length=200, blank=True,
         help_text="The branch or commit runs start from, when the folder is a git repository; empty: its HEAD.",
     )
+    allow_commands = models.BooleanField(
+        default=False,
+        help_text="Let command nodes and command judgments run programs in the target folder. Off: they fail"
+                  " (commands_disabled) without running anything.",
+    )
     max_run_cost_usd = models.DecimalField(
         max_digits=12, decimal_places=4, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.0001"))],

@@ -128,6 +128,7 @@ def plan_work_graph(
         prompt=planning_prompt(
             org_node=org_node, brief=brief, existing_node_ids=existing_ids,
             template_block=guide.prompt_block() if guide else None,
+            commands_allowed=task.project.allow_commands,
         )
     )
     execution = _planning_execution_create(
@@ -141,6 +142,7 @@ def plan_work_graph(
         timeout=timeout,
         purpose="plan",
         existing_node_ids=tuple(existing_ids),
+        commands_allowed=task.project.allow_commands,
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose="plan", **fields),
         cancel_event=cancel_event,

@@ -73,8 +73,13 @@ def planning_prompt(
     brief: TaskBrief,
     existing_node_ids: Sequence[str] = (),
     template_block: str | None = None,
+    commands_allowed: bool = False,
 ) -> str:
-    """The prompt asking ``org_node`` to plan a graph_manifest (append mode when nodes already exist)."""
+    """The prompt asking ``org_node`` to plan a graph_manifest (append mode when nodes already exist).
+
+    Command nodes and command judgments are described only when ``commands_allowed`` (the project's
+    ``allow_commands``): elsewhere they would fail without running.
+    """
     append = bool(existing_node_ids)
     sections = [_plan_intro(org_node, append=append), "## The task\n\n" + _brief_block(brief)]
     if append:
@@ -87,9 +92,9 @@ def planning_prompt(
             "Use this template as your starting point and adapt it to the task:\n\n" + template_block
         )
         return "\n\n".join(sections)
-    sections.append(_catalog_block(org_node))
-    sections.append(_node_fields_block(org_node))
-    sections.append(_judgment_block())
+    sections.append(_catalog_block(org_node, commands_allowed=commands_allowed))
+    sections.append(_node_fields_block(org_node, commands_allowed=commands_allowed))
+    sections.append(_judgment_block(commands_allowed=commands_allowed))
     sections.append(_on_fail_block(org_node, append=append))
     sections.append(_edges_block())
     sections.append(_answer_block(org_node))
@@ -241,7 +246,7 @@ def _existing_nodes_block(existing_node_ids: Sequence[str]) -> str:
     )
 
 
-def _catalog_block(org_node: str) -> str:
+def _catalog_block(org_node: str, *, commands_allowed: bool) -> str:
     if org_node == "planner":
         return (
             "## Artifact catalog\n\n"
@@ -249,7 +254,7 @@ def _catalog_block(org_node: str) -> str:
             "it does not need. The suggested judgment and on_fail of an entry are starting points you "
             "may keep or change.\n\n" + _json_block(PLANNER_ARTIFACT_CATALOG)
         )
-    catalog = node_catalog(org_node)
+    catalog = node_catalog(org_node, commands_allowed=commands_allowed)
     if not catalog:
         return (
             "## Node types\n\nThere is no catalog for this stage: choose the nodes the task needs and "
@@ -263,7 +268,7 @@ def _catalog_block(org_node: str) -> str:
     )
 
 
-def _node_fields_block(org_node: str) -> str:
+def _node_fields_block(org_node: str, *, commands_allowed: bool) -> str:
     if org_node == "planner":
         fields = [
             "node_id: a short readable id, unique in the graph (for example `prd`).",
@@ -286,10 +291,18 @@ def _node_fields_block(org_node: str) -> str:
             'promotes_to_artifact: optional, {"artifact_type": "<type>"}, only for a node whose output is a '
             "final deliverable of the task (such as a test report); most nodes leave it out.",
         ]
+        if commands_allowed:
+            fields.append(
+                'command: instead of task_prompt, a command node\'s program and arguments (["python3", '
+                '"check.py"], no shell). No agent runs it: the engine runs the command in the working folder, '
+                "the exit code decides (expect_exit, default 0), timeout_seconds bounds it (the console's "
+                "default otherwise), and the end of what it printed is its output. It takes no skill_ref, "
+                "allowed_tools or max_turns."
+            )
     return "## Node fields\n\n" + _bullets(fields)
 
 
-def _judgment_block() -> str:
+def _judgment_block(*, commands_allowed: bool) -> str:
     checks = "; ".join(f"`{name}` ({meaning})" for name, meaning in MECHANICAL_CHECKS.items())
     rules = [
         '{"kind": "none"}: nothing to check. This is the default when judgment is left out.',
@@ -300,6 +313,12 @@ def _judgment_block() -> str:
         f"judge_prompt must contain the literal placeholder {CONTENT_PLACEHOLDER}, where the output is "
         'inserted; the reviewer answers {"ok": true|false, "issues": [...]}.',
     ]
+    if commands_allowed:
+        rules.append(
+            '{"kind": "command", "command": ["<program>", "<argument>", ...], "timeout_seconds": 600}: after the '
+            "node's agent answers, the engine runs the command in the same working folder; a non-zero exit "
+            "fails the judgment, with the end of the command's output as the issues."
+        )
     return "## judgment: how a node's output is checked\n\n" + _bullets(rules)
 
 

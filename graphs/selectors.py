@@ -3,11 +3,13 @@ the number of nodes. Run facts (latest attempts, owners, progress) come from ``g
 
 from __future__ import annotations
 
+import shlex
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
@@ -507,6 +509,17 @@ def planning_call_detail(call: WorkNodeExecution) -> dict[str, Any]:
         "validation_errors": payload.get("validation_errors") or [],
         "new_node_ids": payload.get("new_node_ids") or [],
     }
+
+
+def plan_commands(run: WorkGraphRun) -> list[dict[str, Any]]:
+    """Every command the run's manifest runs (command nodes and command judgments), in manifest order:
+    ``node_id``, ``runs_as`` (``node`` or ``judgment``), ``command`` (the argv as a shell would quote it,
+    for reading; it runs without a shell) and ``timeout_seconds`` (the console's default when unset)."""
+    return [
+        {"node_id": listed["node_id"], "runs_as": listed["runs_as"], "command": shlex.join(listed["argv"]),
+         "timeout_seconds": listed["timeout_seconds"] or settings.WORKGRAPH_COMMAND_TIMEOUT}
+        for listed in manifest_lib.manifest_commands(run.graph_manifest or {})
+    ]
 
 
 def planning_calls(run: WorkGraphRun) -> list[dict[str, Any]]:

@@ -76,6 +76,14 @@ def project(db):
 
 
 @pytest.fixture
+def commands_allowed(project):
+    """The project lets command nodes and command judgments run (``allow_commands``)."""
+    project.allow_commands = True
+    project.save(update_fields=["allow_commands"])
+    return project
+
+
+@pytest.fixture
 def alice(project):
     """Alice leads the project."""
     return factories.member(project, "alice", role="lead")

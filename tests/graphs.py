@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from django.db.models import QuerySet
 
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
@@ -10,6 +12,16 @@ from tests import factories
 
 def node(node_id: str, *deps: str, **extra) -> dict:
     return {"node_id": node_id, "depends_on": list(deps), "task_prompt": f"Do {node_id}.", **extra}
+
+
+def python(code: str, *args: str) -> list[str]:
+    """A command running ``code`` with this test run's Python (a real interpreter, on any machine)."""
+    return [sys.executable, "-c", code, *args]
+
+
+def command_node(node_id: str, code: str, *deps: str, args: tuple[str, ...] = (), **extra) -> dict:
+    """A command node running the Python ``code`` (with ``args``) in its attempt's folder."""
+    return {"node_id": node_id, "depends_on": list(deps), "command": python(code, *args), **extra}
 
 
 def edges_for(nodes: list[dict], *, zero_token: set[str] = frozenset()) -> list[dict]:

@@ -113,6 +113,40 @@ def test_the_validator_appends_a_final_verdict_with_dynamic_loop_back():
     validate_graph_manifest(_merge(planner, coder, validator))
 
 
+def test_where_commands_run_the_validators_verdict_rests_on_its_test_script_having_run():
+    planner = _plan("planner")
+    coder = _plan("coder", existing=_ids(planner))
+    existing = _ids(planner) + _ids(coder)
+    text = _run("plan", org_node="validator", existing_node_ids=existing, commands_allowed=True)
+    validator = normalize_graph_manifest(extract_graph_manifest(text), existing_node_ids=existing)
+    validate_graph_manifest(validator, existing_node_ids=existing)
+
+    script, ran = _by_type(validator, "test_script"), _by_type(validator, "run_test_script")
+    assert "`validator_test_script.py`" in script["task_prompt"]
+    assert ran["command"] == ["python3", "validator_test_script.py"]
+    assert ran["depends_on"] == ["validator_test_script", "coder_integration_check"]
+    assert "task_prompt" not in ran
+    assert {"from": ran["node_id"], "to": "coder_impl", "edge_type": "on_failure"} in validator["edges"]
+    assert ran["node_id"] in _by_type(validator, "final_verdict")["depends_on"]
+    validate_graph_manifest(_merge(planner, coder, validator))
+
+
+def test_where_commands_run_a_validators_test_script_is_saved_in_the_working_folder(tmp_path):
+    script = {"node_id": "validator_test_script", "node_type": "test_script", "task_prompt": "x"}
+
+    text = _run(node=script, cwd=tmp_path, commands_allowed=True)
+    assert (tmp_path / "validator_test_script.py").read_text() == text
+    assert [path.name for path in tmp_path.iterdir()] == ["validator_test_script.py"]
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _run(node=script, cwd=elsewhere)
+    _run(node={"node_id": "../escape", "node_type": "test_script", "task_prompt": "x"}, cwd=elsewhere,
+         commands_allowed=True)
+    assert list(elsewhere.iterdir()) == []
+    assert not (tmp_path / "escape.py").exists()
+
+
 def test_appended_ids_never_collide_with_existing_ones():
     existing = ("coder_impl", "coder_impl_2", "coder_unit_test")
 

@@ -127,7 +127,8 @@ def test_it_rejects_nodes_with_both_or_neither_of_artifact_type_and_task_prompt(
 
     assert errors == [
         "node 'both': has both artifact_type and task_prompt; a node takes exactly one",
-        "node 'neither': needs artifact_type (a catalog node) or task_prompt (a generic node)",
+        "node 'neither': needs artifact_type (a catalog node), task_prompt (a generic node) "
+        "or command (a command node)",
     ]
 
 
@@ -160,8 +161,8 @@ def test_it_rejects_broken_judgments_naming_each_node():
     )
 
     assert errors == [
-        "node 'kindless': judgment.kind None is not one of none, mechanical, llm",
-        "node 'odd': judgment.kind 'vibes' is not one of none, mechanical, llm",
+        "node 'kindless': judgment.kind None is not one of none, mechanical, llm, command",
+        "node 'odd': judgment.kind 'vibes' is not one of none, mechanical, llm, command",
         "node 'blind': an llm judgment needs a judge_prompt containing the {content} placeholder",
         "node 'unchecked': a mechanical judgment needs check_ref naming the check",
         "node 'flat': judgment must be an object",

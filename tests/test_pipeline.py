@@ -36,6 +36,23 @@ def test_the_offline_pipeline_plans_three_stages_into_one_run_and_passes(task, i
     assert run.artifacts.exists()
 
 
+def test_where_commands_run_the_offline_verdict_follows_an_executed_test_script(
+    task, commands_allowed, inline_executor
+):
+    pipeline_start(task=task)
+    inline_executor.drain()
+    task.refresh_from_db()
+    run = WorkGraphRun.objects.get(task=task)
+    rows = latest(run)
+
+    assert task.status == Task.Status.SUCCEEDED
+    ran = rows["validator_run_test_script"]
+    assert ran.status == "succeeded"
+    assert (ran.output_payload["exit_code"], ran.judgment_result["kind"]) == (0, "command")
+    assert "placeholder check for node validator_test_script: nothing was tested" in ran.output_payload["text"]
+    assert "validator_run_test_script" in rows["validator_final_verdict"].input_payload["upstream"]
+
+
 def test_a_failing_planner_fails_the_task_with_the_reason(task, inline_executor, scripted_runner):
     scripted_runner.replies[("plan", "planner")] = "no plan today"
     pipeline_start(task=task)

@@ -92,6 +92,17 @@ def test_dynamic_loop_back_is_mentioned_only_to_the_validator():
         assert "dynamic_loop_back" not in planning_prompt(org_node=org_node, brief=_brief())
 
 
+def test_commands_are_offered_only_in_a_project_that_allows_them():
+    allowed = planning_prompt(org_node="validator", brief=_brief(), commands_allowed=True)
+    refused = planning_prompt(org_node="validator", brief=_brief())
+
+    assert '"node_type": "run_test_script"' in allowed
+    assert "command: instead of task_prompt, a command node's program and arguments" in allowed
+    assert '{"kind": "command", "command": [' in allowed
+    assert "run_test_script" not in refused and '"kind": "command"' not in refused
+    assert "command node" not in refused
+
+
 @pytest.mark.parametrize("org_node", ["planner", "coder", "validator", "reviewer"])
 def test_it_explains_the_manifest_rules_and_asks_for_one_json_object(org_node):
     prompt = planning_prompt(org_node=org_node, brief=_brief())

@@ -38,6 +38,9 @@ class AgentCall:
     attempt: int = 1
     # Node ids already in the run when planning in append mode.
     existing_node_ids: tuple[str, ...] = ()
+    # Whether the call's project runs commands (its allow_commands): command nodes and command
+    # judgments are planned, and their files written, only then.
+    commands_allowed: bool = False
     # Called with each plain output line as it arrives, from a runner thread; it must not block for long.
     on_line: Callable[[str], None] | None = None
     # Called with each structured event the agent reports (``tool_call`` and its fields, say) as it

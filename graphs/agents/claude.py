@@ -46,23 +46,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import signal
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import IO, Any
 
 from django.conf import settings
 
 from graphs.agents.base import TOKEN_FIELDS, AgentCall, AgentCancelled, AgentError, AgentResult, output_head
+from graphs.processes import group_wait, pipe_drain
 
-_POLL_SECONDS = 0.05
-# How long the output threads may take to reach end-of-file after the process is gone.
-_DRAIN_SECONDS = 2.0
 # The documentation caps piped stdin at "10MB" without saying which megabyte; the decimal reading is
 # the smaller, so a prompt under it is never one the CLI refuses.
 STDIN_MAX_BYTES = 10_000_000
@@ -115,20 +110,18 @@ class ClaudeRunner:
             stderr.append(line)
             call.emit(line.rstrip("\r\n"))
 
-        threads = [_writer(proc.stdin, prompt), _reader(proc.stdout, stream.feed), _reader(proc.stderr, stderr_line)]
-        deadline = time.monotonic() + call.timeout
-        try:
-            returncode = _wait(proc, call, deadline)
-        except AgentError as exc:
-            _kill(proc)
-            _join(threads, time.monotonic() + _DRAIN_SECONDS)
-            exc.stderr, exc.stdout_head, exc.stdout_tail = "".join(stderr), stream.head, stream.tail()
-            raise
-        if not _join(threads, time.monotonic() + _DRAIN_SECONDS):
-            # A leftover child of the CLI still holds the pipes open; it belonged to this call.
-            _kill(proc)
-            _join(threads, time.monotonic() + _DRAIN_SECONDS)
-        return stream.outcome(returncode, "".join(stderr))
+        threads = [
+            _writer(proc.stdin, prompt),
+            pipe_drain(proc.stdout, stream.feed, name="claude-stdout"),
+            pipe_drain(proc.stderr, stderr_line, name="claude-stderr"),
+        ]
+        end = group_wait(proc, threads=threads, deadline=time.monotonic() + call.timeout, cancelled=call.cancelled)
+        if end.returncode is None:
+            error = AgentCancelled() if end.stopped == "cancelled" else AgentError(
+                f"the claude CLI did not finish within {call.timeout:g} s", kind="timeout")
+            error.stderr, error.stdout_head, error.stdout_tail = "".join(stderr), stream.head, stream.tail()
+            raise error
+        return stream.outcome(end.returncode, "".join(stderr))
 
     def _argv(self, call: AgentCall) -> list[str]:
         return [
@@ -436,46 +429,6 @@ def _writer(pipe: IO[bytes] | None, data: bytes) -> threading.Thread:
     thread = threading.Thread(target=write, name="claude-stdin", daemon=True)
     thread.start()
     return thread
-
-
-def _reader(pipe: IO[bytes] | None, sink: Callable[[str], Any]) -> threading.Thread:
-    def drain() -> None:
-        assert pipe is not None
-        with pipe:
-            for line in pipe:
-                sink(line.decode("utf-8", errors="replace"))
-
-    thread = threading.Thread(target=drain, name="claude-output", daemon=True)
-    thread.start()
-    return thread
-
-
-def _wait(proc: subprocess.Popen[bytes], call: AgentCall, deadline: float) -> int:
-    while True:
-        if call.cancelled():
-            raise AgentCancelled()
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise AgentError(f"the claude CLI did not finish within {call.timeout:g} s", kind="timeout")
-        try:
-            return proc.wait(timeout=min(_POLL_SECONDS, remaining))
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the whole group has already exited
-    proc.wait()
-
-
-def _join(threads: list[threading.Thread], deadline: float) -> bool:
-    """Wait for ``threads`` until ``deadline``; return True when all of them have finished."""
-    for thread in threads:
-        thread.join(timeout=max(0.0, deadline - time.monotonic()))
-    return not any(thread.is_alive() for thread in threads)
 
 
 def _first_line(text: str) -> str:

@@ -2,15 +2,24 @@
 
 It plans from the catalogs, writes clearly labelled placeholder content, and judges so that every
 ``loop_back`` node fails its first attempt and passes afterwards: a demo run shows one loop-back per
-stage and then succeeds. Its answers depend only on the call (org node, purpose, node, attempt and the
-existing node ids), never on the prompt text, the clock or randomness.
+stage and then succeeds. Its answers depend only on the call (org node, purpose, node, attempt, the
+existing node ids and whether the project runs commands), never on the prompt text, the clock or
+randomness.
+
+In a project that runs commands the validator also plans a command node that runs its test script
+with ``python3``, so that script is saved in the working folder too (as ``<node_id>.py``): the one file
+this agent writes.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import tempfile
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult
@@ -22,6 +31,8 @@ from graphs.catalogs import (
 )
 
 _LABEL = "[offline agent]"
+# The node_ids whose scripts it saves: names of a file in the working folder, never a path out of it.
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 class OfflineRunner:
@@ -33,12 +44,14 @@ class OfflineRunner:
 
     def run(self, call: AgentCall) -> AgentResult:
         if call.purpose == "plan":
-            text = _plan_text(call.org_node, call.existing_node_ids)
+            text = _plan_text(call.org_node, call.existing_node_ids, commands_allowed=call.commands_allowed)
         elif call.purpose == "judge":
             text = _judge_text(call.node or {}, call.attempt)
         else:
             text = _node_text(call.node or {}, call.attempt)
         self._emit(text, call)
+        if call.purpose == "node" and call.commands_allowed and _saves_its_script(call.node or {}):
+            _file_write(call.cwd / f"{call.node['node_id']}.py", text)
         # No model, no tokens, nothing to pay.
         return AgentResult(text=text, raw={"agent": self.name, "purpose": call.purpose}, usage=None, cost_usd=0.0)
 
@@ -59,9 +72,12 @@ class OfflineRunner:
 # --- planning -------------------------------------------------------------------------------------
 
 
-def _plan_text(org_node: str, existing_node_ids: Sequence[str]) -> str:
-    planners = {"planner": _planner_manifest, "coder": _coder_manifest, "validator": _validator_manifest}
-    manifest = planners.get(org_node, _generic_manifest)(existing_node_ids, org_node)
+def _plan_text(org_node: str, existing_node_ids: Sequence[str], *, commands_allowed: bool) -> str:
+    if org_node == "validator":
+        manifest = _validator_manifest(existing_node_ids, commands_allowed=commands_allowed)
+    else:
+        planners = {"planner": _planner_manifest, "coder": _coder_manifest}
+        manifest = planners.get(org_node, _generic_manifest)(existing_node_ids, org_node)
     summary = ", ".join(f"`{node['node_id']}`" for node in manifest["nodes"])
     return (
         f"{_LABEL} This plan for `{org_node}` comes from the built-in offline agent: it follows the "
@@ -214,7 +230,7 @@ def _coder_manifest(existing: Sequence[str], _org_node: str) -> dict[str, Any]:
     return _manifest(nodes)
 
 
-def _validator_manifest(existing: Sequence[str], _org_node: str) -> dict[str, Any]:
+def _validator_manifest(existing: Sequence[str], *, commands_allowed: bool) -> dict[str, Any]:
     ids = _Ids(existing)
     bench, data, script, verdict = (
         ids.take(name)
@@ -225,6 +241,26 @@ def _validator_manifest(existing: Sequence[str], _org_node: str) -> dict[str, An
             "validator_final_verdict",
         )
     )
+    script_prompt = (
+        "Write a runnable Python script that checks the scenarios in your input against the "
+        "repository in the working folder, using the test data, and exits non-zero on a failure."
+    )
+    checks = _matching(existing, ("integration_check",))
+    command_nodes: list[dict[str, Any]] = []
+    if commands_allowed:
+        script_prompt += f" Save it in the working folder as `{script}.py`: a command node runs it there."
+        run_script = ids.take("validator_run_test_script")
+        # A failing check most likely shows a defect in the change: the coder's implementation reworks it.
+        rework = next(iter(_matching(existing, ("impl",))), script) if checks else script
+        command_nodes = [{
+            "node_id": run_script,
+            "node_type": "run_test_script",
+            "depends_on": [script, *checks],
+            "command": ["python3", f"{script}.py"],
+            "timeout_seconds": 600,
+            "on_fail": {"action": "loop_back", "max_attempts": 2},
+            "_loop_back_to": rework,
+        }]
     nodes = [
         {
             "node_id": bench,
@@ -245,17 +281,15 @@ def _validator_manifest(existing: Sequence[str], _org_node: str) -> dict[str, An
             "node_id": script,
             "node_type": "test_script",
             "depends_on": [bench, data],
-            "task_prompt": (
-                "Write a runnable Python script that checks the scenarios in your input against the "
-                "repository in the working folder, using the test data, and exits non-zero on a failure."
-            ),
+            "task_prompt": script_prompt,
             "judgment": _mechanical("check_script_compiles"),
             "on_fail": {"action": "retry_self", "max_attempts": 2},
         },
+        *command_nodes,
         {
             "node_id": verdict,
             "node_type": "final_verdict",
-            "depends_on": [bench, script, *_matching(existing, ("integration_check",))],
+            "depends_on": [bench, script, *(node["node_id"] for node in command_nodes), *checks],
             "task_prompt": (
                 "Decide whether the delivered work meets the task, from the scenarios, the check script "
                 "and the test report in your inputs. Start with `VERDICT: pass`, `VERDICT: fail` or "
@@ -283,6 +317,26 @@ def _generic_manifest(existing: Sequence[str], org_node: str) -> dict[str, Any]:
 
 
 # --- node execution and judging -------------------------------------------------------------------
+
+
+def _saves_its_script(node: Mapping[str, Any]) -> bool:
+    """A generic test_script node, as the validator plans one, whose node_id is a plain file name: its
+    script is also saved as a file."""
+    node_id = node.get("node_id")
+    return (node.get("node_type") == "test_script" and "task_prompt" in node and isinstance(node_id, str)
+            and _FILE_NAME.fullmatch(node_id) is not None)
+
+
+def _file_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole: a command reading the file never sees half of it."""
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        raise AgentError(f"the offline agent could not save {path.name} in {path.parent}: {error}",
+                         kind="not_found") from None
 
 
 def _node_text(node: Mapping[str, Any], attempt: int) -> str:

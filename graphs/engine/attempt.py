@@ -20,8 +20,9 @@ from django.utils import timezone
 
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
 from graphs.engine.calls import attempt_agent_call
+from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
-from graphs.engine.on_fail import attempt_agent_failed, attempt_judgment_failed
+from graphs.engine.on_fail import attempt_agent_failed, attempt_commands_refused, attempt_judgment_failed
 from graphs.engine.record import attempt_finish, attempt_input_keep, attempt_passed_recorder
 from graphs.engine.recovery import attempt_lost
 from graphs.engine.scheduler import Continuation, advance_after, run_advance
@@ -29,6 +30,7 @@ from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
 from graphs.events import node_states_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
+from graphs.manifest import is_command_node
 from graphs.models import Task, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.run_status import run_stop_reason
@@ -231,10 +233,15 @@ def _attempt_body(
     if run.cancel_requested_at is not None:
         attempt_finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
         return None
+    refusal = commands_refusal(node, allowed=run.task.project.allow_commands)
+    if refusal is not None:
+        attempt_commands_refused(execution, worker=worker, reason=refusal)
+        return None
     upstream = _upstream_outputs(execution, node, known=upstream_known)
     try:
-        # An aggregating node writes nothing: it needs no worktree of its own.
-        writes = execution.node_id not in shape.zero_token
+        # An aggregating node writes nothing: it needs no worktree of its own. A command node runs in one
+        # whatever its edges, as what it runs may write.
+        writes = is_command_node(node) or execution.node_id not in shape.zero_token
         with attempt_workspace(execution) if writes else nullcontext() as workspace:
             return _attempt_work(execution, node=node, shape=shape, runner=runner, worker=worker, upstream=upstream,
                                  workspace=workspace)
@@ -261,9 +268,15 @@ def _attempt_work(
     brief = TaskBrief.from_task(run.task)
     cancel_event = threading.Event()
     cwd = workspace.cwd if workspace is not None else Path(run.task.project.target_folder)
+    command = None
     with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
         try:
-            if execution.node_id in shape.zero_token:
+            if is_command_node(node):
+                prompt = ""
+                command = attempt_command_run(execution, argv=node["command"], purpose="node", cwd=cwd,
+                                              timeout_seconds=node.get("timeout_seconds"), cancel_event=cancel_event)
+                text, accounting = command.output, command_output_fields(command)
+            elif execution.node_id in shape.zero_token:
                 prompt = ""
                 text, accounting = _aggregate(upstream), {"usage": None}
                 log_append(execution=execution, event="aggregated", upstream=list(upstream))
@@ -275,7 +288,7 @@ def _attempt_work(
             attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
             judgment = _write_set_judgment(workspace, node) or judgment_run(
                 JudgeRequest(runner=runner, execution=execution, node=node, content=text, cancel_event=cancel_event,
-                             cwd=cwd))
+                             cwd=cwd, command=command))
         except AgentCancelled:
             _change_keep(workspace, execution)
             attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))

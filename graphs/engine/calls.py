@@ -45,6 +45,7 @@ def attempt_agent_call(
         purpose=purpose,
         node=node,
         attempt=execution.attempt,
+        commands_allowed=execution.run.task.project.allow_commands,
         on_line=lambda text: log_append(execution=execution, event="agent_output", purpose=purpose, text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose=purpose, **fields),
         cancel_event=cancel_event,

@@ -2,7 +2,7 @@
 
 ``JUDGES`` maps each kind of ``graphs.manifest.JUDGMENT_KINDS`` to its judge; ``judges_check`` runs at
 start-up, so a kind the manifest accepts but nothing judges stops the process instead of letting
-every output of that kind pass.
+every output of that kind pass. A command node's exit code is judged before its judgment, if it has one.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from django.core.exceptions import ImproperlyConfigured
 
 from graphs.agents import AgentRunner
 from graphs.checks import check_run
+from graphs.commands import CommandResult
 from graphs.engine.calls import attempt_agent_call
+from graphs.engine.commands import attempt_command_run, command_failure
 from graphs.logs import log_append
 from graphs.manifest import JUDGMENT_KINDS, extract_json_payload
 from graphs.models import WorkNodeExecution
@@ -38,7 +40,7 @@ class Judgment:
 @dataclass(frozen=True)
 class JudgeRequest:
     """What a judge is given: the output (``content``) of ``execution``, an attempt of ``node``, and the
-    folder the attempt worked in (``cwd``)."""
+    folder the attempt worked in (``cwd``); for a command node, how its command ended (``command``)."""
 
     runner: AgentRunner
     execution: WorkNodeExecution
@@ -46,6 +48,7 @@ class JudgeRequest:
     content: str
     cancel_event: threading.Event
     cwd: Path
+    command: CommandResult | None = None
 
     @property
     def spec(self) -> dict:
@@ -77,7 +80,26 @@ def _judge_llm(request: JudgeRequest) -> Judgment:
     return Judgment(ok=verdict["ok"], kind="llm", issues=issues)
 
 
-JUDGES: dict[str, Judge] = {"none": _judge_none, "mechanical": _judge_mechanical, "llm": _judge_llm}
+def _judge_command(request: JudgeRequest) -> Judgment:
+    """Run the judgment's command after the node's answer, in the attempt's folder: it passes on exit 0."""
+    result = attempt_command_run(request.execution, argv=list(request.spec.get("command") or []),
+                                 timeout_seconds=request.spec.get("timeout_seconds"), purpose="judge",
+                                 cwd=request.cwd, cancel_event=request.cancel_event)
+    return command_exit_judgment(result, expect_exit=0)
+
+
+def command_exit_judgment(result: CommandResult, *, expect_exit: int) -> Judgment:
+    """Whether a command exited with ``expect_exit``; when not, the issue ends with its output's tail."""
+    failure = command_failure(result, expect_exit=expect_exit)
+    return Judgment(ok=failure is None, kind="command", issues=[failure] if failure else [], detail={
+        "command": list(result.argv), "exit_code": result.exit_code, "expect_exit": expect_exit,
+        "duration_ms": result.duration_ms, "timed_out": result.timed_out,
+    })
+
+
+JUDGES: dict[str, Judge] = {
+    "none": _judge_none, "mechanical": _judge_mechanical, "llm": _judge_llm, "command": _judge_command,
+}
 
 
 def judges_check(kinds: Iterable[str] = JUDGMENT_KINDS) -> None:
@@ -93,12 +115,19 @@ def judges_check(kinds: Iterable[str] = JUDGMENT_KINDS) -> None:
 def judgment_run(request: JudgeRequest) -> Judgment:
     """Judge the output with the judge of the node's kind, and log the judgment.
 
+    A command node is judged by its exit code first (kind ``command``), then by its own judgment if it
+    has one.
     A kind with no judge fails the output: a manifest validated against another version of the kinds
     must not pass unjudged.
     """
     kind = request.spec.get("kind", "none")
     judge = JUDGES.get(kind)
-    if judge is None:
+    exited = None
+    if request.command is not None:
+        exited = command_exit_judgment(request.command, expect_exit=request.node.get("expect_exit", 0))
+    if exited is not None and (not exited.ok or kind == "none"):
+        judgment = exited
+    elif judge is None:
         judgment = Judgment(ok=False, kind=str(kind), issues=[f"no judge for judgment kind {kind!r}"])
     else:
         judgment = judge(request)

@@ -1,4 +1,5 @@
-"""What a failed attempt leads to: its node's ``on_fail`` action, or a transient retry with backoff.
+"""What a failed attempt leads to: its node's ``on_fail`` action, a transient retry with backoff, or
+nothing more (commands its project does not allow).
 
 Each action is one function of ``_ACTIONS``. The failure is recorded and its follow-up attempts are
 created under the run lock, in one transaction, so no scheduler ever sees the failure without them
@@ -122,6 +123,15 @@ def _skills_flag(run: WorkGraphRun, *, stage: str, note: str) -> None:
         if node.get("skill_ref") and owners.get(node["node_id"]) == stage
     }
     Skill.objects.filter(skill_id__in=skill_ids).update(defect_reported_at=timezone.now(), defect_note=note[:4000])
+
+
+def attempt_commands_refused(execution: WorkNodeExecution, *, worker: str, reason: str) -> None:
+    """Record an attempt whose commands its project does not allow, as failed with kind
+    ``commands_disabled``. Its on_fail is not applied: no retry or loop-back can allow them, a person can."""
+    log_append(execution=execution, event="commands_disabled", reason=reason)
+    attempt_finish(execution, worker=worker, status=Status.FAILED, output={"text": "", "usage": None},
+                   judgment=Judgment(ok=False, kind="commands_disabled", issues=[reason]),
+                   error=f"commands_disabled: {reason}")
 
 
 def attempt_agent_failed(execution: WorkNodeExecution, *, worker: str, error: AgentError) -> None:

@@ -52,12 +52,12 @@ def attempt_input_keep(
 ) -> None:
     """Keep the attempt's input on it; ``attempt_finish`` writes it with the result, one UPDATE fewer.
 
-    An llm judgment is another agent call, which may take minutes: the input is written before it, so
-    the node's page shows the prompt meanwhile.
+    An llm judgment is another agent call, and a command judgment a program, either of which may take
+    minutes: the input is written before it, so the node's page shows the prompt meanwhile.
     """
     payload = {**execution.input_payload, "prompt": prompt, "upstream": sorted(upstream), "feedback": feedback}
     execution.input_payload = payload
-    if (node.get("judgment") or {}).get("kind") == "llm":
+    if (node.get("judgment") or {}).get("kind") in ("llm", "command"):
         WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
 
 

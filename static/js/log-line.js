@@ -21,6 +21,13 @@ const SUMMARIES = {
     line.num_turns != null && `${line.num_turns} turns`,
     cost(line.total_cost_usd),
   ],
+  command_start: (line) => [(line.argv ?? []).join(" ")],
+  command_output: (line) => [line.stream === "stderr" && "stderr", line.text],
+  command_exit: (line) => [
+    line.timed_out ? "timed out" : line.exit_code != null && `exit code ${line.exit_code}`,
+    line.duration_ms != null && `${line.duration_ms} ms`,
+    line.output_dropped_bytes && `${line.output_dropped_bytes} bytes dropped`,
+  ],
 };
 
 export function describeLine(line) {

@@ -1,0 +1,91 @@
+"""The commands an attempt runs — a command node's own and a command judgment's — in its working folder.
+
+Commands run only in projects with ``allow_commands``; ``commands_refusal`` says why an attempt may not
+run its node's. Each command's output streams into the attempt's log as ``command_output`` lines,
+between a ``command_start`` and a ``command_exit`` line, each marked with the command's purpose
+(``node`` or ``judge``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from graphs.agents import AgentCancelled
+from graphs.commands import CommandResult, command_env, command_run
+from graphs.logs import log_append
+from graphs.manifest import node_commands
+from graphs.models import WorkNodeExecution
+
+# How much of a failed command's output its judgment's issues quote: what a retry or a loop-back's
+# rerun node is given as feedback, in every prompt it reaches.
+ISSUE_OUTPUT_CHARS = 4000
+
+
+def commands_refusal(node: dict, *, allowed: bool) -> str | None:
+    """Why the attempt of ``node`` may not run: it runs commands (its own or its judgment's) and its
+    project does not allow them. None when it runs none, or may."""
+    commands = node_commands(node)
+    if allowed or not commands:
+        return None
+    listed = ", ".join(f"{shlex.join(argv)} (as its {runs_as})" for runs_as, argv in commands)
+    return (
+        f"the project does not allow commands, so {listed} did not run; a project admin can turn on "
+        "allow_commands for the project"
+    )
+
+
+def attempt_command_run(
+    execution: WorkNodeExecution,
+    *,
+    argv: list[str],
+    timeout_seconds: int | None,
+    purpose: str,
+    cwd: Path,
+    cancel_event: threading.Event,
+) -> CommandResult:
+    """Run one command of the attempt in ``cwd`` (the attempt's workspace), its output streaming into the
+    attempt's log, and return how it ended. Raises AgentCancelled when the run's cancel stopped it, so
+    the attempt ends cancelled as one whose agent was stopped does."""
+    timeout = timeout_seconds or settings.WORKGRAPH_COMMAND_TIMEOUT
+    log_append(execution=execution, event="command_start", purpose=purpose, argv=argv, cwd=str(cwd),
+               timeout_seconds=timeout)
+    result = command_run(
+        argv, cwd=cwd, timeout=timeout, cancel_event=cancel_event,
+        env=command_env(extra_names=settings.WORKGRAPH_COMMAND_ENV),
+        output_max_bytes=settings.WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES,
+        on_output=lambda stream, text: log_append(execution=execution, event="command_output", purpose=purpose,
+                                                  stream=stream, text=text),
+    )
+    log_append(execution=execution, event="command_exit", purpose=purpose, exit_code=result.exit_code,
+               duration_ms=result.duration_ms, timed_out=result.timed_out, output_dropped_bytes=result.dropped_bytes,
+               **({"start_error": result.start_error} if result.start_error else {}))
+    if result.cancelled:
+        raise AgentCancelled("the command was stopped: its run was cancelled")
+    return result
+
+
+def command_output_fields(result: CommandResult) -> dict[str, Any]:
+    """A command node's output payload beside its ``text`` (the output's tail): how the command ended."""
+    return {"usage": None, "exit_code": result.exit_code, "duration_ms": result.duration_ms,
+            "timed_out": result.timed_out, "output_dropped_bytes": result.dropped_bytes}
+
+
+def command_failure(result: CommandResult, *, expect_exit: int) -> str | None:
+    """What went wrong with the command, as a judgment's issue ending with its output's tail; None when
+    it exited with ``expect_exit``."""
+    command = shlex.join(result.argv)
+    if result.start_error is not None:
+        return f"`{command}` did not run: {result.start_error}"
+    if result.timed_out:
+        what = f"`{command}` timed out after {result.timeout:g} s and was killed"
+    elif result.exit_code != expect_exit:
+        what = f"`{command}` exited with code {result.exit_code} (expected {expect_exit})"
+    else:
+        return None
+    output = result.output[-ISSUE_OUTPUT_CHARS:]
+    return f"{what}. The end of its output:\n{output}" if output.strip() else f"{what}; it printed nothing."
