@@ -51,7 +51,8 @@ export function traceViewMount({ groupsRoot, header, empty = null }) {
     view.info.replaceChildren(...groupInfo(group));
     if (group.outcome) {
       view.outcome.hidden = false;
-      view.outcome.classList.toggle("error", group.outcome.is_error === true);
+      view.outcome.classList.toggle("error", group.outcome.is_error === true || group.outcome.timed_out === true
+        || Boolean(group.outcome.start_error));
       view.outcome.textContent = outcomeWords(group.outcome);
     }
     if (group.ended) for (const call of group.calls.values()) if (!call.result) callRefresh(group, call);
@@ -133,6 +134,7 @@ export function copyButtonBind(button, code) {
 }
 
 function groupInfo(group) {
+  if (group.command != null) return [element("code", "", group.command)];
   const parts = [];
   if (group.model) parts.push(group.model);
   if (group.sessionId) {
@@ -142,7 +144,17 @@ function groupInfo(group) {
   return parts;
 }
 
+function commandExitWords(exit) {
+  return [
+    exit.start_error ? `did not start: ${exit.start_error}` : `exit ${exit.exit_code ?? "?"}`,
+    exit.timed_out && "timed out",
+    typeof exit.duration_ms === "number" && formatDuration(exit.duration_ms),
+    exit.output_dropped_bytes > 0 && `${grouped(exit.output_dropped_bytes)} bytes of output dropped`,
+  ].filter(Boolean).join(" · ");
+}
+
 function outcomeWords(outcome) {
+  if (outcome.event === "command_exit") return commandExitWords(outcome);
   const words = headerWords({ num_turns: outcome.num_turns ?? null, cost_usd: outcome.total_cost_usd ?? null,
     session_id: null, usage: outcome.usage ?? null });
   return [
@@ -158,7 +170,7 @@ function outcomeWords(outcome) {
 
 function plainEntryElement(entry) {
   if (entry.kind === "text") return element("li", "trace-text", entry.text);
-  if (entry.kind === "output") return element("li", "trace-output", entry.text);
+  if (entry.kind === "output") return element("li", `trace-output${entry.stream === "stderr" ? " stderr" : ""}`, entry.text);
   if (entry.kind === "retry") return element("li", "trace-retry", retryWords(entry));
   const item = element("li", "trace-orphan");
   item.append(detailsElement(`trace-result${entry.isError ? " error" : ""}`,

@@ -46,7 +46,7 @@ const SUMMARY_CHARS = 120;
 /**
  * @typedef {TraceCall
  *   | {kind: "text", seq: number, text: string}
- *   | {kind: "output", seq: number, text: string}
+ *   | {kind: "output", seq: number, text: string, stream?: string}  (a command's has its stream)
  *   | {kind: "retry", seq: number, attempt: any, maxRetries: any, retryDelayMs: any, errorStatus: any, error: any}
  *   | {kind: "result", seq: number, toolUseId: string, content: string, isError: boolean}} TraceEntry
  *   (a `result` entry is a tool result whose call is not in the trace)
@@ -56,9 +56,10 @@ const SUMMARY_CHARS = 120;
  * @typedef {object} TraceGroup
  * @property {string|null} purpose
  * @property {string} label
+ * @property {string|null} command   The argv of a command's group, joined.
  * @property {string|null} model
  * @property {string|null} sessionId
- * @property {object|null} outcome   The call's `agent_result` line.
+ * @property {object|null} outcome   The call's `agent_result` line, or a command's `command_exit`.
  * @property {boolean} ended         Its result came, or a later call began.
  * @property {TraceEntry[]} entries
  * @property {Map<string, TraceCall>} calls  Its tool calls by id, subagents' included.
@@ -124,12 +125,33 @@ export function callState(trace, group, call) {
   return group.ended || trace.finished ? "no-result" : "running";
 }
 
+const COMMAND_LABELS = new Map([["node", "Command"], ["judge", "Judge command"]]);
+
 const FOLDS = {
   agent_call(trace, line) {
     const changes = endCurrent(trace);
     const group = newGroup(line.purpose ?? null);
     trace.groups.push(group);
     return [...changes, { type: "group", group }];
+  },
+  // A command (a command node's, or a command judgment's) is a group of its own: its argv, its
+  // output lines, and how it exited.
+  command_start(trace, line) {
+    const changes = endCurrent(trace);
+    const group = newGroup(line.purpose ?? null);
+    group.label = COMMAND_LABELS.get(line.purpose) ?? "Command";
+    group.command = Array.isArray(line.argv) ? line.argv.map(String).join(" ") : "";
+    trace.groups.push(group);
+    return [...changes, { type: "group", group }];
+  },
+  command_output: (trace, line) => (String(line.text ?? "").trim()
+    ? entryAdd(trace, line, { kind: "output", seq: line.seq, text: String(line.text), stream: line.stream ?? "stdout" })
+    : []),
+  command_exit(trace, line) {
+    const [group, changes] = groupFor(trace, line);
+    group.outcome = line;
+    group.ended = true;
+    return [...changes, { type: "group-info", group }];
   },
   agent_init(trace, line) {
     const [group, changes] = groupFor(trace, line);
@@ -196,7 +218,7 @@ const FOLDS = {
 
 function newGroup(purpose) {
   return {
-    purpose, label: PURPOSE_LABELS.get(purpose) ?? (purpose ? `${purpose} call` : "Agent call"),
+    purpose, label: PURPOSE_LABELS.get(purpose) ?? (purpose ? `${purpose} call` : "Agent call"), command: null,
     model: null, sessionId: null, outcome: null, ended: false, entries: [], calls: new Map(),
   };
 }

@@ -258,3 +258,24 @@ for (const { name, totals, header } of headerCases) {
     assert.deepEqual(headerWords(totals), header);
   });
 }
+
+test("a command's lines are a group of their own: its argv, its output by stream, how it exited", () => {
+  const trace = build(logOf(
+    [0, "node_start"],
+    [5, "command_start", { purpose: "node", argv: ["python3", "-m", "pytest", "-q"], cwd: "/w", timeout_seconds: 60 }],
+    [40, "command_output", { purpose: "node", stream: "stdout", text: "3 passed" }],
+    [41, "command_output", { purpose: "node", stream: "stderr", text: "a warning" }],
+    [42, "command_output", { purpose: "node", stream: "stdout", text: "   " }],
+    [50, "command_exit", { purpose: "node", exit_code: 0, duration_ms: 45, timed_out: false }],
+    [60, "command_start", { purpose: "judge", argv: ["make", "lint"] }],
+    [70, "command_exit", { purpose: "judge", exit_code: 2, duration_ms: 10, timed_out: true }],
+  ));
+
+  assert.deepEqual(trace.groups.map((group) => [group.label, group.command, group.ended]), [
+    ["Command", "python3 -m pytest -q", true], ["Judge command", "make lint", true],
+  ]);
+  assert.deepEqual(trace.groups[0].entries.map((entry) => [entry.kind, entry.stream, entry.text]), [
+    ["output", "stdout", "3 passed"], ["output", "stderr", "a warning"],
+  ]);
+  assert.equal(trace.groups[1].outcome.timed_out, true);
+});
