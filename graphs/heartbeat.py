@@ -65,12 +65,18 @@ class _Heart:
     def remove(self, pk: Any) -> None:
         with self._lock:
             self._beating.pop(pk, None)
+            idle = not self._beating
+        if idle:
+            self._wake.set()  # to let go of its connection now
 
     def _beat_forever(self) -> None:
         close_old_connections()
         while True:
             with self._lock:
                 next_due = min((entry.due for entry in self._beating.values()), default=None)
+            if next_due is None:
+                # Nothing beats: an idle heart pins no database backend (and a test database can be dropped).
+                connection.close()
             timeout = settings.WORKGRAPH_HEARTBEAT_SECONDS if next_due is None else next_due - time.monotonic()
             if timeout > 0:
                 self._wake.wait(timeout)
