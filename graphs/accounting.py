@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import QuerySet, Sum
 
 from graphs.agents import AgentResult
 from graphs.agents.base import TOKEN_FIELDS, token_counts
@@ -111,7 +111,7 @@ def spend_by_project(executions: QuerySet[WorkNodeExecution]) -> dict[Any, Spend
 
 
 def _spend_grouped(executions: QuerySet[WorkNodeExecution], key: str) -> dict[Any, Spend]:
-    rows = executions.order_by().values(key).annotate(attempts=Count("pk"), **_sums())
+    rows = executions.order_by().values(key).annotate(**_sums())
     return {row[key]: _spend(row) for row in rows}
 
 

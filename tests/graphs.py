@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
@@ -66,3 +71,24 @@ def lanes_manifest(*, lanes: int, length: int) -> dict:
             previous = node_id
     nodes.append(node("join", *(f"lane{lane}_{length - 1}" for lane in range(lanes))))
     return {"nodes": nodes, "edges": edges_for(nodes)}
+
+
+@contextmanager
+def drained_in_background(executor, *, gate: Path) -> Iterator[threading.Thread]:
+    """Run the executor's jobs on a thread of their own while the block watches them work; on leaving,
+    open ``gate`` (what the fake agent or the command waits for) and wait for the jobs to end."""
+
+    def work() -> None:
+        try:
+            executor.drain()
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        gate.touch()
+        worker.join(30)
+    assert not worker.is_alive(), "the jobs did not end once the gate opened"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from graphs.agents import AgentCall
+from graphs.agents import AgentCall, AgentError
 
 
 def git(repo: Path, *args: str) -> str:
@@ -32,5 +32,15 @@ def writes(path: str, text: str):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         return f"wrote {path}"
+
+    return reply
+
+
+def writes_then_gives_up(path: str, text: str):
+    """An agent reply that writes ``text`` into ``path``, then fails: a change that must not land."""
+
+    def reply(call: AgentCall) -> str:
+        writes(path, text)(call)
+        raise AgentError("the agent gave up", kind="is_error")
 
     return reply

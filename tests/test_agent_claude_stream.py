@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from graphs import logs
 from graphs.agents import AgentCall, ClaudeRunner
@@ -18,7 +17,7 @@ from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.conftest import FAKE_CLAUDE
-from tests.graphs import latest, node, planned_run
+from tests.graphs import drained_in_background, latest, node, planned_run
 
 SESSION = "5b0f6c7e-2d7a-4a51-9a63-0c1f4f2f8e11"
 MODEL = "claude-sonnet-4-5-20250929"
@@ -174,15 +173,7 @@ def test_a_nodes_tool_call_is_in_its_stored_log_while_the_call_still_runs(
     run = planned_run(task, {"nodes": [node("tests")], "edges": []})
     run_start(run=run)
 
-    def work() -> None:
-        try:
-            inline_executor.drain()
-        finally:
-            connection.close()
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    try:
+    with drained_in_background(inline_executor, gate=gate):
         assert tool_call_stored.wait(15), "the tool call was never stored"
         row = latest(run)["tests"]
         assert row.status == "running"
@@ -191,9 +182,5 @@ def test_a_nodes_tool_call_is_in_its_stored_log_while_the_call_still_runs(
         assert (tool_call["name"], tool_call["tool_use_id"]) == ("Bash", "toolu_06Pytest")
         assert json.loads(tool_call["input"])["command"] == "pytest -q"
         assert "tool_result" not in [line["event"] for line in lines]
-    finally:
-        gate.touch()
-        worker.join(30)
-    assert not worker.is_alive()
     assert WorkGraphRun.objects.get(pk=run.pk).status == "succeeded"
     assert latest(run)["tests"].output_payload["text"] == "The tests pass."

@@ -7,13 +7,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from graphs import logs
 from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkNodeExecution
-from tests.graphs import edges_for, latest, node, planned_run, python
+from tests.graphs import drained_in_background, edges_for, latest, node, planned_run, python
 
 pytestmark = pytest.mark.django_db
 
@@ -131,21 +130,9 @@ def test_while_a_command_judgment_runs_the_nodes_prompt_is_already_stored(
     run = planned_run(task, {"nodes": [spec], "edges": []})
     run_start(run=run)
 
-    def work() -> None:
-        try:
-            inline_executor.drain()
-        finally:
-            connection.close()
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    try:
+    with drained_in_background(inline_executor, gate=gate):
         assert judging.wait(15), "the judgment's command never started"
         row = WorkNodeExecution.objects.get(run=run, node_id="export")
         assert row.status == "running"
         assert "Do export." in row.input_payload["prompt"]
-    finally:
-        gate.touch()
-        worker.join(30)
-    assert not worker.is_alive()
     assert latest(run)["export"].status == "succeeded"

@@ -7,13 +7,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from graphs import logs
 from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
-from tests.graphs import command_node, edges_for, latest, node, planned_run
+from tests.graphs import command_node, drained_in_background, edges_for, latest, node, planned_run
 from tests.repos import git, writes
 
 GATED = """
@@ -59,15 +58,7 @@ def test_a_command_nodes_output_is_in_its_stored_log_while_the_command_still_run
                              "edges": []})
     run_start(run=run)
 
-    def work() -> None:
-        try:
-            inline_executor.drain()
-        finally:
-            connection.close()
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    try:
+    with drained_in_background(inline_executor, gate=gate):
         assert first_line_stored.wait(15), "the command's first line was never stored"
         row = latest(run)["tests"]
         assert row.status == "running"
@@ -77,10 +68,6 @@ def test_a_command_nodes_output_is_in_its_stored_log_while_the_command_still_run
             ("stdout", "collecting 3 tests")
         ]
         assert _events(row, "command_exit") == []
-    finally:
-        gate.touch()
-        worker.join(30)
-    assert not worker.is_alive()
     assert WorkGraphRun.objects.get(pk=run.pk).status == "succeeded"
     row = latest(run)["tests"]
     assert row.output_payload["text"] == "collecting 3 tests\n3 passed\n"

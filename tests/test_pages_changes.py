@@ -10,12 +10,11 @@ from html import unescape
 
 import pytest
 
-from graphs.agents import AgentError
 from graphs.engine import run_start
 from graphs.models import AttemptChange, RunWorkspace
 from tests.clients import signed_in
 from tests.graphs import edges_for, latest, node, planned_run
-from tests.repos import writes
+from tests.repos import writes, writes_then_gives_up
 
 pytestmark = pytest.mark.django_db
 
@@ -114,11 +113,7 @@ def test_the_node_page_shows_what_the_attempt_changed_and_where_it_landed(landed
 
 def test_the_node_page_of_a_failed_attempt_names_the_ref_its_change_is_kept_on(repo_task, alice, scripted_runner,
                                                                                inline_executor):
-    def breaks(call):
-        writes("half.txt", "half\n")(call)
-        raise AgentError("the agent gave up", kind="is_error")
-
-    scripted_runner.replies[("node", "build")] = breaks
+    scripted_runner.replies[("node", "build")] = writes_then_gives_up("half.txt", "half\n")
     run = planned_run(repo_task, {"nodes": [node("build")], "edges": []})
     run_start(run=run)
     inline_executor.drain()

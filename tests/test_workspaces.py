@@ -14,13 +14,12 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from graphs.agents import AgentError
 from graphs.engine import run_fork, run_start, run_wait_finished
 from graphs.jobs import ThreadExecutor, executor_set
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun
 from graphs.workspaces import run_head_checkout
 from tests.graphs import edges_for, latest, node, planned_run
-from tests.repos import git, writes
+from tests.repos import git, writes, writes_then_gives_up
 
 
 def at_branch(run, path: str) -> str:
@@ -131,11 +130,7 @@ def test_two_writers_of_the_same_lines_give_one_conflict_and_a_retry_lands_on_th
 @pytest.mark.django_db
 def test_a_failed_attempts_change_is_kept_on_its_own_ref_and_never_merged(repo, repo_task, scripted_runner,
                                                                           inline_executor):
-    def breaks(call):
-        writes("half-done.txt", "half\n")(call)
-        raise AgentError("the agent gave up", kind="is_error")
-
-    scripted_runner.replies[("node", "build")] = breaks
+    scripted_runner.replies[("node", "build")] = writes_then_gives_up("half-done.txt", "half\n")
     run = planned_run(repo_task, {"nodes": [node("build")], "edges": []})
 
     run_start(run=run)
