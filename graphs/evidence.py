@@ -107,7 +107,7 @@ def _required_evidence(node: Mapping[str, Any]) -> list[Any]:
 
 
 def _has_tool_result_block(text: str) -> bool:
-    return any(block.strip() for block in fenced_blocks_find(text, tag=TOOL_RESULT_TAG))
+    return any(block.strip() for block in fenced_blocks_find(text, tags=(TOOL_RESULT_TAG,)))
 
 
 def _has_url(text: str) -> bool:

@@ -9,6 +9,7 @@ nothing here decides by hand which HTML is safe.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 
 import nh3
 from markdown_it import MarkdownIt
@@ -61,11 +62,12 @@ _URL_SCHEMES = frozenset({"http", "https", "mailto"})
 _LINK_REL = "noopener noreferrer nofollow"
 
 
-def fenced_blocks_find(text: str, *, tag: str) -> list[str]:
-    """Return the contents of the fenced code blocks in ``text`` whose info string starts with ``tag``."""
+def fenced_blocks_find(text: str, *, tags: Collection[str]) -> list[str]:
+    """Return the contents of the fenced code blocks in ``text`` whose info string starts with one of ``tags``."""
     blocks = []
     for token in _BLOCK_PARSER.parse(text):
-        if token.type == "fence" and token.info.strip().split(maxsplit=1)[:1] == [tag]:
+        info_words = token.info.split(maxsplit=1) if token.type == "fence" else []
+        if info_words and info_words[0] in tags:
             blocks.append(token.content)
     return blocks
 

@@ -1,8 +1,8 @@
 """Skills: saving with revisions, status transitions, team-template parsing, usage, import and export.
 
-A skill body may embed one fenced block tagged ``team-template`` holding ``{"version": 1, "nodes":
-[...]}``. Parsing never fails the skill: a body without the
-block has no template; a broken block leaves no template and a warning the admin sees.
+A skill body may embed one fenced block tagged ``team-template`` (or the seed runtime's
+``beaver-team-template``) holding ``{"version": 1, "nodes": [...]}``. Parsing never fails the skill:
+a body without the block has no template; a broken block leaves no template and a warning the admin sees.
 
 Every change of a skill's body goes through ``skill_save``, which re-parses the template and keeps a
 ``SkillRevision``; the console pages, the Django admin and ``import_skills`` all call it.
@@ -32,7 +32,8 @@ from graphs.evidence import EVIDENCE_KINDS
 from graphs.markdown import fenced_blocks_find
 from graphs.models import ProjectMembership, Skill, SkillRevision, Task, WorkGraphRun, WorkNodeExecution
 
-TEMPLATE_TAG = "team-template"
+# The seed runtime's own tag is read too, so its skills import unchanged.
+TEMPLATE_TAGS = ("team-template", "beaver-team-template")
 TEMPLATE_VERSION = 1
 # A template is a few levels deep; far deeper JSON only makes storing, showing and planning recurse.
 TEMPLATE_MAX_JSON_DEPTH = 32
@@ -87,7 +88,7 @@ def team_template_parse(body: str) -> TemplateParse:
     template and a warning saying which. A usable template may still carry warnings about fields
     planning will ignore or evidence it cannot check.
     """
-    blocks = fenced_blocks_find(body, tag=TEMPLATE_TAG)
+    blocks = fenced_blocks_find(body, tags=TEMPLATE_TAGS)
     if not blocks:
         return TemplateParse(template=None)
     if len(blocks) > 1:

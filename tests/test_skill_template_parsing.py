@@ -32,6 +32,19 @@ def test_a_valid_block_gives_the_template():
     assert parsed.warnings == []
 
 
+def test_the_seed_runtimes_fence_tag_is_read_too():
+    parsed = team_template_parse(body_with(json.dumps(TEMPLATE), tag="beaver-team-template"))
+    assert parsed.template == TEMPLATE
+    assert parsed.warnings == []
+
+
+def test_one_block_of_each_tag_is_two_blocks():
+    body = body_with(json.dumps(TEMPLATE)) + body_with(json.dumps(TEMPLATE), tag="beaver-team-template")
+    parsed = team_template_parse(body)
+    assert parsed.template is None
+    assert parsed.warnings == ["the skill has 2 team-template blocks; a skill may hold one, so none is used"]
+
+
 def test_invalid_json_gives_no_template_and_says_where_it_broke():
     parsed = team_template_parse(body_with('{"version": 1, "nodes": [}'))
     assert parsed.template is None
