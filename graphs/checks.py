@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-VERDICT_PASS_WORDS = frozenset({"pass", "passed", "ok", "approve", "approved", "accept", "accepted"})
+from graphs.catalogs import ROOT_CAUSE_CATEGORIES
+from graphs.manifest import extract_json_payload
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,11 @@ def check_script_compiles(content: str) -> CheckResult:
 
 @check_register("verdict_says_pass")
 def verdict_says_pass(content: str) -> CheckResult:
-    """The first ``VERDICT:`` line says pass, wherever it sits and however it is emphasised."""
+    """The first line that starts with ``VERDICT:`` says exactly ``pass`` (see ``first_verdict``)."""
     verdict = first_verdict(content)
     if verdict is None:
-        return CheckResult(ok=False, issues=["the output has no 'VERDICT:' line"])
-    word = verdict.split()[0].strip(".,;:!").lower() if verdict.split() else ""
-    if word in VERDICT_PASS_WORDS:
+        return CheckResult(ok=False, issues=["the output has no line that starts with 'VERDICT:'"])
+    if verdict.lower() == "pass":
         return CheckResult(ok=True)
     return CheckResult(ok=False, issues=[f"the verdict is {verdict!r}, not pass"])
 
@@ -78,14 +78,70 @@ def output_not_empty(content: str) -> CheckResult:
 
 
 def first_verdict(content: str) -> str | None:
-    """Return the text after the first ``VERDICT:`` label, with markdown emphasis removed, or None."""
-    return _first_labelled_value(content, "VERDICT")
+    """Return what follows ``VERDICT:`` on the first line that starts with it, or None.
+
+    Markdown emphasis (``**VERDICT: pass**``, ``**VERDICT:** _pass_``), a heading or quote marker and
+    leading whitespace are ignored; a ``VERDICT:`` inside a sentence is not a verdict line, and only the
+    first verdict line counts, so a later "VERDICT: pass" cannot overturn an earlier fail.
+    """
+    return _first_labelled_value(content, _VERDICT_LABEL)
+
+
+@dataclass(frozen=True)
+class FinalVerdict:
+    """A validator's final verdict: ``PASS``, ``FAIL`` or ``INCONCLUSIVE``, and what it blames."""
+
+    verdict: str
+    line: str
+    root_cause: str | None
+    root_cause_detail: str
+
+
+def final_verdict_read(content: str) -> FinalVerdict | None:
+    """Read the final verdict of ``content``, or None when it has no verdict line.
+
+    Only an exact ``pass`` is PASS; a first word ``fail``/``failed`` is FAIL; anything else
+    (``inconclusive``, ``pass with notes``, ``request-revision``) is INCONCLUSIVE, since it is neither.
+    """
+    value = first_verdict(content)
+    if value is None:
+        return None
+    word = _first_word(value)
+    if value.lower() == "pass":
+        verdict = "PASS"
+    elif word in {"fail", "failed"}:
+        verdict = "FAIL"
+    else:
+        verdict = "INCONCLUSIVE"
+    category, detail = root_cause_read(content) if verdict != "PASS" else (None, "")
+    return FinalVerdict(verdict=verdict, line=value, root_cause=category, root_cause_detail=detail)
 
 
 def first_root_cause(content: str) -> str | None:
-    """Return the value of the first ``ROOT_CAUSE:`` line (lower-cased), or None when there is none."""
-    value = _first_labelled_value(content, "ROOT_CAUSE")
-    return value.split()[0].strip(".,;:").lower() if value and value.split() else None
+    """The root-cause category the content names (``planning``, ``coder``, ``skill_defect``), or None."""
+    return root_cause_read(content)[0]
+
+
+def root_cause_read(content: str) -> tuple[str | None, str]:
+    """Return the category and detail of the content's root cause.
+
+    Understood: the first line starting with ``ROOT_CAUSE:`` (or ``root_cause_category:``, ``Root cause:``)
+    and, failing that, a JSON object with ``root_cause_category`` (and ``root_cause_detail``). A category
+    outside ``ROOT_CAUSE_CATEGORIES`` is None, its words kept as the detail.
+    """
+    value = _first_labelled_value(content, _ROOT_CAUSE_LABEL)
+    if value is not None:
+        category, detail = _first_word(value), value.split(maxsplit=1)[1:]
+        detail_text = detail[0].lstrip("-—–:;, ").strip() if detail else ""
+    else:
+        payload = extract_json_payload(content, required_keys=("root_cause_category",)) or {}
+        category = str(payload.get("root_cause_category") or "").strip().lower()
+        detail_text = str(payload.get("root_cause_detail") or payload.get("detail") or "").strip()
+        if not category:
+            return None, ""
+    if category in ROOT_CAUSE_CATEGORIES:
+        return category, detail_text
+    return None, value or category
 
 
 def first_code_block(content: str) -> str | None:
@@ -101,14 +157,21 @@ def first_code_block(content: str) -> str | None:
     return None
 
 
-_EMPHASIS = re.compile(r"[*`>#]+|\b_+|_+\b")  # keep the underscore inside ROOT_CAUSE
+_EMPHASIS = re.compile(r"[*`]+|\b_+|_+\b")  # keep the underscore inside ROOT_CAUSE
+_LINE_MARKERS = re.compile(r"^[\s>#]*")
+_VERDICT_LABEL = re.compile(r"verdict\s*:", re.IGNORECASE)
+_ROOT_CAUSE_LABEL = re.compile(r"root[ _]cause(?:[ _]category)?\s*:", re.IGNORECASE)
 
 
-def _first_labelled_value(content: str, label: str) -> str | None:
-    wanted = label.lower() + ":"
+def _first_labelled_value(content: str, label: re.Pattern[str]) -> str | None:
     for raw_line in content.splitlines():
-        line = _EMPHASIS.sub("", raw_line).strip()
-        position = line.lower().find(wanted)
-        if position != -1:
-            return line[position + len(wanted) :].strip()
+        line = _LINE_MARKERS.sub("", _EMPHASIS.sub("", raw_line))
+        found = label.match(line)
+        if found:
+            return line[found.end():].strip()
     return None
+
+
+def _first_word(value: str) -> str:
+    words = value.split()
+    return words[0].strip(".,;:!—–-").lower() if words else ""

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from graphs.checks import first_verdict
+from graphs.checks import final_verdict_read
 from graphs.errors import TaskBusyError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import run_incompleteness
@@ -155,7 +155,7 @@ def task_status_refresh(*, task_id: Any) -> str:
         incompleteness = None
         if run is not None and run.is_finished():
             incompleteness = run_incompleteness(run=run) if run.status == RunStatus.FAILED else None
-            outcome = {"run_id": str(run.run_id), "run_status": run.status, "verdict": _verdict(run),
+            outcome = {"run_id": str(run.run_id), "run_status": run.status, **_final_verdict(run),
                        "error": run.error}
             if incompleteness is not None:
                 outcome.update(incompleteness, error=incompleteness["summary"])
@@ -164,16 +164,27 @@ def task_status_refresh(*, task_id: Any) -> str:
     return status
 
 
-def _verdict(run: WorkGraphRun) -> str | None:
-    """What the run's latest successful final verdict says (``pass``, ``fail``…), or None without one."""
+_JUDGED = (WorkNodeExecution.Status.SUCCEEDED, WorkNodeExecution.Status.FAILED)
+
+
+def _final_verdict(run: WorkGraphRun) -> dict[str, Any]:
+    """The outcome's verdict fields from the run's last judged final verdict: ``verdict`` (PASS, FAIL,
+    INCONCLUSIVE or None without one), its line, and for anything but PASS the ``root_cause``."""
     nodes = (run.graph_manifest or {}).get("nodes", [])
     verdict_ids = [node["node_id"] for node in nodes if node.get("node_type") == "final_verdict"]
-    if not verdict_ids:
-        return None
-    row = (
-        run.executions.filter(status=WorkNodeExecution.Status.SUCCEEDED, node_id__in=verdict_ids)
-        .order_by("-finished_at")
-        .only("output_payload")
-        .first()
-    )
-    return first_verdict((row.output_payload or {}).get("text", "")) if row else None
+    row = None
+    if verdict_ids:
+        row = (
+            run.executions.filter(status__in=_JUDGED, node_id__in=verdict_ids)
+            .order_by("-finished_at")
+            .only("output_payload")
+            .first()
+        )
+    verdict = final_verdict_read((row.output_payload or {}).get("text", "")) if row else None
+    if verdict is None:
+        return {"verdict": None}
+    fields: dict[str, Any] = {"verdict": verdict.verdict, "verdict_line": verdict.line}
+    if verdict.verdict != "PASS":
+        fields["root_cause"] = {"category": verdict.root_cause, "detail": verdict.root_cause_detail}
+    return fields
+

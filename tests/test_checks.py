@@ -2,37 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from graphs.checks import check_run, first_root_cause, first_verdict
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "VERDICT: pass",
-        "I reviewed everything carefully.\n\nVERDICT: PASS\nDetails follow.",
-        "**VERDICT: pass**",
-        "**VERDICT:** pass",
-        "> ## Verdict: passed.",
-    ],
-)
-def test_verdict_says_pass_accepts_a_pass_wherever_it_is(text):
-    assert check_run("verdict_says_pass", text).ok
-
-
-@pytest.mark.parametrize(
-    ("text", "issue"),
-    [
-        ("VERDICT: fail\nVERDICT: pass", "the verdict is 'fail', not pass"),
-        ("Looks fine to me.", "the output has no 'VERDICT:' line"),
-        ("**VERDICT:** request-revision", "the verdict is 'request-revision', not pass"),
-    ],
-)
-def test_verdict_says_pass_reads_only_the_first_verdict_line(text, issue):
-    result = check_run("verdict_says_pass", text)
-    assert not result.ok
-    assert result.issues == [issue]
+from graphs.checks import check_run
 
 
 def test_check_script_compiles_reads_the_first_fenced_block():
@@ -53,8 +23,3 @@ def test_an_unknown_check_fails_and_names_the_known_ones():
     assert "verdict_says_pass" in result.issues[0]
 
 
-def test_root_cause_and_verdict_values_are_extracted():
-    text = "Summary.\n**VERDICT:** fail\nROOT_CAUSE: skill_defect — the skill forbids CSV"
-    assert first_verdict(text) == "fail"
-    assert first_root_cause(text) == "skill_defect"
-    assert first_root_cause("VERDICT: pass") is None

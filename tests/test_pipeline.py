@@ -23,7 +23,8 @@ def test_the_offline_pipeline_plans_three_stages_into_one_run_and_passes(task, i
     run = WorkGraphRun.objects.get(task=task)
 
     assert task.status == Task.Status.SUCCEEDED
-    assert task.outcome["verdict"] == "pass"
+    assert (task.outcome["verdict"], task.outcome["verdict_line"]) == ("PASS", "pass")
+    assert "root_cause" not in task.outcome
     assert run.status == "succeeded" and run.stage == "validator"
     planning = {row.node_id: row.subagent_type for row in run.executions.filter(node_id__startswith="__planning__")}
     assert planning == {"__planning__": "planner", "__planning__:coder": "coder", "__planning__:validator": "validator"}
@@ -98,17 +99,41 @@ def test_a_coder_root_cause_loops_back_to_the_coder_stage(task, inline_executor,
     assert task.status == "succeeded"
     impl = list(run.executions.filter(node_id="impl").values_list("attempt", "cause"))
     assert impl == [(1, "initial"), (2, "dynamic_loop_back")]
+    assert task.outcome["verdict"] == "PASS" and "root_cause" not in task.outcome
     assert run.executions.filter(node_id="prd").count() == 1
     assert run.executions.filter(node_id="check").count() == 1
     assert "The export drops the header." in run.executions.get(node_id="impl", attempt=2).input_payload["prompt"]
 
 
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        "VERDICT: FAIL\nROOT_CAUSE: planning — the PRD never asks for a header row",
+        'VERDICT: FAIL\n```json\n{"root_cause_category": "planning", "root_cause_detail": "no header row"}\n```',
+    ],
+)
+def test_a_planning_root_cause_loops_back_to_the_planner_stage(task, inline_executor, three_stage_script, verdict):
+    three_stage_script.replies[("node", "verdict", 1)] = verdict
+    three_stage_script.replies[("node", "verdict", 2)] = "VERDICT: pass"
+    pipeline_start(task=task)
+    inline_executor.drain()
+    task.refresh_from_db()
+    run = WorkGraphRun.objects.get(task=task)
+    assert task.status == "succeeded"
+    reruns = dict(run.executions.filter(attempt=2).values_list("node_id", "cause"))
+    assert reruns == {"prd": "dynamic_loop_back", "impl": "dynamic_loop_back", "check": "dynamic_loop_back",
+                      "verdict": "dynamic_loop_back"}
+    assert "header row" in run.executions.get(node_id="prd", attempt=2).input_payload["prompt"]
+
+
 def test_a_skill_defect_flags_the_skill_and_a_final_fail_fails_the_task(task, inline_executor, three_stage_script):
-    three_stage_script.replies[("node", "verdict")] = "VERDICT: fail\nROOT_CAUSE: skill_defect"
+    three_stage_script.replies[("node", "verdict")] = "VERDICT: fail\nROOT_CAUSE: skill_defect — CSV is forbidden"
     pipeline_start(task=task)
     inline_executor.drain()
     task.refresh_from_db()
     assert task.status == "failed"
+    assert task.outcome["verdict"] == "FAIL"
+    assert task.outcome["root_cause"] == {"category": "skill_defect", "detail": "CSV is forbidden"}
     assert WorkGraphRun.objects.get(task=task).executions.filter(node_id="verdict").count() == 2
     skill = Skill.objects.get(skill_id="csv-export")
     assert skill.defect_reported_at is not None
@@ -120,7 +145,7 @@ def test_the_run_pipeline_command_reports_the_verdict(task, inline_executor, cap
     call_command("run_pipeline", str(task.pk), "--timeout", "60")
     out = capsys.readouterr().out
     assert f"task {task.pk}: succeeded" in out
-    assert "verdict: pass" in out
+    assert "verdict: PASS" in out
 
 
 def test_the_run_pipeline_command_rejects_an_unknown_task(db):

@@ -26,6 +26,7 @@ from graphs.retries import transient_backoff_seconds, transient_retry_allowed
 DEFAULT_MAX_ATTEMPTS = 3
 # Which stage a final verdict's root cause sends the run back to.
 DYNAMIC_ROOT_CAUSES = {"planning": "planner", "coder": "coder", "skill_defect": "coder"}
+VERDICT_FEEDBACK_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,15 @@ class _Failure:
     action: str
     issues: list[str]
     content: str
+    reads_verdict: bool
+
+    @property
+    def findings(self) -> list[str]:
+        """What the rerun attempts are told: the judge's issues and, when the judgment read a verdict,
+        the verdict's own words (the issue alone says only that it was not pass)."""
+        if not self.reads_verdict:
+            return self.issues
+        return [*self.issues, f"the verdict reads:\n{self.content[:VERDICT_FEEDBACK_CHARS]}"]
 
 
 def attempt_judgment_failed(
@@ -57,12 +67,18 @@ def attempt_judgment_failed(
             log_append(execution=execution, event="on_fail", action=action, outcome="terminal", reason=reason)
             return
         respond(_Failure(run=run, execution=execution, action=action,
-                         issues=judgment.issues or ["the judge gave no details"], content=output["text"]))
+                         issues=judgment.issues or ["the judge gave no details"], content=output["text"],
+                         reads_verdict=action == "dynamic_loop_back" or _judgment_reads_verdict(node)))
+
+
+def _judgment_reads_verdict(node: dict) -> bool:
+    judgment = node.get("judgment") or {}
+    return judgment.get("kind") == "mechanical" and judgment.get("check_ref") == "verdict_says_pass"
 
 
 def _retry_self(failure: _Failure) -> None:
     attempt_next_create(failure.run, failure.execution.node_id, cause=Cause.RETRY_SELF,
-                        feedback=[f"Your previous attempt was rejected: {issue}" for issue in failure.issues])
+                        feedback=[f"Your previous attempt was rejected: {issue}" for issue in failure.findings])
     log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="retrying")
 
 
@@ -74,7 +90,7 @@ def _loop_back(failure: _Failure) -> None:
                    reason="no on_failure edge")
         return
     rerun = manifest_lib.nodes_between(manifest, target=target, failing=failing)
-    _rerun(failure.run, rerun=rerun, cause=Cause.LOOP_BACK, failing=failing, issues=failure.issues)
+    _rerun(failure.run, rerun=rerun, cause=Cause.LOOP_BACK, failing=failing, issues=failure.findings)
     log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="looped_back",
                target=target, rerun=rerun)
 
@@ -86,9 +102,7 @@ def _dynamic_loop_back(failure: _Failure) -> None:
     if root_cause == "skill_defect":
         _skills_flag(run, stage=stage, note="; ".join(failure.issues) or failure.content[:2000])
     rerun = _stage_and_downstream(run, stage=stage, failing=failing)
-    # The verdict's own words say what the stage got wrong; the check's issue only says "fail".
-    _rerun(run, rerun=rerun, cause=Cause.DYNAMIC_LOOP_BACK, failing=failing,
-           issues=[*failure.issues, f"the verdict reads:\n{failure.content[:4000]}"])
+    _rerun(run, rerun=rerun, cause=Cause.DYNAMIC_LOOP_BACK, failing=failing, issues=failure.findings)
     log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="looped_back",
                root_cause=root_cause, stage=stage, rerun=rerun)
 
