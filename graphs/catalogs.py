@@ -17,7 +17,7 @@ ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script
 # Named checks the engine knows how to run for ``judgment.kind = "mechanical"``.
 MECHANICAL_CHECKS: Mapping[str, str] = {
     "check_script_compiles": "the node's content is a Python script that compiles",
-    "verdict_says_pass": "the first `VERDICT:` line of the content says pass",
+    "verdict_says_pass": "the first line that starts with `VERDICT:` says exactly `pass`",
     "output_not_empty": "the content is not empty",
 }
 

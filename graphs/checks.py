@@ -132,7 +132,7 @@ def root_cause_read(content: str) -> tuple[str | None, str]:
     value = _first_labelled_value(content, _ROOT_CAUSE_LABEL)
     if value is not None:
         category, detail = _first_word(value), value.split(maxsplit=1)[1:]
-        detail_text = detail[0].lstrip("-—–:;, ").strip() if detail else ""
+        detail_text = detail[0].lstrip(_SEPARATORS).strip() if detail else ""
     else:
         payload = extract_json_payload(content, required_keys=("root_cause_category",)) or {}
         category = str(payload.get("root_cause_category") or "").strip().lower()
@@ -158,6 +158,7 @@ def first_code_block(content: str) -> str | None:
 
 
 _EMPHASIS = re.compile(r"[*`]+|\b_+|_+\b")  # keep the underscore inside ROOT_CAUSE
+_SEPARATORS = ",;: -\N{EM DASH}\N{EN DASH}"
 _LINE_MARKERS = re.compile(r"^[\s>#]*")
 _VERDICT_LABEL = re.compile(r"verdict\s*:", re.IGNORECASE)
 _ROOT_CAUSE_LABEL = re.compile(r"root[ _]cause(?:[ _]category)?\s*:", re.IGNORECASE)
@@ -174,4 +175,4 @@ def _first_labelled_value(content: str, label: re.Pattern[str]) -> str | None:
 
 def _first_word(value: str) -> str:
     words = value.split()
-    return words[0].strip(".,;:!—–-").lower() if words else ""
+    return words[0].strip(_SEPARATORS + ".!").lower() if words else ""

@@ -10,7 +10,7 @@ import heapq
 import json
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphs.storable import json_transform
@@ -394,28 +394,31 @@ def _json_copy(value: Any) -> Any:
 
 def validate_graph_manifest(
     manifest: Mapping[str, Any],
-    existing_node_ids: Iterable[str] = (),
+    existing_graph: Mapping[str, Sequence[str]] | None = None,
     *,
     max_nodes: int = 500,
     max_depth: int = 50,
 ) -> None:
     """Raise ManifestError listing every rule ``manifest`` breaks.
 
-    In append mode ``manifest`` holds only the new nodes and ``existing_node_ids`` the run's nodes:
-    those are valid dependency and loop-back targets, but new ids must not reuse them, and new edges
-    must not add inputs to them. ``max_nodes`` bounds the nodes in ``manifest``; ``max_depth`` bounds
-    the longest dependency chain, where an existing node counts as one level (the caller measures the
-    merged graph with ``graph_depth`` when it needs the exact figure). Missing ``depends_on``,
+    In append mode ``manifest`` holds only the new nodes and ``existing_graph`` the run's nodes, each
+    with its data dependencies (``data_dependencies`` of the run's manifest). Those nodes are valid
+    dependency targets, and a loop-back target when they are upstream of the new node in the merged
+    graph; new ids must not reuse them, and new edges must not add inputs to them. ``max_nodes``
+    bounds the nodes in ``manifest``; ``max_depth`` bounds the longest dependency chain, where an
+    existing node counts as one level (the caller measures the merged graph with ``graph_depth`` when
+    it needs the exact figure). Missing ``depends_on``,
     ``edges`` and ``edge_type`` are read as normalization would fill them in.
     """
-    errors = _manifest_errors(
-        manifest, frozenset(existing_node_ids), max_nodes=max_nodes, max_depth=max_depth
-    )
+    errors = _manifest_errors(manifest, existing_graph or {}, max_nodes=max_nodes, max_depth=max_depth)
     if errors:
         raise ManifestError(errors)
 
 
-def _manifest_errors(manifest: Any, existing: frozenset[str], *, max_nodes: int, max_depth: int) -> list[str]:
+def _manifest_errors(
+    manifest: Any, existing_graph: Mapping[str, Sequence[str]], *, max_nodes: int, max_depth: int
+) -> list[str]:
+    existing = frozenset(existing_graph)
     if not isinstance(manifest, Mapping):
         return ["manifest must be a JSON object"]
     nodes, edges = manifest.get("nodes"), manifest.get("edges")
@@ -502,7 +505,7 @@ def _manifest_errors(manifest: Any, existing: frozenset[str], *, max_nodes: int,
     graph = {node_id: list(deps) for node_id, deps in dependencies.items()}
     order, cycles = _topological(ids, graph)
     errors.extend(map(_cycle_message, cycles))
-    errors.extend(_on_fail_errors(named, failure_edges, graph, existing))
+    errors.extend(_on_fail_errors(named, failure_edges, {**existing_graph, **graph}))
     if not cycles:
         errors.extend(_depth_errors(order, graph, max_depth))
     return errors
@@ -693,10 +696,10 @@ def _id_errors(ids: list[str], existing: frozenset[str]) -> list[str]:
 def _on_fail_errors(
     named: list[tuple[str, dict[str, Any]]],
     failure_edges: dict[str, list[str]],
-    graph: dict[str, list[str]],
-    existing: frozenset[str],
+    merged_graph: Mapping[str, Sequence[str]],
 ) -> list[str]:
-    """loop_back needs exactly one on_failure edge, to an upstream node; nothing else may have one.
+    """loop_back needs exactly one on_failure edge, to a node upstream of it in the merged graph (the
+    run's and the new nodes); nothing else may have one.
 
     An on_failure edge on a node without loop_back would never be followed, which is almost always
     a planning slip (a forgotten action, or an edge on the wrong node), so it is an error too.
@@ -723,7 +726,7 @@ def _on_fail_errors(
                 f"node {node_id!r}: on_fail.action is loop_back, which needs exactly one on_failure "
                 f"edge from it; it has {len(targets)}{named_targets}"
             )
-        elif targets[0] not in existing and targets[0] not in _reachable(node_id, graph):
+        elif targets[0] not in _reachable(node_id, merged_graph):
             errors.append(
                 f"node {node_id!r}: loop_back target {targets[0]!r} is not an upstream dependency "
                 f"of {node_id!r}"
@@ -874,7 +877,7 @@ def _dependents(dependencies: dict[str, list[str]]) -> dict[str, list[str]]:
     return dependents
 
 
-def _reachable(start: str, graph: Mapping[str, list[str]]) -> set[str]:
+def _reachable(start: str, graph: Mapping[str, Sequence[str]]) -> set[str]:
     """Nodes reachable from ``start`` along ``graph``, not counting ``start`` unless on a cycle."""
     seen: set[str] = set()
     pending = deque(graph.get(start, ()))

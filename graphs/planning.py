@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,17 +108,17 @@ def plan_work_graph(
     appending = append_to_run_id is not None
     if appending:
         run = _run_for_append(append_to_run_id, task=task)
-        existing_ids = manifest_lib.manifest_node_ids(run.graph_manifest or {"nodes": []})
+        existing_graph = manifest_lib.data_dependencies(run.graph_manifest or {"nodes": []})
     elif run is not None:
         run.refresh_from_db(fields=["status", "cancel_requested_at"])
         if run.status != WorkGraphRun.Status.PLANNING:
             raise PlanningFailedError(f"run {run.run_id} is {run.status}; nothing was planned", cancelled=True)
-        existing_ids = []
+        existing_graph = {}
     else:
         with transaction.atomic():
             run = WorkGraphRun.objects.create(task=task, status=WorkGraphRun.Status.PLANNING)
             task_status_refresh(task_id=task.pk)
-        existing_ids = []
+        existing_graph = {}
 
     brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)
     # The task's own skill guides its fresh plan; appended stages follow their catalogs
@@ -126,7 +126,7 @@ def plan_work_graph(
     guide = template_guide_for(skill=skill if skill is not None else (None if appending else task.skill))
     attempt = _Attempt(
         prompt=planning_prompt(
-            org_node=org_node, brief=brief, existing_node_ids=existing_ids,
+            org_node=org_node, brief=brief, existing_node_ids=tuple(existing_graph),
             template_block=guide.prompt_block() if guide else None,
             commands_allowed=task.project.allow_commands,
         )
@@ -141,7 +141,7 @@ def plan_work_graph(
         cwd=Path(task.project.target_folder),
         timeout=timeout,
         purpose="plan",
-        existing_node_ids=tuple(existing_ids),
+        existing_node_ids=tuple(existing_graph),
         commands_allowed=task.project.allow_commands,
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose="plan", **fields),
@@ -156,10 +156,10 @@ def plan_work_graph(
             if head is not None:
                 call = dataclasses.replace(call, cwd=head)
             if guide is not None:
-                _ask_for_template_plan(runner, call, attempt=attempt, existing_ids=existing_ids,
+                _ask_for_template_plan(runner, call, attempt=attempt, existing_graph=existing_graph,
                                        execution=execution, guide=guide)
             else:
-                _ask_for_manifest(runner, call, attempt=attempt, existing_ids=existing_ids, execution=execution)
+                _ask_for_manifest(runner, call, attempt=attempt, existing_graph=existing_graph, execution=execution)
         if appending:
             run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node)
         else:
@@ -240,7 +240,7 @@ def _ask_for_manifest(
     call: AgentCall,
     *,
     attempt: _Attempt,
-    existing_ids: Sequence[str],
+    existing_graph: Mapping[str, Sequence[str]],
     execution: WorkNodeExecution,
 ) -> None:
     """Call the agent (and once more with a repair request if needed) until a valid manifest is in hand."""
@@ -248,7 +248,7 @@ def _ask_for_manifest(
         ask=lambda prompt: _call_agent(runner, dataclasses.replace(call, prompt=prompt), attempt=attempt,
                                        execution=execution).text,
         prompt=attempt.prompt,
-        problems=lambda text: [] if _accept_response(text, attempt=attempt, existing_ids=existing_ids) else (
+        problems=lambda text: [] if _accept_response(text, attempt=attempt, existing_graph=existing_graph) else (
             attempt.errors or ["the answer is not usable"]),
         on_repair=lambda errors: log_append(execution=execution, event="repair_requested", errors=errors),
     )
@@ -262,7 +262,7 @@ def _ask_for_template_plan(
     call: AgentCall,
     *,
     attempt: _Attempt,
-    existing_ids: Sequence[str],
+    existing_graph: Mapping[str, Sequence[str]],
     execution: WorkNodeExecution,
     guide: TemplateGuide,
 ) -> None:
@@ -274,7 +274,7 @@ def _ask_for_template_plan(
         return _call_agent(runner, dataclasses.replace(call, prompt=prompt), attempt=attempt, execution=execution).text
 
     outcome = template_plan_request(
-        ask=ask, prompt=attempt.prompt, guide=guide, existing_node_ids=existing_ids,
+        ask=ask, prompt=attempt.prompt, guide=guide, existing_graph=existing_graph,
         on_repair=lambda errors: log_append(execution=execution, event="repair_requested", errors=errors),
     )
     attempt.extracted, attempt.notes = storable(outcome.extracted), storable(outcome.notes)
@@ -322,7 +322,7 @@ def _call_agent(
         return result
 
 
-def _accept_response(text: str, *, attempt: _Attempt, existing_ids: Sequence[str]) -> bool:
+def _accept_response(text: str, *, attempt: _Attempt, existing_graph: Mapping[str, Sequence[str]]) -> bool:
     """Extract, normalize and validate; keep what was learned on ``attempt``. True when usable."""
     extracted = storable(manifest_lib.extract_graph_manifest(text))  # a "\u0000" escape decodes to NUL
     attempt.extracted = extracted
@@ -330,14 +330,15 @@ def _accept_response(text: str, *, attempt: _Attempt, existing_ids: Sequence[str
         attempt.errors = ["no graph_manifest JSON object (with a 'nodes' list) was found in the response"]
         return False
     try:
-        normalized, notes = manifest_lib.normalize_graph_manifest_with_notes(extracted, existing_ids)
+        normalized, notes = manifest_lib.normalize_graph_manifest_with_notes(extracted, existing_graph)
     except (TypeError, ValueError, AttributeError) as error:
         attempt.errors = [f"the manifest could not be normalized: {error}"]
         return False
     attempt.notes = notes
-    limits = {"max_nodes": settings.WORKGRAPH_MAX_NODES - len(existing_ids), "max_depth": settings.WORKGRAPH_MAX_DEPTH}
+    limits = {"max_nodes": settings.WORKGRAPH_MAX_NODES - len(existing_graph),
+              "max_depth": settings.WORKGRAPH_MAX_DEPTH}
     try:
-        manifest_lib.validate_graph_manifest(normalized, existing_ids, **limits)
+        manifest_lib.validate_graph_manifest(normalized, existing_graph, **limits)
     except manifest_lib.ManifestError as error:
         attempt.errors = list(error.errors)
         return False
@@ -375,12 +376,12 @@ def _merge_into_run(*, run_id: Any, addition: dict, org_node: str) -> tuple[Work
         if run.is_finished():
             raise PlanningFailedError(f"run {run_id} became {run.status} while planning; nothing was appended")
         current = run.graph_manifest or {"nodes": [], "edges": []}
-        current_ids = manifest_lib.manifest_node_ids(current)
+        current_graph = manifest_lib.data_dependencies(current)
         try:
             manifest_lib.validate_graph_manifest(
                 addition,
-                current_ids,
-                max_nodes=settings.WORKGRAPH_MAX_NODES - len(current_ids),
+                current_graph,
+                max_nodes=settings.WORKGRAPH_MAX_NODES - len(current_graph),
                 max_depth=settings.WORKGRAPH_MAX_DEPTH,
             )
             merged = manifest_lib.merge_manifests(current, addition)

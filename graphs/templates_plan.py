@@ -19,7 +19,8 @@ the planning execution so a reviewer sees what happened to the template.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ GENERIC_WORKER = "generic_worker"
 FALLBACK_NODE_ID = "complete_task"
 HIGH_RISK = "high"
 _KEPT_RISKS = frozenset({"low", "medium"})
+# A fresh plan appends to no run: no existing nodes, no dependencies among them.
+_NO_GRAPH: Mapping[str, Sequence[str]] = types.MappingProxyType({})
 _LIST_FIELDS = ("depends_on", "requested_tools", "required_evidence", "validation_rules", "constraints")
 
 _EVIDENCE_INSTRUCTIONS = {
@@ -128,7 +131,7 @@ class TemplateAdaptation:
 
 
 def template_answer_adapt(
-    *, text: str, guide: TemplateGuide, existing_node_ids: Sequence[str] = ()
+    *, text: str, guide: TemplateGuide, existing_graph: Mapping[str, Sequence[str]] = _NO_GRAPH
 ) -> TemplateAdaptation:
     """Adapt the planner's answer into a manifest of generic worker nodes; never raises."""
     result = TemplateAdaptation(extracted=manifest_lib.extract_graph_manifest(text))
@@ -147,11 +150,11 @@ def template_answer_adapt(
         return result
     try:
         manifest, result.notes = manifest_lib.normalize_graph_manifest_with_notes(
-            {"nodes": nodes, "edges": []}, existing_node_ids
+            {"nodes": nodes, "edges": []}, existing_graph
         )
         manifest_lib.validate_graph_manifest(
-            manifest, existing_node_ids,
-            max_nodes=settings.WORKGRAPH_MAX_NODES - len(existing_node_ids), max_depth=template_max_depth(),
+            manifest, existing_graph,
+            max_nodes=settings.WORKGRAPH_MAX_NODES - len(existing_graph), max_depth=template_max_depth(),
         )
     except manifest_lib.ManifestError as error:
         result.errors = list(error.errors)
@@ -160,9 +163,11 @@ def template_answer_adapt(
     return result
 
 
-def template_fallback_manifest(*, guide: TemplateGuide, existing_node_ids: Sequence[str] = ()) -> dict[str, Any]:
+def template_fallback_manifest(
+    *, guide: TemplateGuide, existing_graph: Mapping[str, Sequence[str]] = _NO_GRAPH
+) -> dict[str, Any]:
     """A one-node plan: a single generic worker carries out the whole task."""
-    node_id, taken, n = FALLBACK_NODE_ID, set(existing_node_ids), 1
+    node_id, taken, n = FALLBACK_NODE_ID, set(existing_graph), 1
     while node_id in taken:
         n += 1
         node_id = f"{FALLBACK_NODE_ID}_{n}"
@@ -193,7 +198,7 @@ def template_plan_request(
     ask: Callable[[str], str],
     prompt: str,
     guide: TemplateGuide,
-    existing_node_ids: Sequence[str] = (),
+    existing_graph: Mapping[str, Sequence[str]] = _NO_GRAPH,
     on_repair: Callable[[list[str]], None] = lambda errors: None,
 ) -> TemplatePlanOutcome:
     """Ask for a plan with ``ask(prompt) -> answer``; repair once, then fall back to a single node.
@@ -204,7 +209,7 @@ def template_plan_request(
     adaptations: list[TemplateAdaptation] = []
 
     def problems(text: str) -> list[str]:
-        adaptations.append(template_answer_adapt(text=text, guide=guide, existing_node_ids=existing_node_ids))
+        adaptations.append(template_answer_adapt(text=text, guide=guide, existing_graph=existing_graph))
         adapted = adaptations[-1]
         return [] if adapted.manifest is not None else (adapted.errors or ["the answer is not a usable plan"])
 
@@ -218,7 +223,7 @@ def template_plan_request(
                 + "; ".join(adapted.errors or outcome.first_errors)
             )
             # The warnings and removed tools of a discarded answer describe no node of the plan.
-            fallback = template_fallback_manifest(guide=guide, existing_node_ids=existing_node_ids)
+            fallback = template_fallback_manifest(guide=guide, existing_graph=existing_graph)
             return TemplatePlanOutcome(manifest=fallback, extracted=adapted.extracted, notes=[], repair_prompt=repair,
                                        report=report)
     report["warnings"] = adapted.warnings

@@ -29,13 +29,13 @@ def _on_failure(source: str, target: str) -> dict[str, str]:
     return {"from": source, "to": target, "edge_type": "on_failure"}
 
 
-def _errors(manifest: Any, existing: tuple[str, ...] = (), **limits: int) -> list[str]:
+def _errors(manifest: Any, existing: dict[str, list[str]] | None = None, **limits: int) -> list[str]:
     with pytest.raises(ManifestError) as caught:
         validate_graph_manifest(manifest, existing, **limits)
     return caught.value.errors
 
 
-def _one_error(manifest: Any, existing: tuple[str, ...] = (), **limits: int) -> str:
+def _one_error(manifest: Any, existing: dict[str, list[str]] | None = None, **limits: int) -> str:
     errors = _errors(manifest, existing, **limits)
     assert len(errors) == 1, errors
     return errors[0]
@@ -108,7 +108,7 @@ def test_it_rejects_dependencies_on_unknown_nodes_naming_each():
 
 
 def test_it_accepts_dependencies_on_existing_nodes_in_append_mode():
-    validate_graph_manifest(_manifest(_node("impl", "sdd")), existing_node_ids=["sdd"])
+    validate_graph_manifest(_manifest(_node("impl", "sdd")), {"sdd": []})
 
 
 # --- Node shapes -----------------------------------------------------------------------------------
@@ -243,7 +243,23 @@ def test_it_accepts_a_loop_back_to_an_existing_node_in_append_mode():
         _loop_back("unit_test", "impl_2"), _node("impl_2", "sdd"), edges=[_on_failure("unit_test", "sdd")]
     )
 
-    validate_graph_manifest(manifest, existing_node_ids=["sdd"])
+    validate_graph_manifest(manifest, {"sdd": []})
+
+
+def test_an_appended_loop_back_may_reach_back_through_the_runs_own_dependencies():
+    run = {"prd": [], "sdd": ["prd"], "impl": ["sdd"], "docs": ["prd"]}
+    manifest = _manifest(_loop_back("unit_test", "impl"), edges=[_on_failure("unit_test", "prd")])
+
+    validate_graph_manifest(manifest, run)
+
+
+def test_an_appended_loop_back_to_a_run_node_that_is_not_upstream_is_rejected():
+    run = {"prd": [], "sdd": ["prd"], "impl": ["sdd"], "docs": ["prd"]}
+    manifest = _manifest(_loop_back("unit_test", "impl"), edges=[_on_failure("unit_test", "docs")])
+
+    assert _one_error(manifest, run) == (
+        "node 'unit_test': loop_back target 'docs' is not an upstream dependency of 'unit_test'"
+    )
 
 
 def test_it_rejects_a_loop_back_without_exactly_one_on_failure_edge():
@@ -276,7 +292,7 @@ def test_it_rejects_an_on_failure_edge_from_a_node_without_loop_back():
 def test_it_rejects_an_on_failure_edge_declared_for_an_existing_node():
     manifest = _manifest(_node("new", "old"), edges=[_on_failure("old", "new")])
 
-    assert _one_error(manifest, ("old",)) == (
+    assert _one_error(manifest, {"old": []}) == (
         "edge 'old' -> 'new': on_failure edge from 'old', which is not a node of this manifest"
     )
 
@@ -317,7 +333,7 @@ def test_it_rejects_duplicate_node_ids():
 
 
 def test_it_rejects_node_ids_that_collide_with_existing_ones():
-    errors = _errors(_manifest(_node("prd"), _node("sdd"), _node("new")), existing=("prd", "sdd"))
+    errors = _errors(_manifest(_node("prd"), _node("sdd"), _node("new")), existing={"prd": [], "sdd": []})
 
     assert errors == [
         "node 'prd': node_id already exists in the run",
@@ -387,7 +403,7 @@ def test_it_rejects_self_loops():
 def test_it_rejects_appended_data_edges_into_existing_nodes():
     manifest = _manifest(_node("impl"), edges=[{"from": "impl", "to": "sdd", "edge_type": "needs_judgment"}])
 
-    assert _one_error(manifest, ("sdd",)) == (
+    assert _one_error(manifest, {"sdd": []}) == (
         "edge 'impl' -> 'sdd': data edge into existing node 'sdd'; appended nodes cannot add inputs to nodes "
         "already in the run"
     )
@@ -446,8 +462,8 @@ def test_it_bounds_the_depth_of_the_longest_chain():
 def test_an_existing_dependency_counts_as_one_level_of_depth():
     manifest = _manifest(_node("impl", "sdd"), _node("test", "impl"))
 
-    validate_graph_manifest(manifest, ("sdd",), max_depth=3)
-    assert "'sdd' -> ... -> 'test' is 3 nodes deep" in _one_error(manifest, ("sdd",), max_depth=2)
+    validate_graph_manifest(manifest, {"sdd": []}, max_depth=3)
+    assert "'sdd' -> ... -> 'test' is 3 nodes deep" in _one_error(manifest, {"sdd": []}, max_depth=2)
 
 
 def test_it_validates_a_five_thousand_node_chain_without_recursion_errors():
@@ -502,6 +518,6 @@ def test_a_nodes_write_set_forbidden_paths_and_turn_bound_are_checked(field, val
     manifest = {"nodes": [{"node_id": "n", "task_prompt": "Do it.", field: value}], "edges": []}
 
     with pytest.raises(ManifestError) as caught:
-        validate_graph_manifest(manifest, [])
+        validate_graph_manifest(manifest)
 
     assert any(message in error for error in caught.value.errors)

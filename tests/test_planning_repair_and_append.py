@@ -89,6 +89,25 @@ def test_an_append_tells_the_agent_the_existing_ids_and_merges_its_nodes(task, s
 
 
 @pytest.mark.django_db
+def test_an_appended_loop_back_must_reach_an_upstream_node_of_the_merged_graph(task, scripted_runner):
+    docs = {"node_id": "docs", "artifact_type": "brd"}
+    two_branches = {"nodes": [*STAGE_ONE["nodes"], docs], "edges": STAGE_ONE["edges"]}
+    scripted_runner.replies[("plan", "planner")] = fenced(two_branches)
+    run = plan_work_graph("planner", task, task.goal_text).run
+    sideways = {
+        "nodes": [{"node_id": "impl", "task_prompt": "Build it.", "depends_on": ["design"],
+                   "on_fail": {"action": "loop_back"}}],
+        "edges": [{"from": "impl", "to": "docs", "edge_type": "on_failure"}],
+    }
+    scripted_runner.replies[("plan", "coder")] = fenced(sideways)
+    with pytest.raises(PlanningFailedError, match="loop_back target 'docs' is not an upstream dependency of 'impl'"):
+        plan_work_graph("coder", task, task.goal_text, append_to_run_id=run.run_id)
+    run.refresh_from_db()
+    assert [n["node_id"] for n in run.graph_manifest["nodes"]] == ["spec", "design", "docs"]
+    assert len([c for c in scripted_runner.calls if c[0] == "plan" and c[1] == "coder"]) == 2, "one repair request"
+
+
+@pytest.mark.django_db
 def test_a_colliding_append_leaves_the_run_unchanged(task, scripted_runner):
     scripted_runner.replies[("plan", "planner")] = fenced(STAGE_ONE)
     run = plan_work_graph("planner", task, task.goal_text).run

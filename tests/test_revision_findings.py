@@ -39,7 +39,9 @@ def test_a_loop_back_revision_round_carries_the_whole_verdict(task, scripted_run
     revised = latest(run)["draft"]
     assert (revised.attempt, revised.cause) == (2, "loop_back")
     [issue, verdict] = revised.input_payload["feedback"]
-    assert issue == "Node 'audit' failed its judgment after using this work: the verdict is 'request-revision', not pass"
+    assert issue == (
+        "Node 'audit' failed its judgment after using this work: the verdict is 'request-revision', not pass"
+    )
     assert "The export has no header row." in verdict and "the contract says UTC" in verdict
     assert "Dates are written in local time" in revised.input_payload["prompt"]
 
@@ -54,7 +56,8 @@ def test_a_retried_audit_sees_its_own_findings(task, scripted_runner, inline_exe
 def test_an_llm_judges_issues_stand_alone(task, scripted_runner, inline_executor):
     nodes = [node("draft"), node("review", "draft", judgment={"kind": "llm", "judge_prompt": "Fine?\n\n{content}"},
                                  on_fail={"action": "loop_back", "max_attempts": 2})]
-    manifest = {"nodes": nodes, "edges": [*edges_for(nodes), {"from": "review", "to": "draft", "edge_type": "on_failure"}]}
+    loop = {"from": "review", "to": "draft", "edge_type": "on_failure"}
+    manifest = {"nodes": nodes, "edges": [*edges_for(nodes), loop]}
     scripted_runner.replies[("node", "review", 1)] = "VERDICT: pass\nsecret working notes"
     scripted_runner.replies[("judge", "review", 1)] = '{"ok": false, "issues": ["too short"]}'
     run = planned_run(task, manifest)

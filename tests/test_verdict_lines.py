@@ -35,12 +35,14 @@ def test_a_failed_gate_quotes_the_verdict_it_read():
 @pytest.mark.parametrize(
     ("text", "category", "detail"),
     [
-        ("VERDICT: fail\nROOT_CAUSE: coder — the export drops the header", "coder", "the export drops the header"),
+        ("VERDICT: fail\nROOT_CAUSE: coder — the export drops the header", "coder",
+         "the export drops the header"),
         ("VERDICT: fail\n**ROOT_CAUSE:** skill_defect: the skill forbids CSV", "skill_defect", "the skill forbids CSV"),
         ("VERDICT: fail\nroot_cause_category: planning", "planning", ""),
         ("VERDICT: FAIL\nRoot cause category: Planning. The PRD never asked for an export.", "planning",
          "The PRD never asked for an export."),
-        ('VERDICT: FAIL\n```json\n{"root_cause_category": "planning", "root_cause_detail": "no export in the PRD"}\n```',
+        ('VERDICT: FAIL\n```json\n{"root_cause_category": "planning",'
+         ' "root_cause_detail": "no export in the PRD"}\n```',
          "planning", "no export in the PRD"),
         ("VERDICT: fail\nThe coder's ROOT_CAUSE: planning is a guess.", None, ""),
         ("VERDICT: fail\nROOT_CAUSE: the weather", None, "the weather"),
