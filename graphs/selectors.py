@@ -17,6 +17,7 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
 from graphs.models import (
     PLANNING_NODE_ID,
     AttemptChange,
@@ -461,8 +462,10 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
     attempts = (
         WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id=execution.node_id)
         .order_by("attempt")
-        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id")
+        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id", "error", "judgment_result",
+                "started_at", "finished_at")
     )
+    output = execution.output_payload or {}
     return {
         "node_exec_id": execution.pk,
         "run_id": execution.run_id,
@@ -481,9 +484,20 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
         "started_at": execution.started_at,
         "finished_at": execution.finished_at,
         "prompt": (execution.input_payload or {}).get("prompt", ""),
-        "output": (execution.output_payload or {}).get("text", ""),
-        "attempts": list(attempts),
+        # A planning call's answer is its raw response; a node's is its text.
+        "output": output.get("raw_response", "") if execution.is_planning else output.get("text", ""),
+        "cause_text": attempt_cause_text(execution.cause, execution.cause_node_id),
+        "attempts": [_attempt_summary(attempt) for attempt in attempts],
         **accounting_of(execution),
+    }
+
+
+def _attempt_summary(attempt: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **attempt,
+        "cause_text": attempt_cause_text(attempt["cause"], attempt["cause_node_id"]),
+        "reason": attempt_failure_reason(status=attempt["status"], error=attempt["error"],
+                                         judgment_result=attempt["judgment_result"]),
     }
 
 

@@ -11,8 +11,8 @@ from django import template
 from django.middleware.csrf import get_token
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator
 
+from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
 from graphs.selectors import TreeNode
 
 register = template.Library()
@@ -45,6 +45,11 @@ def _node(node: TreeNode, *, run_id, fork_token: str | None) -> str:
         ok = bool(judgment.get("ok"))
         parts.append(format_html('<span class="judgment {}">judged {}</span>', "ok" if ok else "bad",
                                  "ok" if ok else "not ok"))
+    reruns = sum(1 for attempt in node.attempts if attempt.cause in _LOOP_BACK_CAUSES)
+    if reruns:
+        parts.append(format_html(
+            '<span class="loop-mark" title="attempts caused by a loop-back">↺ looped back {}{}</span>', _TIMES, reruns
+        ))
     if spec.get("depends_on"):
         parts.append(format_html('<span class="muted small">after {}</span>', ", ".join(spec["depends_on"])))
     attempts = format_html_join("", "<li>{}</li>", ((_attempt(attempt),) for attempt in node.attempts)) or mark_safe(
@@ -59,20 +64,33 @@ def _node(node: TreeNode, *, run_id, fork_token: str | None) -> str:
             '<button type="submit" class="secondary small">Fork from here</button></form>',
             run_id, fork_token, node.node_id,
         )
+    # Why each attempt failed is on the row itself: the reason a lead opens the tree for.
+    failures = format_html_join(
+        "", '<li data-attempt="{}">attempt {}: {}</li>',
+        ((attempt.attempt, attempt.attempt, reason) for attempt, reason in _failures(node.attempts)),
+    )
     return format_html(
         '<li class="todo-item" data-node-id="{}"><details><summary>{}</summary><ol class="attempts">{}</ol>{}'
-        "</details></li>",
+        "</details>{}</li>",
         node.node_id, mark_safe(" ".join(str(part) for part in parts if part)), attempts, fork,  # noqa: S308
+        format_html('<ul class="attempt-failures">{}</ul>', failures) if failures else "",
     )
 
 
+_LOOP_BACK_CAUSES = frozenset({"loop_back", "dynamic_loop_back"})
+_TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+def _failures(attempts) -> list[tuple[object, str]]:
+    reasons = ((attempt, attempt_failure_reason(status=attempt.status, error=attempt.error,
+                                                judgment_result=attempt.judgment_result)) for attempt in attempts)
+    return [(attempt, reason) for attempt, reason in reasons if reason]
+
+
 def _attempt(attempt) -> str:
-    cause = attempt.cause + (f" from {attempt.cause_node_id}" if attempt.cause_node_id else "")
-    error = (format_html('<span class="error small">{}</span>', Truncator(attempt.error).chars(200))
-             if attempt.error else "")
     return format_html(
-        '{} <a href="/executions/{}/">attempt {}</a> <span class="muted">{}</span> {}',
-        _status(attempt.status), attempt.pk, attempt.attempt, cause, error,
+        '{} <a href="/executions/{}/">attempt {}</a> <span class="muted">{}</span>',
+        _status(attempt.status), attempt.pk, attempt.attempt, attempt_cause_text(attempt.cause, attempt.cause_node_id),
     )
 
 
