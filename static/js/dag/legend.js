@@ -1,6 +1,6 @@
 /**
- * The legend, built from the same theme tables the renderers use. Collapsible (a <details>), so it
- * never hides the graph for long.
+ * The legend, built from the same theme tables the renderers use. A <details> that starts closed:
+ * open, it sits over the drawing's corner, where it would hide nodes nobody asked it to cover.
  */
 import { LINK, PLANNING, STATUS } from "./theme.js";
 
@@ -52,7 +52,6 @@ function chip(className, text, colors = {}) {
 export function createLegend() {
   const details = document.createElement("details");
   details.className = "dag-legend";
-  details.open = true;
   const summary = document.createElement("summary");
   summary.textContent = "Legend";
   const statuses = document.createElement("ul");
