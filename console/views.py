@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import content_disposition_header
+from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from console.forms import BudgetForm, ForkForm, ReviewForm, TaskForm
@@ -157,8 +157,9 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
     return render(
         request,
         "console/run_graph.html",
-        {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run"),
-         "can_cancel": can(role, "cancel_run"), "spend": spend_of(run.executions.all()),
+        {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
+         "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
+         "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
          "workspace": workspace, "changed_files": selectors.run_changed_files(run, workspace) if workspace else [],
          "diff_shown": _diff_shown(workspace)},
     )
@@ -261,11 +262,20 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
     if decision == "reject" and not comment.strip():
         messages.error(request, "Say why the plan is rejected.")
         return redirect("run_planning", run_id=run.run_id)
-    action = run_plan_approve if decision == "approve" else run_plan_reject
-    return _act(
-        request, run, lambda: action(run=run, reviewer=request.user, comment=comment),
-        "Plan approved." if decision == "approve" else "Plan rejected.", to="run_planning",
-    )
+    if decision == "reject":
+        return _act(request, run, lambda: run_plan_reject(run=run, reviewer=request.user, comment=comment),
+                    "Plan rejected.", to="run_planning")
+    # "Approve and run": a reviewer who may also start runs starts this one with the approval.
+    start = bool(request.POST.get("start")) and can(role, "start_run")
+
+    def approve() -> None:
+        approved = run_plan_approve(run=run, reviewer=request.user, comment=comment)
+        if start and approved.status == WorkGraphRun.Status.READY:
+            run_start(run=approved)
+
+    # An approved run is watched on its graph, whichever page it was approved on.
+    return _act(request, run, approve, "Plan approved; the run has started." if start or run.pipeline
+                else "Plan approved. A lead starts the run.", to="run_graph", go_back=False)
 
 
 @login_required
@@ -279,7 +289,9 @@ def run_planning(request: HttpRequest, run_id) -> HttpResponse:
             "task": run.task,
             "calls": [_planning_call_view(call) for call in selectors.planning_calls(run)],
             "commands": selectors.plan_commands(run),
-            "can_review": can(role, "review_plan") and run.status == WorkGraphRun.Status.AWAITING_APPROVAL,
+            "can_review": can(role, "review_plan"),
+            "can_start": can(role, "start_run"),
+            "can_cancel": can(role, "cancel_run"),
             "graph_url": f"/runs/{run.run_id}/graph.json",
         },
     )
@@ -350,10 +362,17 @@ def _carry_out(request: HttpRequest, action, success: str, *, level: int = messa
         messages.add_message(request, level, success)
 
 
-def _act(request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail") -> HttpResponse:
+def _act(
+    request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail", go_back: bool = True
+) -> HttpResponse:
+    """Carry out ``action``; then go back to the page the form was on (its ``next``), else to ``to``."""
     _carry_out(request, action, success)
-    if to == "run_planning":
-        return redirect("run_planning", run_id=run.run_id)
+    back = request.POST.get("next", "") if go_back else ""
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
+    if to in ("run_planning", "run_graph"):
+        return redirect(to, run_id=run.run_id)
     return redirect("task_detail", task_id=run.task_id)
 
 

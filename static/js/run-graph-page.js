@@ -27,6 +27,22 @@ function el(tag, attrs = {}, text = "") {
 
 function setRunStatus(status) {
   statusEl.replaceChildren(el("span", { class: `status status-${status}`, "data-status": status }, status));
+  // The run's controls (Start, Approve / Reject, Cancel) show only while they apply.
+  for (const control of document.querySelectorAll("[data-show-when]")) {
+    control.hidden = !control.dataset.showWhen.split(" ").includes(status);
+  }
+}
+
+// Forking from the selected node: a copy of the page's fork form (with its CSRF token) in the panel.
+const forkForm = document.getElementById("fork-form");
+
+function forkControl(nodeId) {
+  const form = forkForm.cloneNode(true);
+  form.removeAttribute("id");
+  form.hidden = false;
+  form.elements.node_id.value = nodeId;
+  form.dataset.confirm = `Fork the run from ${nodeId}? A new run reruns it and everything after it; this run is kept.`;
+  return form;
 }
 
 // The run's cost and tokens: every attempt graph.json lists, then each attempt an event reports ended.
@@ -104,6 +120,7 @@ async function openPanel(nodeId) {
   const log = el("ol", { class: "log-lines" });
   const finished = FINISHED.has(detail.status);
   const parts = [facts];
+  if (forkForm && !detail.is_planning) parts.push(forkControl(detail.node_id));
   parts.push(el("h3", {}, "Attempts"), attempts);
   parts.push(section("Output", el("pre", { class: "output" }, detail.output || (finished ? "(no output)" : "(no output yet)")), true));
   parts.push(section("Prompt", el("pre", { class: "output" }, detail.prompt || "(not built yet)")));

@@ -24,7 +24,8 @@ ALL_BOXES_IN_VIEW = """
   const boxes = [...document.querySelectorAll('#dag .dag-box[data-node-id]')];
   return boxes.length > 0 && boxes.every((box) => {
     const r = box.getBoundingClientRect();
-    return r.left >= stage.left - 1 && r.right <= stage.right + 1 && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1
+      && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
   });
 }
 """
