@@ -19,6 +19,7 @@ from console.forms import BudgetForm, ForkForm, ReviewForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
+from graphs.attempt_words import attempt_cause_text
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
 from graphs.log_lines import log_line_summary
@@ -318,6 +319,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "lines": [(line, log_line_summary(line)) for line in lines],
             "trace_lines": lines,
             "trace_header": attempt_trace_header(execution=execution),
+            "cause_text": attempt_cause_text(execution.cause, execution.cause_node_id),
             "last_seq": lines[-1]["seq"] if lines else 0,
             # Lines may still come: the log is being written (or not begun), or it is longer than a page.
             "follow": log_file is None or log_file.status == ExecutionLogFile.Status.OPEN

@@ -12,8 +12,10 @@ const pause = document.getElementById("pause-scroll");
 const state = document.getElementById("log-state");
 const statusChip = document.getElementById("exec-status");
 
-// The attempt's status follows its log: the engine writes `node_finished` with how it ended. The
-// page's other parts (its output, its change) are the server's; a reload shows them.
+// The attempt's page follows its log: when the engine writes `node_finished` (committed), the status
+// chip changes at once and the parts the server renders from the finished attempt (`data-live-part`:
+// facts, timings, judgment, output, change) are fetched again and swapped in; the trace and the raw
+// log stay, being live already.
 function showStatus(line) {
   if (line.event !== "node_finished" || !line.committed || !statusChip) return;
   const chip = document.createElement("span");
@@ -21,6 +23,18 @@ function showStatus(line) {
   chip.dataset.status = line.status;
   chip.textContent = line.status;
   statusChip.replaceChildren(chip);
+  refreshParts();
+}
+
+async function refreshParts() {
+  const response = await fetch(window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" });
+  if (!response.ok) return;
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+  for (const part of fresh.querySelectorAll("[data-live-part]")) {
+    document.querySelector(`[data-live-part="${part.dataset.livePart}"]`)?.replaceWith(document.adoptNode(part));
+  }
+  diffViewsShow(document.getElementById("changes") ?? document);
+  document.body.dataset.attemptFinished = "true";
 }
 
 function appendLine(line) {

@@ -79,10 +79,10 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def console_server(transactional_db) -> Iterator[str]:
+@contextmanager
+def console_served(**settings: str) -> Iterator[str]:
     """The console served by a real daphne (pages, API and WebSockets) in the embedded mode, on the test
-    database; returns its base URL."""
+    database, with ``settings`` as extra environment; yields its base URL."""
     port = _free_port()
     env = {
         **os.environ,
@@ -90,6 +90,7 @@ def console_server(transactional_db) -> Iterator[str]:
         "DATABASE_URL": current_database_url(),
         "WORKGRAPH_OFFLINE_LINE_DELAY": "0.03",
         "WORKGRAPH_EMBEDDED_WORKERS": "2",
+        **settings,
     }
     env.pop("REDIS_URL", None)  # embedded: the server executes the pipeline itself
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
@@ -118,6 +119,21 @@ def console_server(transactional_db) -> Iterator[str]:
             server.kill()
             server.wait()
         log.close()
+
+
+@pytest.fixture
+def console_server(transactional_db) -> Iterator[str]:
+    """The console served by daphne, its offline agent writing a line every 30 ms."""
+    with console_served() as url:
+        yield url
+
+
+@pytest.fixture
+def slow_console_server(transactional_db) -> Iterator[str]:
+    """The console served by daphne, its offline agent slow enough (a line every 0.4 s) to watch an
+    attempt while it runs."""
+    with console_served(WORKGRAPH_OFFLINE_LINE_DELAY="0.4") as url:
+        yield url
 
 
 def sign_in(page, url: str, username: str) -> None:
