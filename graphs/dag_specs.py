@@ -35,10 +35,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.errors import WorkGraphError
-from graphs.models import DagSpec, Project, Task, WorkGraphRun
+from graphs.models import DagSpec, Project, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.run_status import run_status_set, task_claim_for_new_run, task_status_refresh
 from graphs.storable import storable
 from graphs.task_service import task_create
@@ -61,6 +62,8 @@ VERDICT_NODE_TYPE = "review_verdict"
 GATE_NODE_TYPE = "verdict_gate"
 TASK_FIELDS = ("id", "role", "outputContract", "writeSet", "allowedPaths", "forbiddenPaths", "writePolicy")
 SPEC_MAX_BYTES = 2 * 1024 * 1024
+# The org node an import's planning record names, and that owns the nodes no role runs (gates, commands).
+IMPORT_ORG_NODE = "dag_spec"
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 # Markdown prompt files keep their instructions under this heading; the rest describes the template.
@@ -144,9 +147,10 @@ def dag_spec_import(
 ) -> WorkGraphRun:
     """Create a task and its planned run from ``spec``, keeping the spec on the run.
 
-    The run is ``awaiting_approval`` when the project requires plan approval, else ``ready``. All of it
-    is written in one transaction, after the whole spec was checked: an invalid spec (DagSpecError)
-    writes nothing.
+    The run is ``awaiting_approval`` when the project requires plan approval, else ``ready``. The import
+    is recorded as the run's planning node, as a planning call would be, so the planning inspector shows
+    a reviewer the spec and the manifest made from it. All of it is written in one transaction, after
+    the whole spec was checked: an invalid spec (DagSpecError) writes nothing.
     """
     plan = dag_spec_plan(spec, prompt_files=prompt_files)
     with transaction.atomic():
@@ -162,11 +166,31 @@ def dag_spec_import(
         )
         DagSpec.objects.create(run=run, source_name=source_name[:255], spec=storable(dict(spec)),
                                prompt_files=storable(dict(prompt_files or {})), imported_by=imported_by)
+        _planning_record(run=run, spec=spec, manifest=plan.manifest, source_name=source_name)
         planned = (WorkGraphRun.Status.AWAITING_APPROVAL if project.require_plan_approval
                    else WorkGraphRun.Status.READY)
         run_status_set(run=run, status=planned)
         task_status_refresh(task_id=task.pk)
     return run
+
+
+def _planning_record(*, run: WorkGraphRun, spec: Mapping[str, Any], manifest: dict[str, Any],
+                     source_name: str) -> WorkNodeExecution:
+    """The run's ``__planning__`` node for an import: the spec where an agent's response would be."""
+    now = timezone.now()
+    return WorkNodeExecution.objects.create(
+        run=run, node_id=planning_node_id(), subagent_type=IMPORT_ORG_NODE, attempt=1,
+        cause=WorkNodeExecution.Cause.PLANNING, status=WorkNodeExecution.Status.SUCCEEDED,
+        ready_at=now, started_at=now, finished_at=now,
+        input_payload={"org_node": IMPORT_ORG_NODE, "prompt": "", "append": False,
+                       "imported_from": source_name or "a DAG spec"},
+        output_payload=storable({
+            "raw_response": json.dumps(spec, indent=2, ensure_ascii=False), "repair_prompt": None,
+            "repair_response": None, "extracted_manifest": None, "manifest": manifest,
+            "normalization_notes": [], "validation_errors": [],
+            "new_node_ids": manifest_lib.manifest_node_ids(manifest), "usage": [], "agent_calls": [],
+        }),
+    )
 
 
 def run_dag_spec(run: WorkGraphRun) -> DagSpec | None:

@@ -10,6 +10,7 @@ import pytest
 from graphs.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, run_dag_spec
 from graphs.engine import run_fork, run_start
 from graphs.models import DagSpec, Task, WorkGraphRun
+from graphs.review import run_plan_approve
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, pi, spec_of
 from tests.graphs import latest
 
@@ -33,12 +34,35 @@ def test_the_run_is_ready_with_the_translated_manifest_and_the_task_carries_the_
     assert task.acceptance_criteria[0].startswith("analyze-inputs-pi returns a read-only test analysis contract")
 
 
+def test_the_import_is_the_runs_planning_node_holding_the_spec_and_the_manifest(project, alice):
+    run = _import(project, alice)
+    [planning] = run.executions.filter(node_id="__planning__")
+    assert (planning.status, planning.subagent_type, planning.cause) == ("succeeded", "dag_spec", "planning")
+    assert json.loads(planning.output_payload["raw_response"]) == backend_test_spec()
+    assert planning.output_payload["manifest"] == run.graph_manifest
+    assert planning.output_payload["new_node_ids"] == [node["node_id"] for node in run.graph_manifest["nodes"]]
+
+
 def test_the_run_awaits_approval_when_the_project_requires_it(project, alice):
     project.require_plan_approval = True
     project.save(update_fields=["require_plan_approval"])
     run = _import(project, alice)
     assert run.status == "awaiting_approval"
     assert Task.objects.get(pk=run.task_id).status == "awaiting_approval"
+
+
+def test_an_approved_import_can_then_be_started_like_any_planned_run(project, alice, bob, scripted_runner,
+                                                                    inline_executor):
+    project.require_plan_approval = True
+    project.save(update_fields=["require_plan_approval"])
+    run = _import(project, alice, spec=spec_of(pi("a"), pi("b", "a")), prompt_files={})
+    run = run_plan_approve(run=run, reviewer=bob)
+    assert run.status == "ready"
+    run_start(run=run)
+    inline_executor.drain()
+    run.refresh_from_db()
+    assert run.status == "succeeded"
+    assert scripted_runner.node_calls() == [("a", 1), ("b", 1)]
 
 
 def test_the_spec_is_kept_as_imported_with_its_prompt_files(project, alice):

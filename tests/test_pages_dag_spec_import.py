@@ -92,3 +92,18 @@ def test_a_project_without_commands_says_its_shell_tasks_will_not_run(project, a
     project.allow_commands = False
     project.save(update_fields=["allow_commands"])
     assert "This project does not allow commands" in signed_in(alice).get(_page(project)).content.decode()
+
+
+def test_an_imported_runs_pages_show_its_nodes_escaped(project, alice):
+    spec = spec_of(pi("first", prompt="Print <b>bold</b> {{task.id}}."), pi("second", "first"))
+    signed_in(alice).post(_page(project), {"spec_file": _spec_upload(spec)})
+    run = WorkGraphRun.objects.get()
+    client = signed_in(alice)
+    assert client.get(f"/runs/{run.run_id}/").status_code == 200
+    graph = client.get(f"/runs/{run.run_id}/graph.json").json()
+    assert graph  # the run's graph is served like a planned one's
+    planning = client.get(f"/runs/{run.run_id}/planning/")
+    assert planning.status_code == 200
+    page = planning.content.decode()
+    assert "Print &lt;b&gt;bold&lt;/b&gt; first." in page and "<b>bold</b>" not in page
+    assert client.get(f"/tasks/{run.task_id}/").status_code == 200
