@@ -157,7 +157,7 @@ def dag_spec_import(
         task = task_create(
             project=project, created_by=imported_by, title=plan.title, goal_text=plan.goal_text,
             acceptance_criteria=plan.acceptance_criteria, constraints=plan.constraints,
-            task_type=Task.TaskType.WORKFLOW, workflow_id=_text(spec.get("title"))[:100],
+            task_type=Task.TaskType.WORKFLOW, workflow_id=plan.title,
         )
         task_claim_for_new_run(task_id=task.pk)
         run = WorkGraphRun.objects.create(

@@ -75,6 +75,13 @@ def test_the_spec_is_kept_as_imported_with_its_prompt_files(project, alice):
     assert (json.loads(content), filename) == (backend_test_spec(), "backend-test-dag.json")
 
 
+def test_a_spec_without_a_title_or_objective_is_named_for_what_it_is(project, alice):
+    run = _import(project, alice, spec={"tasks": [pi("only")]}, prompt_files={})
+    task = Task.objects.get(pk=run.task_id)
+    assert (task.title, task.goal_text, task.workflow_id) == ("Imported DAG spec", "Imported DAG spec",
+                                                              "Imported DAG spec")
+
+
 def test_an_invalid_spec_writes_nothing(project, alice):
     before = (Task.objects.count(), WorkGraphRun.objects.count(), DagSpec.objects.count())
     with pytest.raises(DagSpecError) as caught:

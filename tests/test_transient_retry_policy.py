@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from itertools import pairwise
 
 import pytest
+from django.utils import timezone
 
 from graphs.agents import AgentError
-from graphs.engine import run_start
+from graphs.engine import executions_reap, run_start
 from graphs.logs import log_read
-from graphs.models import ExecutionLogFile
+from graphs.models import ExecutionLogFile, WorkNodeExecution
 from tests.graphs import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
@@ -95,3 +97,20 @@ def test_a_read_node_is_retried_as_before(task, scripted_runner, inline_executor
     assert [row.status for row in _attempts(run)] == ["failed", "succeeded"]
     run.refresh_from_db()
     assert run.status == "succeeded"
+
+
+def test_a_write_node_whose_worker_was_lost_is_not_retried_either(task, scripted_runner, inline_executor):
+    run = _run(task, tool_profile="write")
+    run_start(run=run)
+    first = run.executions.get(node_id="first")
+    long_ago = timezone.now() - timedelta(minutes=10)
+    WorkNodeExecution.objects.filter(pk=first.pk).update(
+        status="running", worker="host:1:1", started_at=long_ago, heartbeat_at=long_ago
+    )
+    inline_executor.drain()
+    assert executions_reap(stale_after=timedelta(seconds=30)) == [str(first.pk)]
+    inline_executor.drain()
+    [only] = _attempts(run)
+    assert "worker host:1:1 stopped" in only.error
+    assert "not retried: the node's tool_profile is write" in only.error
+    assert scripted_runner.node_calls() == []
