@@ -19,7 +19,14 @@ from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, TaskFor
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
-from graphs.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, dag_spec_parse, run_dag_spec
+from graphs.dag_specs import (
+    DagSpecError,
+    dag_spec_download,
+    dag_spec_import,
+    dag_spec_parse,
+    dag_spec_run_warnings,
+    run_dag_spec,
+)
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
 from graphs.log_lines import log_line_summary
@@ -78,6 +85,8 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
             if run is not None:
                 status = run.get_status_display().lower()
                 messages.success(request, f"Imported {run.task.title!r}: its run is {status}.")
+                for warning in dag_spec_run_warnings(run):
+                    messages.warning(request, f"{warning[0].upper()}{warning[1:]}.")
                 return redirect("run_graph", run_id=run.run_id)
     recent = list(selectors.tasks_for_user(request.user, project_slug=project.slug)[:10])
     progress = selectors.latest_run_progress(recent)

@@ -174,6 +174,20 @@ def dag_spec_import(
     return run
 
 
+def dag_spec_run_warnings(run: WorkGraphRun) -> list[str]:
+    """What the imported run cannot do as its project stands: its command nodes, in a project that does
+    not allow commands, fail ``commands_disabled`` without running. Empty when nothing stands in its way."""
+    if run.task.project.allow_commands:
+        return []
+    commands = [entry["node_id"] for entry in manifest_lib.manifest_commands(run.graph_manifest)]
+    if not commands:
+        return []
+    return [
+        f"the project does not allow commands, so the shell tasks {', '.join(commands)} will fail "
+        "(commands_disabled) without running; a project admin can turn on allow_commands for the project"
+    ]
+
+
 def _planning_record(*, run: WorkGraphRun, spec: Mapping[str, Any], manifest: dict[str, Any],
                      source_name: str) -> WorkNodeExecution:
     """The run's ``__planning__`` node for an import: the spec where an agent's response would be."""

@@ -33,6 +33,14 @@ def test_a_lead_imports_a_spec_and_gets_the_runs_id_and_status(project, alice):
     assert len(run.graph_manifest["nodes"]) == 7
 
 
+def test_the_answer_warns_when_the_projects_commands_are_off_and_not_when_they_are_on(project, alice):
+    [warning] = _post(signed_in(alice), project.slug, _body()).json()["warnings"]
+    assert warning.startswith("the project does not allow commands, so the shell tasks execute-backend-pytest-shell")
+    project.allow_commands = True
+    project.save(update_fields=["allow_commands"])
+    assert _post(signed_in(alice), project.slug, _body()).json()["warnings"] == []
+
+
 def test_the_run_awaits_approval_when_the_project_requires_it(project, alice):
     project.require_plan_approval = True
     project.save(update_fields=["require_plan_approval"])

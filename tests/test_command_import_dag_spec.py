@@ -17,11 +17,12 @@ pytestmark = pytest.mark.django_db
 
 
 def test_it_imports_the_spec_reading_the_prompt_files_beside_it(project):
-    out = StringIO()
-    call_command("import_dag_spec", project.slug, str(BACKEND_TEST_SPEC), stdout=out)
+    out, err = StringIO(), StringIO()
+    call_command("import_dag_spec", project.slug, str(BACKEND_TEST_SPEC), stdout=out, stderr=err)
     run = WorkGraphRun.objects.get()
     assert f"run: {run.run_id} (ready)" in out.getvalue()
     assert "nodes: 7" in out.getvalue()
+    assert err.getvalue().startswith("warning: the project does not allow commands, so the shell tasks ")
     kept = DagSpec.objects.get(run=run)
     assert kept.source_name == "backend-test-dag.json"
     assert set(kept.prompt_files) == {"./backend-test-dag.review-cases.prompt.md",

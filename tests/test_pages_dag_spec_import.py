@@ -42,12 +42,14 @@ def test_a_stranger_gets_no_project_page(project, charlie):
 
 
 def test_uploading_the_spec_with_its_prompt_files_creates_the_run_and_opens_its_page(project, alice):
-    response = signed_in(alice).post(_page(project), {"spec_file": _spec_upload(), "prompt_files": _prompt_uploads()})
+    client = signed_in(alice)
+    response = client.post(_page(project), {"spec_file": _spec_upload(), "prompt_files": _prompt_uploads()})
     run = WorkGraphRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.run_id}/"
     assert run.status == "ready"
-    page = signed_in(alice).get(f"/runs/{run.run_id}/").content.decode()
+    page = client.get(response["Location"]).content.decode()
     assert f'href="/runs/{run.run_id}/dag-spec.json"' in page
+    assert "The project does not allow commands, so the shell tasks execute-backend-pytest-shell" in page
 
 
 def test_every_problem_is_listed_escaped_and_nothing_is_created(project, alice):

@@ -12,7 +12,7 @@ from console.api.errors import ApiError
 from console.api.schemas import ERRORS, DagSpecImportOut, DagSpecIn, ErrorOut
 from console.permissions import require, run_for_member
 from graphs import selectors
-from graphs.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, run_dag_spec
+from graphs.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, dag_spec_run_warnings, run_dag_spec
 from graphs.models import Project
 
 router = Router(tags=["DAG specs"])
@@ -32,7 +32,8 @@ def dag_specs_import(request, slug: str, payload: DagSpecIn):
         # 422: the request is well formed (400 is for that) but the spec in it cannot be imported.
         raise ApiError(422, "invalid_dag_spec", str(error),
                        fields=[{"field": "spec", "message": problem} for problem in error.errors]) from error
-    return Status(201, {"run_id": run.run_id, "task_id": run.task_id, "status": run.status})
+    return Status(201, {"run_id": run.run_id, "task_id": run.task_id, "status": run.status,
+                        "warnings": dag_spec_run_warnings(run)})
 
 
 @router.get("/runs/{run_id}/dag-spec", response={200: None, **ERRORS})

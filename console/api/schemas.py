@@ -268,6 +268,7 @@ class DagSpecImportOut(Schema):
     run_id: UUID
     task_id: UUID
     status: str = Field(..., description="ready, or awaiting_approval when the project requires plan approval.")
+    warnings: list[str] = Field(..., description="What the run cannot do as its project stands (commands not allowed).")
 
 
 class AcceptedOut(Schema):

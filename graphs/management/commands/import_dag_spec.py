@@ -2,7 +2,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from graphs.dag_specs import DagSpecError, dag_spec_import, dag_spec_parse, dag_spec_prompt_paths
+from graphs.dag_specs import (
+    DagSpecError,
+    dag_spec_import,
+    dag_spec_parse,
+    dag_spec_prompt_paths,
+    dag_spec_run_warnings,
+)
 from graphs.models import Project
 
 
@@ -35,6 +41,8 @@ class Command(BaseCommand):
         self.stdout.write(f"task: {run.task_id}")
         self.stdout.write(f"run: {run.run_id} ({run.status})")
         self.stdout.write(f"nodes: {len(run.graph_manifest['nodes'])}")
+        for warning in dag_spec_run_warnings(run):
+            self.stderr.write(f"warning: {warning}")
 
 
 def _prompt_files(folder: Path, spec: dict) -> dict[str, str]:
