@@ -105,8 +105,9 @@ def dag_spec_parse(text: str | bytes) -> dict[str, Any]:
 def dag_spec_prompt_paths(spec: Mapping[str, Any]) -> list[str]:
     """The markdown prompt files the spec's tasks name (``subtask_prompt_markdown``), each once."""
     tasks = spec.get("tasks")
-    named = [task.get("subtask_prompt_markdown") for task in tasks if isinstance(task, dict)] if isinstance(
-        tasks, list) else []
+    if not isinstance(tasks, list):
+        return []
+    named = (task.get("subtask_prompt_markdown") for task in tasks if isinstance(task, dict))
     return list(dict.fromkeys(path for path in named if isinstance(path, str) and path.strip()))
 
 
