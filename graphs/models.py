@@ -459,6 +459,25 @@ class RunWorkspace(models.Model):
         return f"{self.branch} of {self.run_id}"
 
 
+class DagSpec(models.Model):
+    """The loop-agent DAG spec a run was imported from, as it was imported (see graphs.dag_specs), so a
+    reviewer can read and download what the run's manifest was translated from."""
+
+    run = models.OneToOneField(WorkGraphRun, on_delete=models.CASCADE, primary_key=True, related_name="dag_spec")
+    source_name = models.CharField(max_length=255, blank=True, help_text="The uploaded file's name, if any.")
+    spec = models.JSONField(help_text="The spec document: its tasks, prompts, gates and retry policies.")
+    prompt_files = models.JSONField(
+        default=dict, blank=True, help_text="The markdown prompt files its tasks name, by the path they name."
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"DAG spec {self.source_name or self.run_id}"
+
+
 class AttemptChange(models.Model):
     """What one attempt changed in its own worktree: the commit it started from, the commit of its
     change, the merge that landed it on the run's branch (a failed attempt's change is kept on its

@@ -256,6 +256,21 @@ class ForkIn(InSchema):
     node_id: str = Field(..., min_length=1, max_length=200)
 
 
+class DagSpecIn(InSchema):
+    spec: dict[str, Any] = Field(..., description="The loop-agent DAG spec: its tasks, prompts, gates and policies.")
+    prompt_files: dict[str, str] = Field(
+        default_factory=dict, description="The markdown prompts its tasks name, keyed by the path they name."
+    )
+    source_name: str = Field("", max_length=255, description="The spec's file name, kept with it.")
+
+
+class DagSpecImportOut(Schema):
+    run_id: UUID
+    task_id: UUID
+    status: str = Field(..., description="ready, or awaiting_approval when the project requires plan approval.")
+    warnings: list[str] = Field(..., description="What the run cannot do as its project stands (commands not allowed).")
+
+
 class AcceptedOut(Schema):
     accepted: bool = True
     detail: str
