@@ -48,6 +48,9 @@ def test_a_rejected_review_reruns_its_revision_round_and_passes_the_gate(project
     # The rerun of the revised task is told why its work came back.
     rerun = run.executions.get(node_id="cases", attempt=2)
     assert "request-revision" in rerun.input_payload["feedback"][0]
+    assert any("BE-ORDER-002 has no expected result." in line for line in rerun.input_payload["feedback"]), (
+        "the revision round is told the audit's findings, not only that it did not pass"
+    )
 
 
 def test_once_its_rounds_are_used_a_still_rejected_review_fails_the_run(project, alice, scripted_runner,
