@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from graphs.agents import AgentError
-from graphs.engine import run_start
+from graphs.engine import executions_reap, run_start
 from graphs.failures import (
     ASSERTION_CAP,
     CATEGORIES,
@@ -15,6 +18,7 @@ from graphs.failures import (
     failure_classify,
 )
 from graphs.models import WorkNodeExecution
+from graphs.planning import PlanningFailedError, plan_work_graph
 from tests.agents import judge
 from tests.graphs import command_node, edges_for, latest, node, planned_run
 
@@ -207,3 +211,25 @@ def test_succeeded_and_blocked_attempts_carry_no_classification(task, scripted_r
     assert (rows["c"].status, rows["c"].failure) == ("blocked", None)
     assert rows["b"].failure["category"] == "Unknown"
     assert WorkNodeExecution.objects.filter(run=run, status="failed", failure__isnull=True).count() == 0
+
+
+@pytest.mark.django_db
+def test_a_planning_call_without_a_usable_manifest_is_a_contract_mismatch(task, scripted_runner):
+    scripted_runner.replies[("plan", "planner")] = "I would plan it like this: first the PRD, then code."
+    with pytest.raises(PlanningFailedError):
+        plan_work_graph("planner", task, task.goal_text)
+    planning = WorkNodeExecution.objects.get(run__task=task, node_id="__planning__")
+    assert planning.status == "failed"
+    assert planning.failure["category"] == "ContractMismatch"
+
+
+@pytest.mark.django_db
+def test_an_attempt_its_worker_lost_is_an_environment_failure(task):
+    run = planned_run(task, {"nodes": [node("a")], "edges": []}, status="running")
+    long_ago = timezone.now() - timedelta(minutes=10)
+    lost = WorkNodeExecution.objects.create(run=run, node_id="a", subagent_type="planner", status="running",
+                                            worker="host:3:3", started_at=long_ago, heartbeat_at=long_ago)
+    executions_reap(stale_after=timedelta(seconds=30))
+    lost.refresh_from_db()
+    assert (lost.status, lost.failure["category"], lost.failure["rule"]) == ("failed", "EnvFailure",
+                                                                           "infrastructure_lost")
