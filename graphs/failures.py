@@ -283,3 +283,68 @@ def failure_answer_validate(answer: Mapping[str, Any] | None) -> FailureClassifi
 def _unknown_because(reason: str) -> FailureClassification:
     return FailureClassification(category=FailureCategory.UNKNOWN, confidence=UNKNOWN_CONFIDENCE, rule="llm",
                                  note=f"fell back to Unknown: {reason}")
+
+
+# --- root causes -------------------------------------------------------------------------------------------
+
+ROOT_CAUSE = "root_cause"
+FAILED_DOWNSTREAM = "failed_downstream"
+BLOCKED = "blocked"
+
+
+@dataclass(frozen=True)
+class FailureRole:
+    """Where a failed or blocked node stands in its run's failure: a ``root_cause`` (no failed node
+    upstream of it), ``failed_downstream`` of one, or ``blocked``; ``because_of`` names the root
+    causes upstream of it (empty for a root cause, and for a node blocked by something else, such as
+    a cancelled upstream or an internal error)."""
+
+    role: str
+    because_of: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "because_of": list(self.because_of)}
+
+
+def failure_roles(
+    *, dependencies: Mapping[str, Iterable[str]], statuses: Mapping[str, str]
+) -> dict[str, FailureRole]:
+    """The role of every failed or blocked node of a run, by its node's latest status.
+
+    ``dependencies`` maps each node to the nodes it depends on (data dependencies, never ``on_failure``
+    edges); ``statuses`` each node to its latest attempt's status. A failed node is a root cause unless
+    a node upstream of it failed too; the root causes a node is downstream of are the failed nodes
+    upstream of it that are root causes themselves.
+    """
+    ancestors = _ancestors(dependencies)
+    failed = {node_id for node_id, status in statuses.items() if status == "failed"}
+    roots = {node_id for node_id in failed if not ancestors.get(node_id, set()) & failed}
+    roles: dict[str, FailureRole] = {}
+    for node_id, status in statuses.items():
+        if status not in ("failed", "blocked"):
+            continue
+        upstream_roots = tuple(sorted(ancestors.get(node_id, set()) & roots))
+        if node_id in roots:
+            roles[node_id] = FailureRole(ROOT_CAUSE)
+        elif status == "failed":
+            roles[node_id] = FailureRole(FAILED_DOWNSTREAM, upstream_roots)
+        else:
+            roles[node_id] = FailureRole(BLOCKED, upstream_roots)
+    return roles
+
+
+def _ancestors(dependencies: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """Every node's transitive upstream; a dependency cycle (which validation refuses) cannot loop."""
+    direct = {node_id: set(deps) for node_id, deps in dependencies.items()}
+    found: dict[str, set[str]] = {}
+    for start in direct:
+        seen: set[str] = set()
+        stack = list(direct[start])
+        while stack:
+            current = stack.pop()
+            if current in seen or current == start:
+                continue
+            seen.add(current)
+            stack.extend(found.get(current, direct.get(current, ())))
+        found[start] = seen
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -17,6 +18,7 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.failures import FailureRole, failure_roles
 from graphs.models import (
     PLANNING_NODE_ID,
     AttemptChange,
@@ -256,11 +258,13 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         ((row["status"], row["subagent_type"], row["output_payload__new_node_ids"]) for row in planning), manifest
     )
     nodes = [_planning_node(row) for row in planning]
+    roles = run_failure_roles(manifest, {node_id: row["status"] for node_id, row in latest.items()})
     for spec in manifest.get("nodes", []):
         node_id = spec["node_id"]
         row = latest.get(node_id)
+        role = roles.get(node_id)
         nodes.append({**_graph_node(spec, row, attempts=attempts_count.get(node_id, 0), owner=owners.get(node_id, "")),
-                      "cost_usd": _float(node_cost.get(node_id))})
+                      "cost_usd": _float(node_cost.get(node_id)), "failure_role": role.as_dict() if role else None})
     loop_back_runs = _loop_back_firings(rows)
     edges = [
         {
@@ -290,6 +294,16 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
             for row in rows
         ],
     }
+
+
+def run_failure_roles(manifest: dict, statuses: Mapping[str, str]) -> dict[str, FailureRole]:
+    """The failure role of each failed or blocked manifest node, by the status of its latest attempt
+    (``statuses``): which are root causes, which failed or were blocked because of one."""
+    nodes = [spec for spec in manifest.get("nodes", []) if isinstance(spec, dict) and "node_id" in spec]
+    return failure_roles(
+        dependencies={spec["node_id"]: list(spec.get("depends_on") or []) for spec in nodes},
+        statuses={spec["node_id"]: statuses[spec["node_id"]] for spec in nodes if spec["node_id"] in statuses},
+    )
 
 
 def _loop_back_firings(rows: list[dict]) -> dict[str, int]:
