@@ -305,6 +305,16 @@ class FailureRole:
     def as_dict(self) -> dict[str, Any]:
         return {"role": self.role, "because_of": list(self.because_of)}
 
+    def label(self) -> str:
+        """How pages name the role (the DAG's ``failureRoleLabel`` says the same): ``root cause``,
+        ``blocked by a, b +1``, ``failed after a``."""
+        if self.role == ROOT_CAUSE:
+            return "root cause"
+        names = ", ".join(self.because_of[:2]) + (f" +{len(self.because_of) - 2}" if len(self.because_of) > 2 else "")
+        if self.role == BLOCKED:
+            return f"blocked by {names}" if names else "blocked"
+        return f"failed after {names}" if names else "failed downstream"
+
 
 def failure_roles(
     *, dependencies: Mapping[str, Iterable[str]], statuses: Mapping[str, str]
