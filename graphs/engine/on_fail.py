@@ -141,17 +141,26 @@ def attempt_agent_failed(
 ) -> None:
     """Record an agent error (classified by ``failure``, else by the rules); a transient one (timeout,
     rate limit, outage) is retried after a backoff."""
-    detail = str(error)
-    if error.stderr:
-        detail += f" | stderr: {error.stderr.strip()[:2000]}"
-    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient, message=detail)
+    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient,
+               message=_agent_error_detail(error))
     with run_locked(execution.run_id) as run:
-        if not attempt_finish(execution, worker=worker, status=Status.FAILED,
-                              error=f"agent error ({error.kind}): {detail}", agent_error_kind=error.kind,
-                              failure=failure):
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED, error=agent_error_text(error),
+                              agent_error_kind=error.kind, failure=failure):
             return
         if error.transient:
             transient_retry_create(run, execution, backoff=True)
+
+
+def agent_error_text(error: AgentError) -> str:
+    """The error an attempt ended by an agent error records: its kind, message and stderr's start."""
+    return f"agent error ({error.kind}): {_agent_error_detail(error)}"
+
+
+def _agent_error_detail(error: AgentError) -> str:
+    detail = str(error)
+    if error.stderr:
+        detail += f" | stderr: {error.stderr.strip()[:2000]}"
+    return detail
 
 
 def transient_retry_create(run: WorkGraphRun, execution: WorkNodeExecution, *, backoff: bool) -> bool:
