@@ -19,6 +19,7 @@ from console.forms import BudgetForm, ForkForm, ReviewForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
+from graphs.case_manifests import acceptance_criteria_with_ids
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
 from graphs.log_lines import log_line_summary
@@ -108,6 +109,8 @@ def task_new(request: HttpRequest) -> HttpResponse:
 def task_detail(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     trees = selectors.task_run_trees(task)
+    artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
+                     .order_by("-created_at"))
     return render(
         request,
         "console/task_detail.html",
@@ -116,7 +119,9 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "role": role,
             "trees": trees,
             "spend": selectors.task_spend(task),
-            "artifacts": task.artifacts.select_related("node_exec").order_by("-created_at"),
+            "artifacts": artifacts,
+            "criteria": acceptance_criteria_with_ids(task.acceptance_criteria),
+            "coverage": selectors.task_criteria_coverage(task, artifacts),
             "can_plan": can(role, "plan"),
             "can_start": can(role, "start_run"),
             "can_cancel": can(role, "cancel_run"),

@@ -138,6 +138,16 @@ def _judgment(*kinds: str) -> Matcher:
     return matches
 
 
+def _check(*check_refs: str) -> Matcher:
+    def matches(facts: FailureFacts) -> list[str] | None:
+        check_ref = (facts.judgment or {}).get("check_ref")
+        if facts.judgment_kind != "mechanical" or check_ref not in check_refs:
+            return None
+        issues = [str(issue) for issue in (facts.judgment or {}).get("issues") or []]
+        return [f"check: {check_ref}", *issues[:3]]
+    return matches
+
+
 def _exit_code(*codes: int) -> Matcher:
     def matches(facts: FailureFacts) -> list[str] | None:
         return [f"exit code: {facts.exit_code}"] if facts.exit_code in codes else None
@@ -181,6 +191,8 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
     FailureRule("commands_disabled", FailureCategory.ENV_FAILURE, ERROR_CAP, _judgment("commands_disabled")),
     FailureRule("write_set_violated", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("write_set")),
     FailureRule("merge_conflict", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("merge_conflict")),
+    FailureRule("case_manifest_invalid", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
+                _check("test_case_manifest_valid")),
     FailureRule("command_timed_out", FailureCategory.ENV_FAILURE, ERROR_CAP, _command_timed_out),
     FailureRule("command_not_runnable", FailureCategory.ENV_FAILURE, ERROR_CAP, _exit_code(126, 127)),
     FailureRule("command_killed", FailureCategory.ENV_FAILURE, ERROR_CAP, _exit_code(-9, 137, -15, 143)),

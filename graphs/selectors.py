@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -18,9 +18,17 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.case_manifests import (
+    TEST_CASE_MANIFEST,
+    CriterionCoverage,
+    acceptance_criteria_with_ids,
+    case_manifest_in,
+    criteria_coverage,
+)
 from graphs.failures import CATEGORIES, FailureClassification, FailureRole, failure_roles
 from graphs.models import (
     PLANNING_NODE_ID,
+    Artifact,
     AttemptChange,
     ExecutionLogFile,
     ExecutionLogLine,
@@ -274,6 +282,17 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
     )
     return RunTree(run=run, planning=planning, stages=stages, progress=progress,
                    failures=failures_by_category(rows, roles=roles))
+
+
+def task_criteria_coverage(task: Task, artifacts: Sequence[Artifact]) -> list[CriterionCoverage] | None:
+    """Which of the task's acceptance criteria (by id) have a passing case, by the newest test case
+    manifest among ``artifacts`` (the task's, newest first, with their runs); None when there is none.
+    No query: ``artifacts`` are read as they are."""
+    latest = next((artifact for artifact in artifacts if artifact.artifact_type == TEST_CASE_MANIFEST), None)
+    if latest is None:
+        return None
+    return criteria_coverage(acceptance_criteria_with_ids(task.acceptance_criteria), case_manifest_in(latest.content),
+                             run_succeeded=latest.run.status == WorkGraphRun.Status.SUCCEEDED)
 
 
 # --- Run graph data ---------------------------------------------------------------------------------------
