@@ -22,6 +22,7 @@ from graphs.accounting import spend_of
 from graphs.case_manifests import acceptance_criteria_with_ids
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
+from graphs.failures import FailureClassification
 from graphs.log_lines import log_line_summary
 from graphs.logs import log_read, log_texts
 from graphs.models import AttemptChange, ExecutionLogFile, ProjectMembership, RunWorkspace, Task, WorkGraphRun
@@ -317,6 +318,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             or len(lines) >= LOG_LINES_ON_PAGE,
             "input_json": _pretty(execution.input_payload),
             "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",
+            "failure": FailureClassification.from_dict(execution.failure),
             "change": change,
             "diff_shown": _diff_shown(change),
             "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,

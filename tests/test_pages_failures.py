@@ -10,6 +10,7 @@ from graphs.agents import AgentError
 from graphs.engine import run_start
 from graphs.models import WorkNodeExecution
 from tests import factories
+from tests.agents import judge
 from tests.clients import signed_in
 from tests.graphs import edges_for, node, planned_run
 
@@ -21,11 +22,14 @@ COMPILES = {"kind": "mechanical", "check_ref": "check_script_compiles"}
 @pytest.fixture
 def failed_run(task, scripted_runner, inline_executor):
     """``build`` fails to compile (a TestBug, the root cause) and blocks ``ship``; ``fetch`` fails on an
-    unreachable agent (an EnvFailure); ``docs`` succeeds."""
+    unreachable agent (an EnvFailure); ``review``'s judge quotes a failed assertion with markup in it (a
+    ProductBug); ``docs`` succeeds."""
     scripted_runner.replies[("node", "build")] = "```python\ndef broken(:\n```"
     scripted_runner.replies[("node", "fetch")] = AgentError("could not reach the endpoint <b>down</b>",
                                                             kind="network", transient=False)
-    nodes = [node("build", judgment=COMPILES), node("ship", "build"), node("fetch"), node("docs")]
+    scripted_runner.replies[("judge", "review")] = judge(False, "AssertionError: <img src=x onerror=alert(1)>")
+    nodes = [node("build", judgment=COMPILES), node("ship", "build"), node("fetch"), node("docs"),
+             node("review", judgment={"kind": "llm", "judge_prompt": "{content}"})]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
     run_start(run=run)
     inline_executor.drain()
@@ -55,8 +59,9 @@ def test_the_to_do_tree_names_what_blocked_a_node(alice, failed_run):
 
 def test_evidence_from_agent_output_is_escaped(alice, failed_run):
     html = signed_in(alice).get(f"/tasks/{failed_run.task_id}/").content.decode()
-    assert "<b>down</b>" not in html
-    assert "&lt;b&gt;down&lt;/b&gt;" in html
+    row = html[html.index('<tr data-node-id="review"'):]
+    assert "matched: AssertionError: &lt;img src=x onerror=alert(1)&gt;" in row[: row.index("</tr>")]
+    assert "<img src=x" not in html and "<b>down</b>" not in html
 
 
 def test_a_succeeded_run_shows_no_failures_section(alice, task, scripted_runner, inline_executor):
@@ -76,7 +81,7 @@ def test_the_api_carries_each_attempts_classification_and_the_runs_failures(alic
 
     run = api.get(f"/api/runs/{failed_run.run_id}").json()
     groups = {group["category"]: group["attempts"] for group in run["failures"]}
-    assert list(groups) == ["TestBug", "EnvFailure"]
+    assert list(groups) == ["ProductBug", "TestBug", "EnvFailure"]
     assert groups["TestBug"][0] | {"evidence": None} == {
         "category": "TestBug", "confidence": 0.6, "rule": "script_does_not_compile", "note": "", "evidence": None,
         "node_exec_id": str(build.pk), "node_id": "build", "attempt": 1, "role": "root_cause", "because_of": [],
@@ -112,3 +117,11 @@ def test_failure_listings_take_the_same_queries_for_ten_failures_and_three_hundr
         assert response.content.decode().count("agent error kind: timeout") == size * mentions
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_the_attempt_page_shows_its_classification_escaped(alice, failed_run):
+    fetch = WorkNodeExecution.objects.get(run=failed_run, node_id="fetch")
+    html = signed_in(alice).get(f"/executions/{fetch.pk}/").content.decode()
+    block = html[html.index('<div class="failure" data-category="EnvFailure">'):]
+    assert "confidence 0.60 · rule agent_unreachable" in block[:400]
+    assert "<b>down</b>" not in html
