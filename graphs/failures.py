@@ -224,11 +224,12 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
                 _pattern(r"\bAssertionError\b|^E\s+assert\b|^FAILED \S+::|\b\d+ failed\b")),
     # A final verdict's named root cause: the coder's work, or the plan it was built from.
     FailureRule("verdict_blames_code", FailureCategory.PRODUCT_BUG, ASSERTION_CAP,
-                _pattern(r"^\W*ROOT_CAUSE\W*\s*coder\b")),
+                _pattern(r"^\W*(?:ROOT_CAUSE|root_cause_category)\W*\s*coder\b")),
     FailureRule("verdict_blames_plan", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
-                _pattern(r"^\W*ROOT_CAUSE\W*\s*(planning|skill_defect)\b")),
+                _pattern(r"^\W*(?:ROOT_CAUSE|root_cause_category)\W*\s*(planning|skill_defect)\b")),
     FailureRule("output_off_contract", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
-                _pattern(r"has no 'VERDICT:' line|held no \{ok, issues\} JSON|is not a valid test case manifest")),
+                _pattern(r"has no 'VERDICT:' line|has no line that starts with 'VERDICT:'|held no \{ok, issues\} JSON"
+                         r"|is not a valid test case manifest")),
 )
 
 UNKNOWN_CONFIDENCE = 0.0

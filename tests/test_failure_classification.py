@@ -121,6 +121,12 @@ CORPUS = [
     pytest.param(FailureFacts(output="All good.", judgment={"kind": "mechanical",
                                                            "issues": ["the output has no 'VERDICT:' line"]}),
                  "ContractMismatch", ERROR_CAP, "output_off_contract", id="no-verdict-line"),
+    pytest.param(FailureFacts(output="All good.", judgment={
+        "kind": "mechanical", "issues": ["the output has no line that starts with 'VERDICT:'"]}),
+                 "ContractMismatch", ERROR_CAP, "output_off_contract", id="no-line-starting-with-verdict"),
+    pytest.param(FailureFacts(output='VERDICT: FAIL\n```json\n{"root_cause_category": "coder"}\n```',
+                              judgment={"kind": "mechanical", "issues": ["the verdict is 'FAIL', not pass"]}),
+                 "ProductBug", ASSERTION_CAP, "verdict_blames_code", id="verdict-json-blames-the-code"),
     pytest.param(FailureFacts(error="the planner agent failed (rate_limit): 429"),
                  "EnvFailure", ERROR_CAP, "planning_agent_unreachable", id="planning-rate-limited"),
     pytest.param(FailureFacts(error="the agent's manifest is not usable: node 'a' depends on unknown 'b'"),
