@@ -11,7 +11,8 @@ disagrees with them is an error.
 Acceptance criteria are ids ``AC-1``, ``AC-2``, … by their position in the task, unless an item starts
 with an id of its own (``AC-EXPORT-1: the CSV opens``).
 
-Pure functions over plain values: no Django, no I/O.
+Pure functions over plain values: no Django, no I/O. Importing the module registers the mechanical
+check ``test_case_manifest_valid`` (the engine's judges import it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
+from graphs.checks import CheckResult, check_register
 from graphs.manifest import extract_json_payload
 
 TEST_CASE_MANIFEST = "test_case_manifest"
@@ -129,6 +131,18 @@ def case_manifest_errors(manifest: Any) -> list[str]:
     if not errors and isinstance(manifest, dict):
         errors = _duplicate_case_ids(manifest["cases"]) + _coverage_disagreements(manifest)
     return list(dict.fromkeys(errors))
+
+
+@check_register("test_case_manifest_valid")
+def test_case_manifest_valid(content: str) -> CheckResult:
+    """The mechanical check of a node that produces a manifest: the output holds a valid one, and every
+    offending field is an issue. Registered here, beside the schema it applies."""
+    manifest = case_manifest_in(content)
+    if manifest is None:
+        return CheckResult(ok=False, issues=["the output is not a valid test case manifest: no JSON object with a "
+                                             "schemaVersion"])
+    errors = case_manifest_errors(manifest)
+    return CheckResult(ok=not errors, issues=errors)
 
 
 def _messages(error: ValidationError) -> list[str]:

@@ -11,8 +11,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graphs.case_manifests import case_manifest_errors, case_manifest_in
-
 VERDICT_PASS_WORDS = frozenset({"pass", "passed", "ok", "approve", "approved", "accept", "accepted"})
 
 
@@ -70,17 +68,6 @@ def verdict_says_pass(content: str) -> CheckResult:
     if word in VERDICT_PASS_WORDS:
         return CheckResult(ok=True)
     return CheckResult(ok=False, issues=[f"the verdict is {verdict!r}, not pass"])
-
-
-@check_register("test_case_manifest_valid")
-def test_case_manifest_valid(content: str) -> CheckResult:
-    """The output holds a valid Backend Test Case Manifest v1; every offending field is an issue."""
-    manifest = case_manifest_in(content)
-    if manifest is None:
-        return CheckResult(ok=False, issues=["the output is not a valid test case manifest: no JSON object with a "
-                                             "schemaVersion"])
-    errors = case_manifest_errors(manifest)
-    return CheckResult(ok=not errors, issues=errors)
 
 
 @check_register("output_not_empty")
