@@ -219,7 +219,7 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
                 _pattern(r"^database connection lost\b|\bworkspace error\b|\binternal error\b|\bno heartbeat\b")),
     # Several runs of the same test that disagree: the only evidence that makes a test flaky.
     FailureRule("rerun_disagrees", FailureCategory.FLAKY_TEST, ERROR_CAP,
-                _pattern(r"^RERUN\b|\b\d+ rerun\b|\bflaky\b.*\bpassed on rerun\b")),
+                _pattern(r"::\S+ RERUN\b|\b\d+ rerun\b")),
     FailureRule("assertion_failed", FailureCategory.PRODUCT_BUG, ASSERTION_CAP,
                 _pattern(r"\bAssertionError\b|^E\s+assert\b|^FAILED \S+::|\b\d+ failed\b")),
     # A final verdict's named root cause: the coder's work, or the plan it was built from.

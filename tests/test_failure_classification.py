@@ -108,6 +108,11 @@ CORPUS = [
                  "EnvFailure", ERROR_CAP, "infrastructure_lost", id="workspace-error"),
     pytest.param(FailureFacts(judgment=command_judgment(1, PYTEST_RERUN)),
                  "FlakyTest", ERROR_CAP, "rerun_disagrees", id="rerun-shows-flaky"),
+    pytest.param(FailureFacts(judgment=command_judgment(1, "tests/test_export.py::test_upload RERUN\n"
+                                                          "tests/test_export.py::test_upload FAILED")),
+                 "FlakyTest", ERROR_CAP, "rerun_disagrees", id="rerun-line-without-summary"),
+    pytest.param(FailureFacts(judgment={"kind": "mechanical", "issues": ["AssertionError: rerun it"]}),
+                 "ProductBug", ASSERTION_CAP, "assertion_failed", id="the-word-rerun-is-no-rerun"),
     pytest.param(FailureFacts(judgment=command_judgment(1, PYTEST_ASSERTION)),
                  "ProductBug", ASSERTION_CAP, "assertion_failed", id="pytest-assertion"),
     pytest.param(FailureFacts(output="Traceback:\nAssertionError: totals differ", judgment={"kind": "report"}),
