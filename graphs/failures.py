@@ -35,10 +35,10 @@ class FailureCategory(StrEnum):
 
 CATEGORIES: tuple[str, ...] = tuple(category.value for category in FailureCategory)
 
-# The caps of seed 003, by what kind of evidence a classification rests on.
+# The caps of seed 003, by what kind of evidence a classification rests on (the third, 1.0 for an
+# all-pass result, never applies to a failed attempt).
 ASSERTION_CAP = 0.75
 ERROR_CAP = 0.6
-ALL_PASS_CAP = 1.0
 
 # What a classification keeps of the attempt's own words: a few short lines, never its whole output.
 EVIDENCE_LINES_MAX = 5
@@ -235,9 +235,10 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
 UNKNOWN_CONFIDENCE = 0.0
 
 
-def failure_classify(facts: FailureFacts, *, rules: Iterable[FailureRule] = FAILURE_RULES) -> FailureClassification:
-    """Classify a failed attempt by the first rule that matches it; ``Unknown`` when none does."""
-    for rule in rules:
+def failure_classify(facts: FailureFacts) -> FailureClassification:
+    """Classify a failed attempt by the first rule of ``FAILURE_RULES`` that matches it; ``Unknown``
+    when none does."""
+    for rule in FAILURE_RULES:
         evidence = rule.matches(facts)
         if evidence is not None:
             if facts.exit_code is not None and not any(line.startswith("exit code") for line in evidence):
