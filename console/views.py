@@ -19,6 +19,7 @@ from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, TaskFor
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
+from graphs.case_manifests import acceptance_criteria_with_ids
 from graphs.dag_specs import (
     DagSpecError,
     dag_spec_download,
@@ -29,6 +30,7 @@ from graphs.dag_specs import (
 )
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
+from graphs.failures import FailureClassification
 from graphs.log_lines import log_line_summary
 from graphs.logs import log_read, log_texts
 from graphs.models import (
@@ -174,6 +176,8 @@ def task_new(request: HttpRequest) -> HttpResponse:
 def task_detail(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     trees = selectors.task_run_trees(task)
+    artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
+                     .order_by("-created_at"))
     return render(
         request,
         "console/task_detail.html",
@@ -182,7 +186,9 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "role": role,
             "trees": trees,
             "spend": selectors.task_spend(task),
-            "artifacts": task.artifacts.select_related("node_exec").order_by("-created_at"),
+            "artifacts": artifacts,
+            "criteria": acceptance_criteria_with_ids(task.acceptance_criteria),
+            "coverage": selectors.task_criteria_coverage(task, artifacts),
             "can_plan": can(role, "plan"),
             "can_start": can(role, "start_run"),
             "can_cancel": can(role, "cancel_run"),
@@ -392,6 +398,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             or len(lines) >= LOG_LINES_ON_PAGE,
             "input_json": _pretty(execution.input_payload),
             "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",
+            "failure": FailureClassification.from_dict(execution.failure),
             "change": change,
             "diff_shown": _diff_shown(change),
             "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,

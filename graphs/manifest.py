@@ -15,7 +15,7 @@ from typing import Any
 
 from graphs.storable import json_transform
 
-ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script")
+ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
 JUDGMENT_KINDS = ("none", "mechanical", "llm", "command")
 ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")

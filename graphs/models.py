@@ -45,6 +45,10 @@ class Project(models.Model):
         validators=[MinValueValidator(Decimal("0.0001"))],
         help_text="What one run's agent calls may spend, in USD; a run may set its own. Empty: no budget.",
     )
+    llm_failure_classifier = models.BooleanField(
+        default=False,
+        help_text="Ask the judge agent to classify a failed attempt that the deterministic rules leave Unknown.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -324,6 +328,10 @@ class WorkNodeExecution(models.Model):
     )
     judgment_result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
+    failure = models.JSONField(
+        null=True, blank=True,
+        help_text="A failed attempt's classification (graphs.failures): category, confidence, evidence, rule.",
+    )
     worker = models.CharField(max_length=200, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True, help_text="When the node's dependencies were met.")
     not_before = models.DateTimeField(null=True, blank=True, help_text="Backoff: do not start before this.")

@@ -45,6 +45,9 @@ def _node(node: TreeNode, *, run_id, fork_token: str | None) -> str:
         ok = bool(judgment.get("ok"))
         parts.append(format_html('<span class="judgment {}">judged {}</span>', "ok" if ok else "bad",
                                  "ok" if ok else "not ok"))
+    if node.failure_role is not None:
+        parts.append(format_html('<span class="failure-role failure-role--{}">{}</span>', node.failure_role.role,
+                                 node.failure_role.label()))
     if spec.get("depends_on"):
         parts.append(format_html('<span class="muted small">after {}</span>', ", ".join(spec["depends_on"])))
     attempts = format_html_join("", "<li>{}</li>", ((_attempt(attempt),) for attempt in node.attempts)) or mark_safe(

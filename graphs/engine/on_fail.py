@@ -19,6 +19,7 @@ from graphs.checks import first_root_cause
 from graphs.engine.judgment import Judgment
 from graphs.engine.record import attempt_finish, attempt_next_create, transient_retries_used
 from graphs.engine.state import Cause, Status, manifest_node, run_locked, subagent_by_node
+from graphs.failures import FailureClassification
 from graphs.logs import log_append
 from graphs.models import Skill, WorkGraphRun, WorkNodeExecution
 from graphs.retries import transient_backoff_seconds, transient_retry_allowed, transient_retry_refusal
@@ -49,17 +50,18 @@ class _Failure:
 
 
 def attempt_judgment_failed(
-    execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict
+    execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict,
+    failure: FailureClassification | None = None,
 ) -> None:
-    """Record the failed judgment and create the attempts the node's ``on_fail`` calls for, or leave
-    the failure terminal once its attempts are used up."""
+    """Record the failed judgment (classified by ``failure``, else by the rules) and create the attempts
+    the node's ``on_fail`` calls for, or leave the failure terminal once its attempts are used up."""
     on_fail = node.get("on_fail") or {}
     action = on_fail.get("action", "hard_fail")
     max_attempts = int(on_fail.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
     with run_locked(execution.run_id) as run:
         error = "judgment failed: " + "; ".join(judgment.issues)
         if not attempt_finish(execution, worker=worker, status=Status.FAILED, output=output, judgment=judgment,
-                              error=error):
+                              error=error, failure=failure):
             return
         attempts = run.executions.filter(node_id=execution.node_id).exclude(cause=Cause.TRANSIENT_RETRY).count()
         respond = _ACTIONS.get(action)
@@ -149,18 +151,31 @@ def attempt_commands_refused(execution: WorkNodeExecution, *, worker: str, reaso
                    error=f"commands_disabled: {reason}")
 
 
-def attempt_agent_failed(execution: WorkNodeExecution, *, worker: str, error: AgentError) -> None:
-    """Record an agent error; a transient one (timeout, rate limit, outage) is retried after a backoff."""
-    detail = str(error)
-    if error.stderr:
-        detail += f" | stderr: {error.stderr.strip()[:2000]}"
-    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient, message=detail)
+def attempt_agent_failed(
+    execution: WorkNodeExecution, *, worker: str, error: AgentError, failure: FailureClassification | None = None
+) -> None:
+    """Record an agent error (classified by ``failure``, else by the rules); a transient one (timeout,
+    rate limit, outage) is retried after a backoff."""
+    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient,
+               message=_agent_error_detail(error))
     with run_locked(execution.run_id) as run:
-        if not attempt_finish(execution, worker=worker, status=Status.FAILED,
-                              error=f"agent error ({error.kind}): {detail}"):
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED, error=agent_error_text(error),
+                              agent_error_kind=error.kind, failure=failure):
             return
         if error.transient:
             transient_retry_create(run, execution, backoff=True, kind=error.kind)
+
+
+def agent_error_text(error: AgentError) -> str:
+    """The error an attempt ended by an agent error records: its kind, message and stderr's start."""
+    return f"agent error ({error.kind}): {_agent_error_detail(error)}"
+
+
+def _agent_error_detail(error: AgentError) -> str:
+    detail = str(error)
+    if error.stderr:
+        detail += f" | stderr: {error.stderr.strip()[:2000]}"
+    return detail
 
 
 def transient_retry_create(run: WorkGraphRun, execution: WorkNodeExecution, *, backoff: bool,

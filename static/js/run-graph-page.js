@@ -18,6 +18,17 @@ const spend = spendTotal();
 let panelLog = null;
 let latestData = null;
 
+/** A failed attempt's classification, as text only: its evidence quotes what the attempt printed. */
+function failureBlock(failure) {
+  const block = el("div", { class: "failure", "data-category": failure.category });
+  block.append(el("p", {}, `${failure.category} · confidence ${failure.confidence.toFixed(2)}`));
+  const evidence = el("ul", { class: "evidence" });
+  for (const line of failure.evidence) evidence.append(el("li", {}, line));
+  block.append(evidence);
+  if (failure.note) block.append(el("p", { class: "muted small" }, failure.note));
+  return block;
+}
+
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
@@ -90,6 +101,7 @@ async function openPanel(nodeId) {
   const log = el("ol", { class: "log-lines" });
   const parts = [facts];
   if (detail.error) parts.push(el("p", { class: "error" }, detail.error));
+  if (detail.failure) parts.push(failureBlock(detail.failure));
   parts.push(el("h3", {}, "Attempts"), attempts);
   if (detail.judgment) parts.push(section("Judgment", el("pre", { class: "output" }, JSON.stringify(detail.judgment, null, 2)), true));
   parts.push(section("Output", el("pre", { class: "output" }, detail.output || "(no output yet)"), true));
