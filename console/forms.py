@@ -73,3 +73,27 @@ class BudgetForm(forms.Form):
     max_cost_usd = forms.DecimalField(
         label="Budget (USD)", required=False, min_value=Decimal("0.0001"), max_digits=12, decimal_places=4,
     )
+
+
+class _MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _MultipleFileField(forms.FileField):
+    """Any number of files, each checked as a FileField checks one."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("widget", _MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, list | tuple) else [data] if data else []
+        return [super(_MultipleFileField, self).clean(file, initial) for file in files]
+
+
+class DagSpecForm(forms.Form):
+    spec_file = forms.FileField(label="DAG spec (JSON)", help_text="A loop-agent DAG spec: its tasks[] with executors.")
+    prompt_files = _MultipleFileField(
+        label="Prompt files", required=False,
+        help_text="The markdown prompts its tasks name in subtask_prompt_markdown, matched by file name.",
+    )

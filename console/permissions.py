@@ -1,7 +1,7 @@
 """Who may see and do what. Objects of a project the user is not a member of answer 404, not 403.
 
 Roles: a viewer reads; a reviewer also approves or rejects plans; a lead also creates tasks and
-plans, starts, cancels and forks runs. Skill administration is a global permission.
+plans, starts, cancels and forks runs, and imports DAG specs. Skill administration is a global permission.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "start_run": frozenset({Role.LEAD}),
     "cancel_run": frozenset({Role.LEAD}),
     "fork_run": frozenset({Role.LEAD}),
+    # An imported spec creates a task and a planned run at once: what a lead does by hand.
+    "import_dag_spec": frozenset({Role.LEAD}),
     # A path on the machine the agents run on: it tells others nothing they need.
     "see_target_folder": frozenset({Role.LEAD}),
 }

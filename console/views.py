@@ -15,16 +15,34 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from console.forms import BudgetForm, ForkForm, ReviewForm, TaskForm
+from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
 from graphs.attempt_words import attempt_cause_text
+from graphs.case_manifests import acceptance_criteria_with_ids
+from graphs.dag_specs import (
+    DagSpecError,
+    dag_spec_download,
+    dag_spec_import,
+    dag_spec_parse,
+    dag_spec_run_warnings,
+    run_dag_spec,
+)
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
 from graphs.errors import WorkGraphError
+from graphs.failures import FailureClassification
 from graphs.log_lines import log_line_summary
 from graphs.logs import log_read, log_texts
-from graphs.models import AttemptChange, ExecutionLogFile, ProjectMembership, RunWorkspace, Task, WorkGraphRun
+from graphs.models import (
+    AttemptChange,
+    ExecutionLogFile,
+    Project,
+    ProjectMembership,
+    RunWorkspace,
+    Task,
+    WorkGraphRun,
+)
 from graphs.review import run_plan_approve, run_plan_reject
 from graphs.task_service import task_create
 from graphs.trace import attempt_trace_header
@@ -54,6 +72,56 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "in_flight": selectors.runs_in_flight(request.user)[:20],
         },
     )
+
+
+@login_required
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A project: its tasks, and — for a lead — the import of a DAG spec as a new task and planned run."""
+    project, role = _project_for_member(request, slug)
+    can_import = can(role, "import_dag_spec")
+    form, problems = DagSpecForm(), []
+    if request.method == "POST":
+        require(role, "import_dag_spec")
+        form = DagSpecForm(request.POST, request.FILES)
+        if form.is_valid():
+            run, problems = _dag_spec_imported(request, project, form.cleaned_data)
+            if run is not None:
+                status = run.get_status_display().lower()
+                messages.success(request, f"Imported {run.task.title!r}: its run is {status}.")
+                for warning in dag_spec_run_warnings(run):
+                    messages.warning(request, f"{warning[0].upper()}{warning[1:]}.")
+                return redirect("run_graph", run_id=run.run_id)
+    recent = list(selectors.tasks_for_user(request.user, project_slug=project.slug)[:10])
+    progress = selectors.latest_run_progress(recent)
+    spend = selectors.tasks_spend(recent)
+    return render(
+        request,
+        "console/project_detail.html",
+        {"project": project, "role": role, "can_import": can_import, "form": form, "problems": problems,
+         "folder_shown": can(role, "see_target_folder"),
+         "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent]},
+        status=400 if form.errors or problems else 200,
+    )
+
+
+def _dag_spec_imported(request: HttpRequest, project: Project, data: dict) -> tuple[WorkGraphRun | None, list[str]]:
+    """Import the uploaded spec with its prompt files; the run, or None and every problem found."""
+    upload = data["spec_file"]
+    prompt_files = {file.name: file.read().decode("utf-8", errors="replace") for file in data["prompt_files"]}
+    try:
+        spec = dag_spec_parse(upload.read())
+        return dag_spec_import(project=project, spec=spec, prompt_files=prompt_files, source_name=upload.name,
+                               imported_by=request.user), []
+    except DagSpecError as error:
+        return None, error.errors
+
+
+def _project_for_member(request: HttpRequest, slug: str) -> tuple[Project, str]:
+    project = Project.objects.filter(slug=slug).first()
+    role = selectors.project_role(request.user, project.pk) if project else None
+    if role is None:
+        raise Http404("not found")
+    return project, role
 
 
 @login_required
@@ -109,6 +177,8 @@ def task_new(request: HttpRequest) -> HttpResponse:
 def task_detail(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     trees = selectors.task_run_trees(task)
+    artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
+                     .order_by("-created_at"))
     return render(
         request,
         "console/task_detail.html",
@@ -117,7 +187,9 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "role": role,
             "trees": trees,
             "spend": selectors.task_spend(task),
-            "artifacts": task.artifacts.select_related("node_exec").order_by("-created_at"),
+            "artifacts": artifacts,
+            "criteria": acceptance_criteria_with_ids(task.acceptance_criteria),
+            "coverage": selectors.task_criteria_coverage(task, artifacts),
             "can_plan": can(role, "plan"),
             "can_start": can(role, "start_run"),
             "can_cancel": can(role, "cancel_run"),
@@ -162,8 +234,22 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
          "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
          "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
          "workspace": workspace, "changed_files": selectors.run_changed_files(run, workspace) if workspace else [],
+         "dag_spec": run_dag_spec(run),
          "diff_shown": _diff_shown(workspace)},
     )
+
+
+@login_required
+def run_dag_spec_download(request: HttpRequest, run_id) -> HttpResponse:
+    """The DAG spec the run (or the run it was forked from) was imported from, as a JSON file."""
+    run, _ = run_for_member(request.user, run_id)
+    spec = run_dag_spec(run)
+    if spec is None:
+        raise Http404("the run was not imported from a DAG spec")
+    content, filename = dag_spec_download(spec)
+    response = HttpResponse(content, content_type="application/json")
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
+    return response
 
 
 @login_required
@@ -326,6 +412,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             or len(lines) >= LOG_LINES_ON_PAGE,
             "input_json": _pretty(execution.input_payload),
             "judgment_json": _pretty(execution.judgment_result) if execution.judgment_result else "",
+            "failure": FailureClassification.from_dict(execution.failure),
             "change": change,
             "diff_shown": _diff_shown(change),
             "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,

@@ -12,13 +12,15 @@ from typing import Any
 
 ORG_NODES = ("planner", "coder", "validator")
 
-ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script")
+ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 
 # Named checks the engine knows how to run for ``judgment.kind = "mechanical"``.
 MECHANICAL_CHECKS: Mapping[str, str] = {
     "check_script_compiles": "the node's content is a Python script that compiles",
     "verdict_says_pass": "the first line that starts with `VERDICT:` says exactly `pass`",
     "output_not_empty": "the content is not empty",
+    "test_case_manifest_valid": "the content holds a valid Backend Test Case Manifest v1 (run on every node that"
+                                " produces a test_case_manifest)",
 }
 
 # Where a failing final verdict may send the run back to (``on_fail.action = "dynamic_loop_back"``).
@@ -102,6 +104,19 @@ PLANNER_ARTIFACT_CATALOG: Sequence[Mapping[str, Any]] = (
             "such a check is genuinely possible for the goal."
         ),
         "suggested_judgment": {"kind": "mechanical", "check_ref": "check_script_compiles"},
+        "suggested_on_fail": {"action": "retry_self", "max_attempts": 2},
+    },
+    {
+        "artifact_type": "test_case_manifest",
+        "title": "Test case manifest (Backend Test Case Manifest v1)",
+        "description": (
+            "One JSON object mapping the task's acceptance criteria (AC-1, AC-2, … as the task lists them) to "
+            "test cases: schemaVersion 1; sourceBinding {taskId, requirementPath, requirementSha256, "
+            "referencePaths, requirementIds}; cases [{caseId like BE-EXPORT-001, acIds, title, category, "
+            "automationStatus planned|generated|skipped|unsupported, file and symbol when generated, gapReason "
+            "when skipped or unsupported}]; evidenceGaps [{acId or caseId, description}]. Leave coverage "
+            "figures out: the console works them out from the cases."
+        ),
         "suggested_on_fail": {"action": "retry_self", "max_attempts": 2},
     },
 )

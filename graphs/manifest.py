@@ -15,7 +15,7 @@ from typing import Any
 
 from graphs.storable import json_transform
 
-ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script")
+ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
 JUDGMENT_KINDS = ("none", "mechanical", "llm", "command")
 ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")
@@ -32,6 +32,15 @@ COMMAND_ARG_MAX_LENGTH = 4000
 # refused instead, as a planning slip the repair request can name.
 COMMAND_NODE_AGENT_FIELDS = ("artifact_type", "task_prompt", "skill_ref", "allowed_tools", "max_turns",
                              "max_tool_iterations")
+
+# A node's tool_profile says whether its agent may have side effects (write) or only reads (read).
+TOOL_PROFILES = ("read", "write")
+# What a node's retry_policy may retry: the agents' transient kinds (graphs.agents.base.TRANSIENT_KINDS,
+# which this module, free of Django, does not import; a test keeps the two equal).
+RETRYABLE_KINDS = ("timeout", "network", "rate_limit", "unavailable")
+# Bounds of a retry_policy, so one node cannot wait or retry without end.
+RETRY_POLICY_MAX_RETRIES = 10
+RETRY_POLICY_MAX_DELAY_SECONDS = 3600
 
 # An edge without an edge_type still describes a dependency; normalization writes this type, the
 # one that makes the agent read its input rather than skip reasoning about it.
@@ -576,6 +585,12 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
         ):
             errors.append(f"{label}: {paths} must be a list of path globs")
 
+    tool_profile = node.get("tool_profile")
+    if tool_profile is not None and tool_profile not in TOOL_PROFILES:
+        errors.append(f"{label}: tool_profile {tool_profile!r} is not one of {_choices(TOOL_PROFILES)}")
+    if "retry_policy" in node:
+        errors.extend(_retry_policy_errors(node["retry_policy"], f"{label}: retry_policy"))
+
     max_turns = node.get("max_turns")
     if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
         errors.append(f"{label}: max_turns must be a positive integer, not {max_turns!r}")
@@ -656,6 +671,32 @@ def _command_errors(command: Any, label: str) -> list[str]:
             errors.append(f"{label}[{index}] is {len(arg)} characters, over the limit of {COMMAND_ARG_MAX_LENGTH}")
         elif "\x00" in arg:
             errors.append(f"{label}[{index}] contains a NUL character")
+    return errors
+
+
+def _retry_policy_errors(policy: Any, label: str) -> list[str]:
+    """A retry policy: ``max_retries`` (0 to the limit), optional ``delays_seconds`` (the wait before
+    each retry, the last one repeating) and optional ``kinds`` (which transient errors it retries)."""
+    if not isinstance(policy, dict):
+        return [f"{label} must be an object with max_retries, and optionally delays_seconds and kinds"]
+    fields = ("max_retries", "delays_seconds", "kinds")
+    errors = [f"{label}: unknown field {key!r}" for key in policy if key not in fields]
+    retries = policy.get("max_retries")
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= RETRY_POLICY_MAX_RETRIES:
+        errors.append(f"{label}.max_retries must be an integer from 0 to {RETRY_POLICY_MAX_RETRIES}, not {retries!r}")
+    delays = policy.get("delays_seconds")
+    if delays is not None and not (
+        isinstance(delays, list) and delays and len(delays) <= RETRY_POLICY_MAX_RETRIES
+        and all(not isinstance(d, bool) and isinstance(d, int | float) and 0 <= d <= RETRY_POLICY_MAX_DELAY_SECONDS
+                for d in delays)
+    ):
+        errors.append(
+            f"{label}.delays_seconds must be a list of 1 to {RETRY_POLICY_MAX_RETRIES} numbers of seconds from 0 to "
+            f"{RETRY_POLICY_MAX_DELAY_SECONDS}, not {delays!r}"
+        )
+    kinds = policy.get("kinds")
+    if kinds is not None and not (isinstance(kinds, list) and kinds and all(kind in RETRYABLE_KINDS for kind in kinds)):
+        errors.append(f"{label}.kinds must be a non-empty list of {_choices(RETRYABLE_KINDS)}, not {kinds!r}")
     return errors
 
 

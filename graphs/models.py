@@ -45,6 +45,10 @@ class Project(models.Model):
         validators=[MinValueValidator(Decimal("0.0001"))],
         help_text="What one run's agent calls may spend, in USD; a run may set its own. Empty: no budget.",
     )
+    llm_failure_classifier = models.BooleanField(
+        default=False,
+        help_text="Ask the judge agent to classify a failed attempt that the deterministic rules leave Unknown.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -324,6 +328,10 @@ class WorkNodeExecution(models.Model):
     )
     judgment_result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
+    failure = models.JSONField(
+        null=True, blank=True,
+        help_text="A failed attempt's classification (graphs.failures): category, confidence, evidence, rule.",
+    )
     worker = models.CharField(max_length=200, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True, help_text="When the node's dependencies were met.")
     not_before = models.DateTimeField(null=True, blank=True, help_text="Backoff: do not start before this.")
@@ -457,6 +465,25 @@ class RunWorkspace(models.Model):
 
     def __str__(self) -> str:
         return f"{self.branch} of {self.run_id}"
+
+
+class DagSpec(models.Model):
+    """The loop-agent DAG spec a run was imported from, as it was imported (see graphs.dag_specs), so a
+    reviewer can read and download what the run's manifest was translated from."""
+
+    run = models.OneToOneField(WorkGraphRun, on_delete=models.CASCADE, primary_key=True, related_name="dag_spec")
+    source_name = models.CharField(max_length=255, blank=True, help_text="The uploaded file's name, if any.")
+    spec = models.JSONField(help_text="The spec document: its tasks, prompts, gates and retry policies.")
+    prompt_files = models.JSONField(
+        default=dict, blank=True, help_text="The markdown prompt files its tasks name, by the path they name."
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"DAG spec {self.source_name or self.run_id}"
 
 
 class AttemptChange(models.Model):

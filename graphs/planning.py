@@ -31,6 +31,7 @@ from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, Ag
 from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
+from graphs.failures import FailureFacts, failure_classify
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
@@ -424,7 +425,10 @@ def _record_failure(
     execution.error = reason
     execution.output_payload = _output_payload(attempt, new_node_ids=[])
     execution.finished_at = now
-    execution.save(update_fields=["status", "error", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
+    if not cancelled:
+        facts = FailureFacts(error=reason, output="\n".join(attempt.raw_responses))
+        execution.failure = failure_classify(facts).as_dict()
+    execution.save(update_fields=["status", "error", "output_payload", "finished_at", "failure", *ACCOUNTING_FIELDS])
     node_states_emit(run_id=run.pk, rows=[execution])
     if fresh:
         if cancelled:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphs.case_manifests import acceptance_criteria_with_ids
 from graphs.catalogs import (
     MECHANICAL_CHECKS,
     ORG_NODE_ROLES,
@@ -213,7 +214,9 @@ def _brief_block(brief: TaskBrief) -> str:
     parts = [f"Title: {brief.title}", "Goal:\n" + brief.goal_text]
     for heading, items in (
         ("Deliverables", brief.deliverables),
-        ("Acceptance criteria", brief.acceptance_criteria),
+        # With their ids, so a test case manifest can name the criteria its cases cover.
+        ("Acceptance criteria", [f"{item.ac_id}: {item.text}"
+                                 for item in acceptance_criteria_with_ids(brief.acceptance_criteria)]),
         ("Constraints", brief.constraints),
         ("Resources", brief.resources),
     ):

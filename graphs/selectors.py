@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -18,8 +19,17 @@ from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
 from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
+from graphs.case_manifests import (
+    TEST_CASE_MANIFEST,
+    CriterionCoverage,
+    acceptance_criteria_with_ids,
+    case_manifest_in,
+    criteria_coverage,
+)
+from graphs.failures import CATEGORIES, FailureClassification, FailureRole, failure_roles
 from graphs.models import (
     PLANNING_NODE_ID,
+    Artifact,
     AttemptChange,
     ExecutionLogFile,
     ExecutionLogLine,
@@ -140,6 +150,8 @@ class TreeNode:
     node_id: str
     spec: dict
     attempts: list[WorkNodeExecution] = field(default_factory=list)
+    # Set while the node's latest attempt failed or is blocked: a root cause, or because of which.
+    failure_role: FailureRole | None = None
 
     @property
     def latest(self) -> WorkNodeExecution | None:
@@ -157,12 +169,55 @@ class Stage:
     nodes: list[TreeNode]
 
 
+@dataclass(frozen=True)
+class FailedAttempt:
+    execution: WorkNodeExecution
+    classification: FailureClassification
+    # The node's place in the run's failure, when this is its latest attempt and it is still failed.
+    role: FailureRole | None = None
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    category: str
+    attempts: list[FailedAttempt]
+
+
+def failures_by_category(
+    rows: Iterable[WorkNodeExecution], *, roles: Mapping[str, FailureRole] | None = None
+) -> list[FailureGroup]:
+    """The failed attempts among ``rows`` that carry a classification, grouped by category in the order
+    of ``graphs.failures.CATEGORIES``; within a group, in the order of ``rows``. ``roles`` (by node id)
+    marks each node's latest failed attempt with its failure role."""
+    roles = roles or {}
+    rows = list(rows)
+    latest = latest_by_node(rows)
+    grouped: dict[str, list[FailedAttempt]] = defaultdict(list)
+    for row in rows:
+        classification = FailureClassification.from_dict(row.failure) if row.status == "failed" else None
+        if classification is None:
+            continue
+        role = roles.get(row.node_id) if latest.get(row.node_id) is row else None
+        grouped[classification.category].append(FailedAttempt(row, classification, role))
+    return [FailureGroup(category, grouped[category]) for category in CATEGORIES if grouped.get(category)]
+
+
+def run_failures(run: WorkGraphRun, rows: Iterable[WorkNodeExecution]) -> list[FailureGroup]:
+    """The run's failed attempts among ``rows`` (its attempts, planning calls included) by category, each
+    node's latest one marked with its failure role. No query: ``rows`` are read as they are."""
+    rows = list(rows)
+    latest = latest_by_node(row for row in rows if not row.is_planning)
+    roles = run_failure_roles(run.graph_manifest or {}, {node_id: row.status for node_id, row in latest.items()})
+    return failures_by_category(rows, roles=roles)
+
+
 @dataclass
 class RunTree:
     run: WorkGraphRun
     planning: list[WorkNodeExecution]
     stages: list[Stage]
     progress: RunProgress
+    failures: list[FailureGroup] = field(default_factory=list)
     spend: Spend | None = None
     # The run's git branch and its change, when the project's folder is a repository.
     workspace: RunWorkspace | None = None
@@ -202,6 +257,7 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
     manifest = run.graph_manifest or {}
     specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
     order = manifest_lib.topological_order(manifest) if specs else []
+    roles = run_failure_roles(manifest, {node_id: attempts[-1].status for node_id, attempts in by_node.items()})
     owner = node_owners(
         ((row.status, row.subagent_type, (row.output_payload or {}).get("new_node_ids")) for row in planning), manifest
     )
@@ -211,7 +267,8 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
         org = owner.get(node_id, "unassigned")
         if org not in grouped:
             stage_order.append(org)
-        grouped[org].append(TreeNode(node_id=node_id, spec=specs[node_id], attempts=by_node.get(node_id, [])))
+        grouped[org].append(TreeNode(node_id=node_id, spec=specs[node_id], attempts=by_node.get(node_id, []),
+                                     failure_role=roles.get(node_id)))
     planning_by_org: dict[str, list[WorkNodeExecution]] = defaultdict(list)
     for row in planning:
         planning_by_org[row.subagent_type].append(row)
@@ -224,7 +281,19 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
     progress = progress_from_statuses(
         (by_node[node_id][-1].status for node_id in order if by_node.get(node_id)), total=len(order)
     )
-    return RunTree(run=run, planning=planning, stages=stages, progress=progress)
+    return RunTree(run=run, planning=planning, stages=stages, progress=progress,
+                   failures=failures_by_category(rows, roles=roles))
+
+
+def task_criteria_coverage(task: Task, artifacts: Sequence[Artifact]) -> list[CriterionCoverage] | None:
+    """Which of the task's acceptance criteria (by id) have a passing case, by the newest test case
+    manifest among ``artifacts`` (the task's, newest first, with their runs); None when there is none.
+    No query: ``artifacts`` are read as they are."""
+    latest = next((artifact for artifact in artifacts if artifact.artifact_type == TEST_CASE_MANIFEST), None)
+    if latest is None:
+        return None
+    return criteria_coverage(acceptance_criteria_with_ids(task.acceptance_criteria), case_manifest_in(latest.content),
+                             run_succeeded=latest.run.status == WorkGraphRun.Status.SUCCEEDED)
 
 
 # --- Run graph data ---------------------------------------------------------------------------------------
@@ -257,11 +326,13 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         ((row["status"], row["subagent_type"], row["output_payload__new_node_ids"]) for row in planning), manifest
     )
     nodes = [_planning_node(row) for row in planning]
+    roles = run_failure_roles(manifest, {node_id: row["status"] for node_id, row in latest.items()})
     for spec in manifest.get("nodes", []):
         node_id = spec["node_id"]
         row = latest.get(node_id)
+        role = roles.get(node_id)
         nodes.append({**_graph_node(spec, row, attempts=attempts_count.get(node_id, 0), owner=owners.get(node_id, "")),
-                      "cost_usd": _float(node_cost.get(node_id))})
+                      "cost_usd": _float(node_cost.get(node_id)), "failure_role": role.as_dict() if role else None})
     loop_back_runs = _loop_back_firings(rows)
     edges = [
         {
@@ -291,6 +362,16 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
             for row in rows
         ],
     }
+
+
+def run_failure_roles(manifest: dict, statuses: Mapping[str, str]) -> dict[str, FailureRole]:
+    """The failure role of each failed or blocked manifest node, by the status of its latest attempt
+    (``statuses``): which are root causes, which failed or were blocked because of one."""
+    nodes = [spec for spec in manifest.get("nodes", []) if isinstance(spec, dict) and "node_id" in spec]
+    return failure_roles(
+        dependencies={spec["node_id"]: list(spec.get("depends_on") or []) for spec in nodes},
+        statuses={spec["node_id"]: statuses[spec["node_id"]] for spec in nodes if spec["node_id"] in statuses},
+    )
 
 
 def _loop_back_firings(rows: list[dict]) -> dict[str, int]:
@@ -462,7 +543,7 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
     attempts = (
         WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id=execution.node_id)
         .order_by("attempt")
-        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id", "error", "judgment_result",
+        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id", "error", "judgment_result", "failure",
                 "started_at", "finished_at")
     )
     output = execution.output_payload or {}
@@ -480,6 +561,7 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
         "error": execution.error,
         "judgment_result": execution.judgment_result,
         "judgment": execution.judgment_result,
+        "failure": execution.failure,
         "ready_at": execution.ready_at,
         "started_at": execution.started_at,
         "finished_at": execution.finished_at,

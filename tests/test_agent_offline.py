@@ -13,7 +13,12 @@ from django.core.exceptions import ImproperlyConfigured
 from graphs.agents import AgentCall, AgentCancelled, OfflineRunner, get_runner, runner_register
 from graphs.catalogs import ARTIFACT_TYPES
 from graphs.checks import check_run
-from graphs.manifest import extract_graph_manifest, normalize_graph_manifest, validate_graph_manifest
+from graphs.manifest import (
+    data_dependencies,
+    extract_graph_manifest,
+    normalize_graph_manifest,
+    validate_graph_manifest,
+)
 
 
 def _run(purpose: str = "node", **fields: Any) -> str:
@@ -26,11 +31,17 @@ def _run(purpose: str = "node", **fields: Any) -> str:
     return OfflineRunner(line_delay=0).run(call).text
 
 
-def _plan(org_node: str, existing: tuple[str, ...] = ()) -> dict[str, Any]:
-    text = _run("plan", org_node=org_node, existing_node_ids=existing)
+def _plan(org_node: str, before: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The offline agent's plan for ``org_node``, appended to the run ``before`` holds, checked as planning would."""
+    existing = data_dependencies(before or {"nodes": []})
+    text = _run("plan", org_node=org_node, existing_node_ids=tuple(existing))
     manifest = normalize_graph_manifest(extract_graph_manifest(text), existing_node_ids=existing)
-    validate_graph_manifest(manifest, existing_node_ids=existing)
+    validate_graph_manifest(manifest, existing)
     return manifest
+
+
+def _run_of(*node_ids: str) -> dict[str, Any]:
+    return {"nodes": [{"node_id": node_id, "task_prompt": node_id} for node_id in node_ids]}
 
 
 def _ids(manifest: dict[str, Any]) -> tuple[str, ...]:
@@ -79,7 +90,7 @@ def test_the_planner_plans_catalog_nodes_with_a_loop_back():
 
 def test_the_coder_appends_generic_nodes_after_the_planner():
     planner = _plan("planner")
-    coder = _plan("coder", existing=_ids(planner))
+    coder = _plan("coder", before=planner)
 
     assert not set(_ids(coder)) & set(_ids(planner))
     assert all(node["task_prompt"] and "artifact_type" not in node for node in coder["nodes"])
@@ -93,8 +104,8 @@ def test_the_coder_appends_generic_nodes_after_the_planner():
 
 def test_the_validator_appends_a_final_verdict_with_dynamic_loop_back():
     planner = _plan("planner")
-    coder = _plan("coder", existing=_ids(planner))
-    validator = _plan("validator", existing=_ids(planner) + _ids(coder))
+    coder = _plan("coder", before=planner)
+    validator = _plan("validator", before=_merge(planner, coder))
 
     assert [node["node_type"] for node in validator["nodes"]] == [
         "independent_benchmark",
@@ -115,11 +126,11 @@ def test_the_validator_appends_a_final_verdict_with_dynamic_loop_back():
 
 def test_where_commands_run_the_validators_verdict_rests_on_its_test_script_having_run():
     planner = _plan("planner")
-    coder = _plan("coder", existing=_ids(planner))
-    existing = _ids(planner) + _ids(coder)
-    text = _run("plan", org_node="validator", existing_node_ids=existing, commands_allowed=True)
+    coder = _plan("coder", before=planner)
+    existing = data_dependencies(_merge(planner, coder))
+    text = _run("plan", org_node="validator", existing_node_ids=tuple(existing), commands_allowed=True)
     validator = normalize_graph_manifest(extract_graph_manifest(text), existing_node_ids=existing)
-    validate_graph_manifest(validator, existing_node_ids=existing)
+    validate_graph_manifest(validator, existing)
 
     script, ran = _by_type(validator, "test_script"), _by_type(validator, "run_test_script")
     assert "`validator_test_script.py`" in script["task_prompt"]
@@ -150,13 +161,13 @@ def test_where_commands_run_a_validators_test_script_is_saved_in_the_working_fol
 def test_appended_ids_never_collide_with_existing_ones():
     existing = ("coder_impl", "coder_impl_2", "coder_unit_test")
 
-    coder = _plan("coder", existing=existing)
+    coder = _plan("coder", before=_run_of(*existing))
 
     assert _ids(coder) == ("coder_impl_3", "coder_unit_test_2", "coder_integration_check")
 
 
 def test_any_other_org_node_gets_a_one_node_generic_plan():
-    manifest = _plan("reviewer", existing=("reviewer_work",))
+    manifest = _plan("reviewer", before=_run_of("reviewer_work"))
 
     assert _ids(manifest) == ("reviewer_work_2",)
     assert manifest["nodes"][0]["task_prompt"]

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 
 from console.api import api
+from graphs.dag_specs import dag_spec_import
 from graphs.engine import run_start
 from graphs.tokens import token_create
 from tests import factories
@@ -37,6 +38,11 @@ class World:
     # A task with nothing under way and one ended run: a new plan, pipeline or fork is accepted for it.
     idle_task: object
     idle_done: object
+    # A run imported from a DAG spec, which it downloads.
+    imported: object
+
+
+SMALL_SPEC = {"title": "S", "tasks": [{"id": "a", "executor": "pi", "subtask_prompt": "Do a."}]}
 
 
 def chain() -> dict:
@@ -61,7 +67,8 @@ def world(project, alice, bob, charlie, dana, task, scripted_runner, inline_exec
     run_start(run=reported)
     # The queued jobs of the last two runs are dropped: their nodes stay queued for cancel and report.
     inline_executor.discard()
-    return World(project, task, done, waiting, ready, running, reported_task, idle_task, idle_done)
+    imported = dag_spec_import(project=project, spec=SMALL_SPEC)
+    return World(project, task, done, waiting, ready, running, reported_task, idle_task, idle_done, imported)
 
 
 def first_exec(run) -> str:
@@ -89,6 +96,9 @@ ROUTES = {
     "POST /api/runs/{run_id}/start": (LEAD, lambda w: (f"/api/runs/{w.ready.run_id}/start", {})),
     "POST /api/runs/{run_id}/cancel": (LEAD, lambda w: (f"/api/runs/{w.running.run_id}/cancel", {})),
     "POST /api/runs/{run_id}/fork": (LEAD, lambda w: (f"/api/runs/{w.idle_done.run_id}/fork", {"node_id": "b"})),
+    "POST /api/projects/{slug}/dag-specs": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/dag-specs",
+                                                             {"spec": SMALL_SPEC})),
+    "GET /api/runs/{run_id}/dag-spec": (READ, lambda w: (f"/api/runs/{w.imported.run_id}/dag-spec", None)),
     "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
     "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
     "DELETE /api/tokens/{token_id}": (ANYONE, None),

@@ -48,7 +48,7 @@ def test_the_tree_shows_loop_back_attempts_with_their_cause(client, pipeline_run
     assert f"attempt {looped.attempt}</a>" in html
     assert f"rerun: {looped.cause_node_id} failed its judgment" in html
     assert "2 attempts" in html
-    row = html[html.index(f'data-node-id="{looped.cause_node_id}"'):]
+    row = html[html.index(f'<li class="todo-item" data-node-id="{looped.cause_node_id}"'):]
     assert "looped back \N{MULTIPLICATION SIGN}1" in row[: row.index("</li>")]
 
 

@@ -50,7 +50,7 @@ def test_every_task_field_is_in_the_prompt():
     for text in (
         "CSV export",
         "- an export button",
-        "- the file opens in a spreadsheet",
+        "- AC-1: the file opens in a spreadsheet",
         "- no new dependencies",
         '- {"kind": "url", "value": "https://example.test/spec"}',
     ):

@@ -2,7 +2,7 @@
 
 from ninja import NinjaAPI
 
-from console.api import collaboration, runs, tasks, tokens
+from console.api import collaboration, dag_specs, runs, tasks, tokens
 from console.api.auth import AUTH
 from console.api.errors import error_handlers_install
 
@@ -17,4 +17,5 @@ error_handlers_install(api)
 api.add_router("/", tasks.router)
 api.add_router("/", runs.router)
 api.add_router("/", tokens.router)
+api.add_router("/", dag_specs.router)
 api.add_router("/v1/collaboration/tasks", collaboration.router)

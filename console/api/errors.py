@@ -15,9 +15,11 @@ from graphs.errors import InvalidTransitionError, WorkGraphError
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, fields: list[dict] | None = None) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        # One entry per invalid part of the request: {"field": ..., "message": ...}.
+        self.fields = fields or []
 
 
 def error_handlers_install(api: NinjaAPI) -> None:
@@ -26,7 +28,7 @@ def error_handlers_install(api: NinjaAPI) -> None:
 
     @api.exception_handler(ApiError)
     def _api_error(request, error: ApiError):
-        return reply(request, error.status, error.code, error.message)
+        return reply(request, error.status, error.code, error.message, error.fields)
 
     @api.exception_handler(ValidationError)
     def _validation(request, error: ValidationError):

@@ -145,6 +145,16 @@ def _run_out(run) -> dict:
     spend = spend_of(run.executions.all())
     return {
         **{name: getattr(run, name) for name in fields}, "executions": executions,
+        "failures": [_failure_group_out(group) for group in selectors.run_failures(run, executions)],
         "cost_usd": spend.cost_usd, "usage": spend.usage, "spend": spend.as_dict(),
         "by_org_node": {org: part.as_dict() for org, part in spend_by_org_node(run.executions.all()).items()},
     }
+
+
+def _failure_group_out(group: selectors.FailureGroup) -> dict:
+    return {"category": group.category, "attempts": [
+        {**failed.classification.as_dict(), "node_exec_id": failed.execution.pk, "node_id": failed.execution.node_id,
+         "attempt": failed.execution.attempt, "role": failed.role.role if failed.role else None,
+         "because_of": list(failed.role.because_of) if failed.role else []}
+        for failed in group.attempts
+    ]}

@@ -130,6 +130,27 @@ class TaskPage(Schema):
     pages: int
 
 
+class FailureOut(Schema):
+    category: str = Field(..., description="ProductBug, TestBug, EnvFailure, ContractMismatch, FlakyTest or Unknown.")
+    confidence: float = Field(..., description="Capped: at most 0.75 on assertions, 0.6 on errors.")
+    evidence: list[str]
+    rule: str = Field(..., description="The deterministic rule that decided, or llm when the judge agent did.")
+    note: str = Field(..., description="Why the judge agent's answer was not taken; empty otherwise.")
+
+
+class FailedAttemptOut(FailureOut):
+    node_exec_id: UUID
+    node_id: str
+    attempt: int
+    role: str | None = Field(..., description="root_cause, failed_downstream or blocked, for a node's latest attempt.")
+    because_of: list[str] = Field(..., description="The root causes upstream of the node.")
+
+
+class FailureGroupOut(Schema):
+    category: str
+    attempts: list[FailedAttemptOut]
+
+
 class ExecutionOut(Schema):
     node_exec_id: UUID
     node_id: str
@@ -141,6 +162,7 @@ class ExecutionOut(Schema):
     status: str
     judgment_result: dict[str, Any] | None
     error: str
+    failure: FailureOut | None = Field(..., description="A failed attempt's classification; null otherwise.")
     ready_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None
@@ -194,6 +216,7 @@ class RunOut(Schema):
     started_at: datetime | None
     finished_at: datetime | None
     executions: list[ExecutionOut]
+    failures: list[FailureGroupOut] = Field(..., description="The run's failed attempts by category.")
     # Every attempt of the run, planning and judge calls included; and per org node.
     cost_usd: Decimal | None
     usage: dict[str, int]
@@ -254,6 +277,21 @@ class RejectIn(InSchema):
 
 class ForkIn(InSchema):
     node_id: str = Field(..., min_length=1, max_length=200)
+
+
+class DagSpecIn(InSchema):
+    spec: dict[str, Any] = Field(..., description="The loop-agent DAG spec: its tasks, prompts, gates and policies.")
+    prompt_files: dict[str, str] = Field(
+        default_factory=dict, description="The markdown prompts its tasks name, keyed by the path they name."
+    )
+    source_name: str = Field("", max_length=255, description="The spec's file name, kept with it.")
+
+
+class DagSpecImportOut(Schema):
+    run_id: UUID
+    task_id: UUID
+    status: str = Field(..., description="ready, or awaiting_approval when the project requires plan approval.")
+    warnings: list[str] = Field(..., description="What the run cannot do as its project stands (commands not allowed).")
 
 
 class AcceptedOut(Schema):

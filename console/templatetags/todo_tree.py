@@ -50,6 +50,9 @@ def _node(node: TreeNode, *, run_id, fork_token: str | None) -> str:
         parts.append(format_html(
             '<span class="loop-mark" title="attempts caused by a loop-back">↺ looped back {}{}</span>', _TIMES, reruns
         ))
+    if node.failure_role is not None:
+        parts.append(format_html('<span class="failure-role failure-role--{}">{}</span>', node.failure_role.role,
+                                 node.failure_role.label()))
     if spec.get("depends_on"):
         parts.append(format_html('<span class="muted small">after {}</span>', ", ".join(spec["depends_on"])))
     attempts = format_html_join("", "<li>{}</li>", ((_attempt(attempt),) for attempt in node.attempts)) or mark_safe(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,13 @@ Purpose = Literal["plan", "node", "judge"]
 
 # Worth retrying with backoff: the same call may well succeed a little later.
 TRANSIENT_KINDS = frozenset({"timeout", "network", "rate_limit", "unavailable"})
+# How a dropped connection reads in an agent's own words (Node's error codes, the OS's messages): the
+# network failed under the call, which a later call may well get through.
+NETWORK_FAILURE = re.compile(
+    r"\bECONNRESET\b|\bECONNREFUSED\b|\bEPIPE\b|connection (?:was )?reset|connection refused|broken pipe"
+    r"|socket hang up",
+    re.I,
+)
 # Retrying cannot help: a person has to fix configuration, credentials, the prompt or the agent. An
 # agent stopped by its own turn limit (``max_turns``) or spending cap (``budget``) would stop there again.
 PERMANENT_KINDS = frozenset(

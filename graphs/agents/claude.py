@@ -55,7 +55,15 @@ from typing import IO, Any
 
 from django.conf import settings
 
-from graphs.agents.base import TOKEN_FIELDS, AgentCall, AgentCancelled, AgentError, AgentResult, output_head
+from graphs.agents.base import (
+    NETWORK_FAILURE,
+    TOKEN_FIELDS,
+    AgentCall,
+    AgentCancelled,
+    AgentError,
+    AgentResult,
+    output_head,
+)
 from graphs.processes import group_wait, pipe_drain
 
 # The documentation caps piped stdin at "10MB" without saying which megabyte; the decimal reading is
@@ -77,6 +85,7 @@ _HINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("auth", re.compile(r"invalid api key|/login|authentication_error|oauth token has expired", re.I)),
     ("rate_limit", re.compile(r"\b429\b|rate[ _-]?limit", re.I)),
     ("unavailable", re.compile(r"overloaded|\b529\b|\b503\b|api error: 5\d\d", re.I)),
+    ("network", NETWORK_FAILURE),
 )
 
 

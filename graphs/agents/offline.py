@@ -360,6 +360,13 @@ def _node_text(node: Mapping[str, Any], attempt: int) -> str:
             f"{_LABEL} placeholder verdict for node `{node_id}`{revision}. No language model was consulted, "
             "so nothing was actually checked; the verdict is pass so the demo run can finish.\n"
         )
+    if kind == "review_verdict":
+        # A review a verdict gate reads (an imported DAG spec's, see graphs.dag_specs): the gate passes.
+        return (
+            "VERDICT: pass\n"
+            f"{_LABEL} placeholder review for node `{node_id}`{revision}. No language model was consulted, "
+            "so nothing was actually reviewed; the verdict is pass so the run can go on past its gate.\n"
+        )
     entry = artifact_entry(str(node.get("artifact_type", "")))
     label = entry["title"] if entry else (kind or "output")
     return (

@@ -83,6 +83,10 @@ class OpenAIRunner:
             ) from None
         except httpx.TransportError as exc:
             raise AgentError(f"could not reach {self.url}: {exc}", kind="network") from None
+        except ConnectionError as exc:
+            # A reset, refused connection or broken pipe that reached us unwrapped (from the socket
+            # under a stream being read): the network failed, not the endpoint's answer.
+            raise AgentError(f"the connection to {self.url} failed: {exc}", kind="network") from None
 
     def _body(self, call: AgentCall) -> dict[str, Any]:
         return {

@@ -20,10 +20,16 @@ from django.utils import timezone
 
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
 from graphs.engine.calls import attempt_agent_call
+from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
-from graphs.engine.on_fail import attempt_agent_failed, attempt_commands_refused, attempt_judgment_failed
-from graphs.engine.record import attempt_finish, attempt_input_keep, attempt_passed_recorder
+from graphs.engine.on_fail import (
+    agent_error_text,
+    attempt_agent_failed,
+    attempt_commands_refused,
+    attempt_judgment_failed,
+)
+from graphs.engine.record import attempt_failure_facts, attempt_finish, attempt_input_keep, attempt_passed_recorder
 from graphs.engine.recovery import attempt_lost
 from graphs.engine.scheduler import Continuation, advance_after, run_advance
 from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
@@ -289,13 +295,20 @@ def _attempt_work(
             judgment = _write_set_judgment(workspace, node) or judgment_run(
                 JudgeRequest(runner=runner, execution=execution, node=node, content=text, cancel_event=cancel_event,
                              cwd=cwd, command=command))
+            # A failure is classified while the attempt still beats: the judge agent may be asked.
+            failure = None if judgment.ok else attempt_failure_classify(
+                execution, facts=attempt_failure_facts(error="", judgment=judgment, output={"text": text}),
+                runner=runner, node=node, cancel_event=cancel_event, cwd=cwd)
         except AgentCancelled:
             _change_keep(workspace, execution)
             attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))
             return None
         except AgentError as error:
             _change_keep(workspace, execution)
-            attempt_agent_failed(execution, worker=worker, error=error)
+            failure = attempt_failure_classify(
+                execution, facts=attempt_failure_facts(error=agent_error_text(error), agent_error_kind=error.kind),
+                runner=runner, node=node, cancel_event=cancel_event, cwd=cwd)
+            attempt_agent_failed(execution, worker=worker, error=error, failure=failure)
             return None
     output = {"text": text, **accounting}
     if judgment.ok and workspace is not None:
@@ -304,7 +317,9 @@ def _attempt_work(
         _change_keep(workspace, execution)
     if judgment.ok:
         return attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)
-    attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)
+    # ``failure`` is None when the judgment passed and the change then failed to land (a merge conflict):
+    # the rules classify that one when it is recorded.
+    attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output, failure=failure)
     return None
 
 

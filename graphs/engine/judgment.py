@@ -16,6 +16,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 from graphs.agents import AgentRunner
+from graphs.case_manifests import TEST_CASE_MANIFEST
 from graphs.checks import check_run
 from graphs.commands import CommandResult
 from graphs.engine.calls import attempt_agent_call
@@ -112,11 +113,22 @@ def judges_check(kinds: Iterable[str] = JUDGMENT_KINDS) -> None:
         )
 
 
+def _artifact_shape_judgment(request: JudgeRequest) -> Judgment | None:
+    """A node that produces a test case manifest (its ``artifact_type``, or the artifact it promotes to)
+    has its output checked against the manifest's schema before its own judgment; None for other nodes."""
+    promoted = (request.node.get("promotes_to_artifact") or {}).get("artifact_type")
+    if TEST_CASE_MANIFEST not in (request.node.get("artifact_type"), promoted):
+        return None
+    result = check_run("test_case_manifest_valid", request.content)
+    return Judgment(ok=result.ok, kind="mechanical", issues=result.issues,
+                    detail={"check_ref": "test_case_manifest_valid"})
+
+
 def judgment_run(request: JudgeRequest) -> Judgment:
     """Judge the output with the judge of the node's kind, and log the judgment.
 
-    A command node is judged by its exit code first (kind ``command``), then by its own judgment if it
-    has one.
+    A command node is judged by its exit code first (kind ``command``), and a node producing a test case
+    manifest by its schema (``test_case_manifest_valid``), then by its own judgment if it has one.
     A kind with no judge fails the output: a manifest validated against another version of the kinds
     must not pass unjudged.
     """
@@ -125,8 +137,13 @@ def judgment_run(request: JudgeRequest) -> Judgment:
     exited = None
     if request.command is not None:
         exited = command_exit_judgment(request.command, expect_exit=request.node.get("expect_exit", 0))
-    if exited is not None and (not exited.ok or kind == "none"):
+    shaped = _artifact_shape_judgment(request)
+    if exited is not None and not exited.ok:
         judgment = exited
+    elif shaped is not None and not shaped.ok:
+        judgment = shaped
+    elif kind == "none" and (exited or shaped):
+        judgment = exited or shaped
     elif judge is None:
         judgment = Judgment(ok=False, kind=str(kind), issues=[f"no judge for judgment kind {kind!r}"])
     else:

@@ -18,10 +18,12 @@ from graphs.agents import AgentError
 from graphs.checks import first_root_cause
 from graphs.engine.judgment import Judgment
 from graphs.engine.record import attempt_finish, attempt_next_create, transient_retries_used
-from graphs.engine.state import Cause, Status, run_locked, subagent_by_node
+from graphs.engine.state import Cause, Status, manifest_node, run_locked, subagent_by_node
+from graphs.failures import FailureClassification
 from graphs.logs import log_append
 from graphs.models import Skill, WorkGraphRun, WorkNodeExecution
-from graphs.retries import transient_backoff_seconds, transient_retry_allowed
+from graphs.retries import transient_backoff_seconds, transient_retry_allowed, transient_retry_refusal
+from graphs.storable import storable
 
 DEFAULT_MAX_ATTEMPTS = 3
 # Which stage a final verdict's root cause sends the run back to.
@@ -48,17 +50,18 @@ class _Failure:
 
 
 def attempt_judgment_failed(
-    execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict
+    execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict,
+    failure: FailureClassification | None = None,
 ) -> None:
-    """Record the failed judgment and create the attempts the node's ``on_fail`` calls for, or leave
-    the failure terminal once its attempts are used up."""
+    """Record the failed judgment (classified by ``failure``, else by the rules) and create the attempts
+    the node's ``on_fail`` calls for, or leave the failure terminal once its attempts are used up."""
     on_fail = node.get("on_fail") or {}
     action = on_fail.get("action", "hard_fail")
     max_attempts = int(on_fail.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
     with run_locked(execution.run_id) as run:
         error = "judgment failed: " + "; ".join(judgment.issues)
         if not attempt_finish(execution, worker=worker, status=Status.FAILED, output=output, judgment=judgment,
-                              error=error):
+                              error=error, failure=failure):
             return
         attempts = run.executions.filter(node_id=execution.node_id).exclude(cause=Cause.TRANSIENT_RETRY).count()
         respond = _ACTIONS.get(action)
@@ -148,33 +151,61 @@ def attempt_commands_refused(execution: WorkNodeExecution, *, worker: str, reaso
                    error=f"commands_disabled: {reason}")
 
 
-def attempt_agent_failed(execution: WorkNodeExecution, *, worker: str, error: AgentError) -> None:
-    """Record an agent error; a transient one (timeout, rate limit, outage) is retried after a backoff."""
+def attempt_agent_failed(
+    execution: WorkNodeExecution, *, worker: str, error: AgentError, failure: FailureClassification | None = None
+) -> None:
+    """Record an agent error (classified by ``failure``, else by the rules); a transient one (timeout,
+    rate limit, outage) is retried after a backoff."""
+    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient,
+               message=_agent_error_detail(error))
+    with run_locked(execution.run_id) as run:
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED, error=agent_error_text(error),
+                              agent_error_kind=error.kind, failure=failure):
+            return
+        if error.transient:
+            transient_retry_create(run, execution, backoff=True, kind=error.kind)
+
+
+def agent_error_text(error: AgentError) -> str:
+    """The error an attempt ended by an agent error records: its kind, message and stderr's start."""
+    return f"agent error ({error.kind}): {_agent_error_detail(error)}"
+
+
+def _agent_error_detail(error: AgentError) -> str:
     detail = str(error)
     if error.stderr:
         detail += f" | stderr: {error.stderr.strip()[:2000]}"
-    log_append(execution=execution, event="agent_error", kind=error.kind, transient=error.transient, message=detail)
-    with run_locked(execution.run_id) as run:
-        if not attempt_finish(execution, worker=worker, status=Status.FAILED,
-                              error=f"agent error ({error.kind}): {detail}"):
-            return
-        if error.transient:
-            transient_retry_create(run, execution, backoff=True)
+    return detail
 
 
-def transient_retry_create(run: WorkGraphRun, execution: WorkNodeExecution, *, backoff: bool) -> bool:
-    """Add a ``transient_retry`` attempt of the execution's node if its budget allows (call under the
-    run lock); ``backoff`` delays it by the shared backoff. Return whether one was added.
+def transient_retry_create(run: WorkGraphRun, execution: WorkNodeExecution, *, backoff: bool,
+                           kind: str | None = None) -> bool:
+    """Add a ``transient_retry`` attempt of the execution's node if its node and budget allow (call under
+    the run lock); ``backoff`` delays it by the node's backoff. Return whether one was added.
 
-    Every transient retry counts against the node's budget, so a node that kills every worker it runs
-    on, or whose agent is never reachable, ends failed instead of looping.
+    ``kind`` is the agent error's kind, None for an attempt whose worker was lost. The budget and the
+    delays are the node's ``retry_policy`` where it has one, else the console's. Every transient retry
+    counts against the node's budget, so a node that kills every worker it runs on, or whose agent is
+    never reachable, ends failed instead of looping. A node that must not be retried gets the reason
+    on its attempt's error and log.
     """
+    node = manifest_node(run.graph_manifest, execution.node_id) or {}
+    refusal = transient_retry_refusal(node=node, kind=kind)
+    if refusal is not None:
+        log_append(execution=execution, event="transient_retry_skipped", kind=kind, reason=refusal)
+        error = f"{execution.error}; {refusal}" if execution.error else refusal
+        WorkNodeExecution.objects.filter(pk=execution.pk).update(error=storable(error))
+        execution.error = error
+        return False
+    policy = node.get("retry_policy")
     used = transient_retries_used(run, execution.node_id)
-    if not transient_retry_allowed(retries_used=used):
+    if not transient_retry_allowed(retries_used=used, policy=policy):
+        log_append(execution=execution, event="transient_retry_skipped", kind=kind,
+                   reason=f"the node's {used} transient retries are used up")
         return False
     attempt_next_create(
         run, execution.node_id, cause=Cause.TRANSIENT_RETRY,
-        not_before_seconds=transient_backoff_seconds(retries_used=used) if backoff else 0.0,
+        not_before_seconds=transient_backoff_seconds(retries_used=used, policy=policy) if backoff else 0.0,
         feedback=list(execution.input_payload.get("feedback", [])),
     )
     return True

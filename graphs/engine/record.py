@@ -14,6 +14,7 @@ from graphs.engine.judgment import Judgment
 from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent_by_node
 from graphs.events import node_states_emit
 from graphs.evidence import node_evidence_gaps
+from graphs.failures import FailureClassification, FailureFacts, failure_classify
 from graphs.logs import log_append
 from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
 from graphs.storable import storable
@@ -27,9 +28,16 @@ def attempt_finish(
     output: dict | None = None,
     judgment: Judgment | None = None,
     error: str = "",
+    agent_error_kind: str = "",
+    failure: FailureClassification | None = None,
 ) -> bool:
     """Record the end of an attempt (and its input, see ``attempt_input_keep``) if this worker still
-    owns it; return whether it did. A worker presumed dead and replaced cannot commit a second result."""
+    owns it; return whether it did. A worker presumed dead and replaced cannot commit a second result.
+
+    A failed attempt is classified in the same UPDATE: by ``failure`` when the caller classified it
+    already (the judge agent may have been asked), else by the deterministic rules over ``error``,
+    ``agent_error_kind``, the judgment and the output.
+    """
     fields: dict[str, Any] = {
         "status": status, "finished_at": timezone.now(), "error": storable(error),
         "input_payload": storable(execution.input_payload), **accounting_of(execution),
@@ -38,6 +46,11 @@ def attempt_finish(
         fields["output_payload"] = storable(output)
     if judgment is not None:
         fields["judgment_result"] = storable(judgment.as_dict())
+    if status == Status.FAILED:
+        if failure is None:
+            failure = failure_classify(attempt_failure_facts(
+                error=error, agent_error_kind=agent_error_kind, judgment=judgment, output=output))
+        fields["failure"] = failure.as_dict()
     owned = WorkNodeExecution.objects.filter(pk=execution.pk, status=Status.RUNNING, worker=worker).update(**fields)
     for name, value in fields.items():
         setattr(execution, name, value)
@@ -45,6 +58,15 @@ def attempt_finish(
         node_states_emit(run_id=execution.run_id, rows=[execution])
     log_append(execution=execution, event="node_finished", status=status, error=error, committed=owned == 1)
     return owned == 1
+
+
+def attempt_failure_facts(
+    *, error: str, agent_error_kind: str = "", judgment: Judgment | None = None, output: dict | None = None
+) -> FailureFacts:
+    """What the classification rules read of a failed attempt."""
+    return FailureFacts(error=error, agent_error_kind=agent_error_kind,
+                        judgment=judgment.as_dict() if judgment is not None else None,
+                        output=str((output or {}).get("text") or ""))
 
 
 def attempt_input_keep(

@@ -29,6 +29,7 @@ from graphs.engine.state import (
 )
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.events import node_states_emit
+from graphs.failures import FailureFacts, failure_classify
 from graphs.logs import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.run_status import run_stop, run_stopped_finish, task_claim_for_new_run
@@ -113,7 +114,7 @@ def _copied_row(source: WorkNodeExecution, *, fork: WorkGraphRun, cause: str, no
         run=fork, node_id=source.node_id, subagent_type=source.subagent_type, skill_ref_id=source.skill_ref_id,
         attempt=1, cause=cause, status=source.status, error=source.error, input_payload=source.input_payload,
         output_payload={**source.output_payload, "reused_from": str(source.node_exec_id)},
-        judgment_result=source.judgment_result, ready_at=now, started_at=now, finished_at=now,
+        judgment_result=source.judgment_result, failure=source.failure, ready_at=now, started_at=now, finished_at=now,
     )
 
 
@@ -258,12 +259,14 @@ def attempt_lost(execution: WorkNodeExecution, *, still_owned: Q, error: str) ->
     """
     with run_locked(execution.run_id) as run:
         now = timezone.now()
+        failure = failure_classify(FailureFacts(error=error)).as_dict()
         moved = WorkNodeExecution.objects.filter(still_owned, pk=execution.pk, status=Status.RUNNING).update(
-            status=Status.FAILED, error=storable(error), finished_at=now
+            status=Status.FAILED, error=storable(error), finished_at=now, failure=failure
         )
         if moved != 1:
             return False
         execution.status, execution.error, execution.finished_at = Status.FAILED, error, now
+        execution.failure = failure
         node_states_emit(run_id=run.pk, rows=[execution])
         if execution.is_planning:
             _planning_lost(run, error=error)

@@ -18,6 +18,17 @@ const spend = spendTotal();
 let panelLog = null;
 let latestData = null;
 
+/** A failed attempt's classification, as text only: its evidence quotes what the attempt printed. */
+function failureBlock(failure) {
+  const block = el("div", { class: "failure", "data-category": failure.category });
+  block.append(el("p", {}, `${failure.category} · confidence ${failure.confidence.toFixed(2)}`));
+  const evidence = el("ul", { class: "evidence" });
+  for (const line of failure.evidence) evidence.append(el("li", {}, line));
+  block.append(evidence);
+  if (failure.note) block.append(el("p", { class: "muted small" }, failure.note));
+  return block;
+}
+
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
@@ -82,6 +93,7 @@ function attemptItem(attempt, current) {
   item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
     " ", el("span", { class: `status status-${attempt.status}` }, attempt.status),
     " ", el("span", { class: "muted" }, attempt.cause_text));
+  if (attempt.failure) item.append(" ", el("span", { class: "tag", "data-category": attempt.failure.category }, attempt.failure.category));
   if (attempt.reason) item.append(el("p", { class: "error small reason" }, attempt.reason));
   if (attempt.judgment_result) {
     item.append(section("Judgment", el("pre", { class: "output" }, JSON.stringify(attempt.judgment_result, null, 2))));
@@ -121,6 +133,7 @@ async function openPanel(nodeId) {
   const finished = FINISHED.has(detail.status);
   const parts = [facts];
   if (forkForm && !detail.is_planning) parts.push(forkControl(detail.node_id));
+  if (detail.failure) parts.push(failureBlock(detail.failure));
   parts.push(el("h3", {}, "Attempts"), attempts);
   parts.push(section("Output", el("pre", { class: "output" }, detail.output || (finished ? "(no output)" : "(no output yet)")), true));
   parts.push(section("Prompt", el("pre", { class: "output" }, detail.prompt || "(not built yet)")));

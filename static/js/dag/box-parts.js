@@ -7,6 +7,7 @@
  * @typedef {{t: "text", x: number, y: number, text: string, font: string, color: string,
  *            align?: CanvasTextAlign}} TextPart
  */
+import { failureRoleLabel } from "./failure-roles.js";
 import { FONTS, attemptBadge, costLabel, fitText, nodeTitle, statusLine, textWidth } from "./labels.js";
 import { INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
 
@@ -38,10 +39,15 @@ export function boxParts(box) {
 
 function nodeParts({ w, h, node }) {
   const style = statusStyle(node.status);
+  const role = node.failure_role;
+  // A root cause is ringed; what failed or was blocked because of one is drawn dashed, so the eye
+  // goes to the node to fix first.
   const parts = [
-    { t: "rect", x: 0, y: 0, w, h, r: 8, fill: style.fill, stroke: style.stroke, lw: node.status === "running" ? 2.5 : 1.5 },
+    { t: "rect", x: 0, y: 0, w, h, r: 8, fill: style.fill, stroke: style.stroke, lw: node.status === "running" ? 2.5 : 1.5,
+      dash: role && role.role !== "root_cause" ? [5, 3] : undefined },
     { t: "rect", x: 4, y: 7, w: 4, h: h - 14, r: 2, fill: style.stroke },
   ];
+  if (role?.role === "root_cause") parts.unshift({ t: "rect", x: -4, y: -4, w: w + 8, h: h + 8, r: 11, stroke: "#7f1d1d", lw: 2.5 });
   const badge = attemptBadge(node);
   let titleRoom = w - PAD - 10;
   if (badge) {
@@ -57,8 +63,8 @@ function nodeParts({ w, h, node }) {
     parts.push({ t: "rect", x: w - ow - 6, y: h - 23, w: ow, h: 17, r: 8.5, fill: "#f1f5f9", stroke: "#94a3b8", lw: 1 });
     parts.push({ t: "text", x: w - 6 - ow / 2, y: h - 10.5, text: org, font: FONTS.meta, color: MUTED_INK, align: "center" });
   }
-  const cost = costLabel(node);
-  const status = fitText(cost ? `${statusLine(node.status)} · ${cost}` : statusLine(node.status), FONTS.meta, w - PAD - ow - 12);
+  const line = [statusLine(node.status), failureRoleLabel(role), costLabel(node)].filter(Boolean).join(" · ");
+  const status = fitText(line, FONTS.meta, w - PAD - ow - 12);
   parts.push({ t: "text", x: PAD, y: h - 10.5, text: status, font: FONTS.meta, color: style.text });
   return parts;
 }

@@ -3,6 +3,7 @@
  * text fitted to a width. Agent-authored ids and labels only ever reach the page as text
  * (textContent, SVG text nodes, canvas fillText), never as markup.
  */
+import { failureRoleLabel } from "./failure-roles.js";
 import { FONT, statusStyle } from "./theme.js";
 
 export const FONTS = {
@@ -53,7 +54,8 @@ export function boxAriaLabel(box) {
   }
   const attempts = `${node.attempts} attempt${node.attempts === 1 ? "" : "s"}`;
   const cost = costLabel(node) ? `, cost ${costLabel(node)}` : "";
-  return `${nodeTitle(node)}, ${statusStyle(node.status).label}, ${attempts}${cost}, org node ${node.org_node}`;
+  const role = failureRoleLabel(node.failure_role);
+  return `${nodeTitle(node)}, ${statusStyle(node.status).label}${role ? ` (${role})` : ""}, ${attempts}${cost}, org node ${node.org_node}`;
 }
 
 let measure = null;

@@ -64,6 +64,8 @@ export function createLegend() {
   item(marks, chip("dag-legend__badge", "×3"), "attempts (from the 2nd)");
   item(marks, chip("dag-legend__org", "coder"), "org node");
   item(marks, chip("dag-legend__planning", "◦", { background: PLANNING.fill, borderColor: PLANNING.stroke }), "planning call");
+  item(marks, chip("dag-legend__org", "✕", { borderColor: "#7f1d1d", borderWidth: "2px" }), "root cause: failed, nothing failed upstream");
+  item(marks, chip("dag-legend__org", "⊘", { borderStyle: "dashed" }), "failed or blocked because of a root cause");
   details.append(summary, statuses, links, marks);
   return details;
 }

@@ -3,6 +3,8 @@
  * by live events. Pure data and functions; nothing here touches the DOM.
  */
 
+import { failureRoles } from "./failure-roles.js";
+
 const ON_FAILURE = "on_failure";
 const TERMINAL = new Set(["succeeded", "failed", "blocked", "cancelled"]);
 
@@ -16,6 +18,7 @@ const TERMINAL = new Set(["succeeded", "failed", "blocked", "cancelled"]);
  * @property {number} attempts
  * @property {string[]} depends_on
  * @property {?number} cost_usd  what its attempts' agent calls cost, summed (null: none reported)
+ * @property {import("./failure-roles.js").FailureRole} [failure_role]  set while it failed or is blocked
  *
  * @typedef {{from: string, to: string, edge_type: string, fired: number}} GraphEdge
  * @typedef {{node_exec_id: string, node_id: string, attempt: number, cause: string,
@@ -134,7 +137,21 @@ export function modelApplyUpdates(model, updates) {
       node.latest_exec_id = update.node_exec_id;
     }
   }
+  if (changed) failureRolesRefresh(model);
   return changed;
+}
+
+/** Whether a failed or blocked node is a root cause follows every status change upstream of it. */
+function failureRolesRefresh(model) {
+  const work = model.order.map((id) => model.nodes.get(id));
+  const roles = failureRoles(
+    new Map(work.map((node) => [node.node_id, node.depends_on])),
+    new Map(work.map((node) => [node.node_id, node.status])),
+  );
+  for (const node of work) {
+    if (roles.has(node.node_id)) node.failure_role = roles.get(node.node_id);
+    else delete node.failure_role;
+  }
 }
 
 function countFiring(model, attempt) {

@@ -109,6 +109,9 @@ export function createSvgRenderer(host) {
       drawParts(group, boxParts(box));
       group.setAttribute("aria-label", boxAriaLabel(box));
       if (box.node) group.dataset.status = (box.attempt || box.node).status;
+      const role = box.kind === "node" ? box.node.failure_role?.role : undefined;
+      group.classList.toggle("dag-box--root-cause", role === "root_cause");
+      group.classList.toggle("dag-box--failed-because", role === "failed_downstream" || role === "blocked");
     }
     for (const { link, pill, text } of arcLabels) {
       const label = firedLabel(link.edge);
