@@ -30,11 +30,14 @@ $(NODE_STAMP): package.json package-lock.json
 	mkdir -p node_modules && touch $@
 
 run: export DEBUG ?= 1
+# The console's offline agent takes two seconds a call, its lines spread over them, so a pipeline started
+# in the console can be watched at work; the demo's own finished run (load_demo) is made at full speed.
+run: DEMO_PACE ?= 2
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_demo
-	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
+	WORKGRAPH_OFFLINE_CALL_SECONDS=$(DEMO_PACE) $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
 # The front-end modules' unit tests (node:test, no packages) first: they take a second.
 test: setup browser

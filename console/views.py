@@ -54,7 +54,6 @@ LOG_LINES_ON_PAGE = 2000
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    roles = dict(ProjectMembership.objects.filter(user=request.user).values_list("project_id", "role"))
     projects = list(selectors.projects_for_user(request.user))
     project_spend = selectors.projects_spend(projects)
     recent = list(selectors.tasks_for_user(request.user)[:10])
@@ -64,10 +63,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         request,
         "console/dashboard.html",
         {
-            "projects": [
-                (project, can(roles.get(project.pk), "see_target_folder"), project_spend[project.pk])
-                for project in projects
-            ],
+            # The project's folder is on its own page, for those who may see it; the dashboard is for reading.
+            "projects": [(project, project_spend[project.pk]) for project in projects],
             "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent],
             "in_flight": selectors.runs_in_flight(request.user)[:20],
         },

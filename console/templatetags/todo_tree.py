@@ -12,6 +12,7 @@ from django.middleware.csrf import get_token
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from console.templatetags.console_words import words
 from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
 from graphs.selectors import TreeNode
 
@@ -98,4 +99,4 @@ def _attempt(attempt) -> str:
 
 
 def _status(status: str) -> str:
-    return format_html('<span class="status status-{}" data-status="{}">{}</span>', status, status, status)
+    return format_html('<span class="status status-{}" data-status="{}">{}</span>', status, status, words(status))

@@ -4,25 +4,22 @@ import { connectLog } from "./live.js";
 import { describeLine } from "./log-line.js";
 import { copyButtonBind, traceViewMount } from "./trace-view.js";
 import { diffViewsShow } from "./diff-view.js";
+import { statusChip } from "./status-chip.js";
 
 diffViewsShow();
 
 const list = document.getElementById("log-lines");
 const pause = document.getElementById("pause-scroll");
 const state = document.getElementById("log-state");
-const statusChip = document.getElementById("exec-status");
+const statusSlot = document.getElementById("exec-status");
 
 // The attempt's page follows its log: when the engine writes `node_finished` (committed), the status
 // chip changes at once and the parts the server renders from the finished attempt (`data-live-part`:
 // facts, timings, judgment, output, change) are fetched again and swapped in; the trace and the raw
 // log stay, being live already.
 function showStatus(line) {
-  if (line.event !== "node_finished" || !line.committed || !statusChip) return;
-  const chip = document.createElement("span");
-  chip.className = `status status-${line.status}`;
-  chip.dataset.status = line.status;
-  chip.textContent = line.status;
-  statusChip.replaceChildren(chip);
+  if (line.event !== "node_finished" || !line.committed || !statusSlot) return;
+  statusSlot.replaceChildren(statusChip(line.status));
   refreshParts();
 }
 
@@ -43,13 +40,19 @@ function appendLine(line) {
   const seq = document.createElement("span");
   seq.className = "seq";
   seq.textContent = String(line.seq);
+  // The line's time of day to the millisecond (its `ts` is ISO 8601 in UTC), as the server draws it.
+  const at = document.createElement("time");
+  at.className = "ts";
+  at.dateTime = line.ts || "";
+  at.title = line.ts || "";
+  at.textContent = (line.ts || "").slice(11, 23);
   const event = document.createElement("span");
   event.className = "event";
   event.textContent = line.event;
   const text = document.createElement("span");
   text.className = "text";
   text.textContent = describeLine(line);
-  item.append(seq, " ", event, " ", text);
+  item.append(seq, " ", at, " ", event, " ", text);
   list.append(item);
   if (!pause.checked) list.scrollTop = list.scrollHeight;
 }

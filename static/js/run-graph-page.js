@@ -3,6 +3,7 @@ import { connectLog, connectRun } from "./live.js";
 import { createRunGraph } from "./dag/run-graph.js";
 import { spendSummary, spendTotal } from "./spend.js";
 import { diffViewsShow } from "./diff-view.js";
+import { statusChip } from "./status-chip.js";
 
 diffViewsShow();
 
@@ -37,7 +38,7 @@ function el(tag, attrs = {}, text = "") {
 }
 
 function setRunStatus(status) {
-  statusEl.replaceChildren(el("span", { class: `status status-${status}`, "data-status": status }, status));
+  statusEl.replaceChildren(statusChip(status));
   // The run's controls (Start, Approve / Reject, Cancel) show only while they apply.
   for (const control of document.querySelectorAll("[data-show-when]")) {
     control.hidden = !control.dataset.showWhen.split(" ").includes(status);
@@ -91,7 +92,7 @@ function attemptItem(attempt, current) {
   const item = el("li", { "data-attempt": String(attempt.attempt) });
   if (attempt.node_exec_id === current) item.classList.add("current");
   item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
-    " ", el("span", { class: `status status-${attempt.status}` }, attempt.status),
+    " ", statusChip(attempt.status),
     " ", el("span", { class: "muted" }, attempt.cause_text));
   if (attempt.failure) item.append(" ", el("span", { class: "tag", "data-category": attempt.failure.category }, attempt.failure.category));
   if (attempt.reason) item.append(el("p", { class: "error small reason" }, attempt.reason));
@@ -124,7 +125,7 @@ async function openPanel(nodeId) {
   const detail = await response.json();
   const facts = el("p");
   facts.append(
-    el("span", { class: `status status-${detail.status}` }, detail.status), " ",
+    statusChip(detail.status), " ",
     el("span", { class: "muted" }, `${detail.org_node || ""} · attempt ${detail.attempt} · ${detail.cause_text}`),
   );
   const attempts = el("ol", { class: "attempts" });
@@ -144,7 +145,7 @@ async function openPanel(nodeId) {
   panelLog = connectLog(`/ws/node-executions/${detail.node_exec_id}/log/?after=0`, {
     onLine(line) {
       const text = line.text ?? line.message ?? line.status ?? "";
-      log.append(el("li", {}, `${line.seq} ${line.event} ${text}`));
+      log.append(el("li", {}, `${line.seq} ${(line.ts || "").slice(11, 23)} ${line.event} ${text}`));
       log.scrollTop = log.scrollHeight;
     },
   });
