@@ -109,6 +109,7 @@ export function createSvgRenderer(host) {
       drawParts(group, boxParts(box));
       group.setAttribute("aria-label", boxAriaLabel(box));
       if (box.node) group.dataset.status = (box.attempt || box.node).status;
+      if (box.critical) group.dataset.critical = "true";
       const role = box.kind === "node" ? box.node.failure_role?.role : undefined;
       group.classList.toggle("dag-box--root-cause", role === "root_cause");
       group.classList.toggle("dag-box--failed-because", role === "failed_downstream" || role === "blocked");

@@ -39,6 +39,8 @@ export const LINK = {
 };
 
 export const INK = "#0f172a";
+/** The underline of the timeline's critical-path bars. */
+export const CRITICAL = "#0f172a";
 export const MUTED_INK = "#475569";
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 export const PLANNING = { fill: "#f5f3ff", stroke: "#6d28d9", text: "#4c1d95" };
