@@ -168,17 +168,25 @@ function urlWith(changes) {
   return url;
 }
 
+// The keyboard path: a node chosen (Enter on its box, or a click) takes the focus into the panel;
+// closing the panel gives it back to the box it came from.
+let chosenFrom = null;
+
 function selectNode(nodeId) {
   if (new URL(window.location.href).searchParams.get("node") !== nodeId) {
     history.pushState(null, "", urlWith({ node: nodeId }));
   }
+  chosenFrom = document.activeElement;
   openPanel(nodeId);
+  panelTitle.focus({ preventScroll: !window.matchMedia("(max-width: 900px)").matches });
 }
 
 function unselectNode() {
   if (panel.hidden) return;
   history.pushState(null, "", urlWith({ node: null }));
   closePanel();
+  if (chosenFrom?.isConnected) chosenFrom.focus();
+  chosenFrom = null;
 }
 
 function followUrl() {
