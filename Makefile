@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NODE_STAMP := node_modules/.installed-stamp
 
-.PHONY: run test setup browser bench lint
+.PHONY: run test setup browser bench lint screenshots
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -50,6 +50,11 @@ bench: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/bench
 bench: export REDIS_URL ?= redis://127.0.0.1:6379/0
 bench: setup
 	$(PY) -m pytest tests/bench -s -p no:cacheprovider -o python_files='bench_*.py'
+
+# The page tour's screenshots (every page, 1440 and 390 px, light and dark) into test-artifacts/tour/,
+# and the README's few into docs/screenshots/.
+screenshots: setup browser
+	SCREENSHOTS_DIR=docs/screenshots $(PY) -m pytest -q -p no:cacheprovider tests/browser/test_page_tour.py
 
 lint: setup
 	$(VENV)/bin/ruff check .
