@@ -31,6 +31,18 @@ LAUNCH_ARGS = [
     "--disable-sync", "--no-first-run",
 ]
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# For page.wait_for_function: every box of the run graph on screen, wholly inside the drawing's stage.
+ALL_BOXES_IN_VIEW = """
+() => {
+  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
+  const boxes = [...document.querySelectorAll('#dag .dag-box[data-node-id]')];
+  return boxes.length > 0 && boxes.every((box) => {
+    const r = box.getBoundingClientRect();
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1
+      && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+  });
+}
+"""
 
 
 def _missing(reason: str) -> NoReturn:

@@ -12,24 +12,10 @@ from django.db.models import F
 
 from graphs.manifest import merge_manifests
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
 from tests.graphs import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-# Every box on screen, wholly inside the drawing's stage.
-ALL_BOXES_IN_VIEW = """
-() => {
-  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
-  const boxes = [...document.querySelectorAll('#dag .dag-box[data-node-id]')];
-  return boxes.length > 0 && boxes.every((box) => {
-    const r = box.getBoundingClientRect();
-    return r.left >= stage.left - 1 && r.right <= stage.right + 1
-      && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
-  });
-}
-"""
-
 
 def _chain(prefix: str, length: int, after: str | None = None) -> list[dict]:
     nodes = []
