@@ -96,7 +96,8 @@ def _running_attempt(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExe
     raise AssertionError(f"{node_id} did not start")
 
 
-AT_END = "() => { const l = document.getElementById('log-lines'); return l.scrollHeight - l.scrollTop - l.clientHeight <= 2; }"
+AT_END = ("() => { const list = document.getElementById('log-lines');"
+          " return list.scrollHeight - list.scrollTop - list.clientHeight <= 2; }")
 LINE_COUNT = "() => document.querySelectorAll('#log-lines li').length"
 
 
