@@ -99,6 +99,23 @@ def _running_attempt(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExe
 AT_END = ("() => { const list = document.getElementById('log-lines');"
           " return list.scrollHeight - list.scrollTop - list.clientHeight <= 2; }")
 LINE_COUNT = "() => document.querySelectorAll('#log-lines li').length"
+# Records every line the page changes other than those it adds: a live line must touch no other.
+WATCH_CHANGES = """() => {
+  const list = document.getElementById('log-lines');
+  const added = new Set();
+  window.linesTouched = [];
+  new MutationObserver((records) => {
+    for (const record of records) {
+      if (record.target === list) {
+        record.addedNodes.forEach((item) => added.add(item));
+        if (record.removedNodes.length) window.linesTouched.push('removed');
+        continue;
+      }
+      const item = (record.target.nodeType === 1 ? record.target : record.target.parentElement).closest('li');
+      if (!added.has(item)) window.linesTouched.push(item ? item.dataset.seq : 'list');
+    }
+  }).observe(list, { subtree: true, childList: true, attributes: true, characterData: true });
+}"""
 
 
 def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_console_server, alice, task):
@@ -115,9 +132,16 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
     page.eval_on_selector("#log-lines", "list => { list.style.maxHeight = '4.5em'; }")
     assert page.locator("#log-follow").is_checked(), "a log being written is followed"
+    # A search that marks nearly every line: redrawing the lines there are for each live one would show.
+    page.fill("#log-search", "t")
+    page.wait_for_function("() => document.getElementById('log-count').textContent.endsWith('matching lines')")
+    page.evaluate(WATCH_CHANGES)
     present = page.evaluate(LINE_COUNT)
     page.wait_for_function(f"() => document.querySelectorAll('#log-lines li').length >= {present + 3}")
     assert page.evaluate(AT_END), "following keeps the newest line in view"
+    assert page.evaluate("window.linesTouched") == [], "a live line leaves the lines before it alone"
+    page.fill("#log-search", "")
+    page.wait_for_function("() => !document.getElementById('log-count').textContent.includes('matching')")
 
     page.uncheck("#log-follow")
     page.eval_on_selector("#log-lines", "l => { l.scrollTop = 0; }")
