@@ -221,6 +221,8 @@ class RunTree:
     spend: Spend | None = None
     # The run's git branch and its change, when the project's folder is a repository.
     workspace: RunWorkspace | None = None
+    # The task's run made just before this one, to compare them; None for its first run.
+    previous_run: WorkGraphRun | None = None
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
@@ -240,9 +242,11 @@ def task_run_trees(task: Task) -> list[RunTree]:
     spends = spend_by_run(in_runs)
     workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
     trees = [_run_tree(run, executions[run.pk]) for run in runs]
-    for tree in trees:
+    for index, tree in enumerate(trees):
         tree.spend = spends.get(tree.run.pk)
         tree.workspace = workspaces.get(tree.run.pk)
+        # Runs are newest first: the one before this run is the next tree.
+        tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
     return trees
 
 

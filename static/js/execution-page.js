@@ -1,7 +1,7 @@
 // Node execution page: the trace and the raw log, built from the lines the server sent with the page,
 // then kept current from the live log, resumed after the last of those lines.
 import { connectLog } from "./live.js";
-import { describeLine } from "./log-line.js";
+import { logViewerMount } from "./log-viewer.js";
 import { copyButtonBind, traceViewMount } from "./trace-view.js";
 import { diffViewsShow } from "./diff-view.js";
 import { statusChip } from "./status-chip.js";
@@ -9,7 +9,6 @@ import { statusChip } from "./status-chip.js";
 diffViewsShow();
 
 const list = document.getElementById("log-lines");
-const pause = document.getElementById("pause-scroll");
 const state = document.getElementById("log-state");
 const statusSlot = document.getElementById("exec-status");
 
@@ -34,29 +33,6 @@ async function refreshParts() {
   document.body.dataset.attemptFinished = "true";
 }
 
-function appendLine(line) {
-  const item = document.createElement("li");
-  item.dataset.seq = String(line.seq);
-  const seq = document.createElement("span");
-  seq.className = "seq";
-  seq.textContent = String(line.seq);
-  // The line's time of day to the millisecond (its `ts` is ISO 8601 in UTC), as the server draws it.
-  const at = document.createElement("time");
-  at.className = "ts";
-  at.dateTime = line.ts || "";
-  at.title = line.ts || "";
-  at.textContent = (line.ts || "").slice(11, 23);
-  const event = document.createElement("span");
-  event.className = "event";
-  event.textContent = line.event;
-  const text = document.createElement("span");
-  text.className = "text";
-  text.textContent = describeLine(line);
-  item.append(seq, " ", at, " ", event, " ", text);
-  list.append(item);
-  if (!pause.checked) list.scrollTop = list.scrollHeight;
-}
-
 const resumeCopy = document.getElementById("resume-copy");
 if (resumeCopy) copyButtonBind(resumeCopy, document.getElementById("resume-command"));
 
@@ -67,6 +43,13 @@ if (list) {
     empty: document.getElementById("trace-empty"),
   });
   for (const line of JSON.parse(document.getElementById("trace-lines").textContent)) trace.add(line);
+  const viewer = logViewerMount({
+    list,
+    follow: document.getElementById("log-follow"),
+    search: document.getElementById("log-search"),
+    kinds: document.getElementById("log-kinds"),
+    count: document.getElementById("log-count"),
+  });
   const complete = () => {
     state.textContent = "log complete";
     trace.finish();
@@ -76,7 +59,7 @@ if (list) {
     connectLog(`${list.dataset.wsUrl}?after=${after}`, {
       after,
       onLine(line) {
-        appendLine(line);
+        viewer.add(line);
         trace.add(line);
         showStatus(line);
       },

@@ -94,6 +94,9 @@ function attemptItem(attempt, current) {
   item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
     " ", statusChip(attempt.status),
     " ", el("span", { class: "muted" }, attempt.cause_text));
+  if (attempt.node_exec_id !== current) {
+    item.append(" ", el("a", { class: "small", href: `/executions/${attempt.node_exec_id}/compare/${current}/` }, "compare with latest"));
+  }
   if (attempt.failure) item.append(" ", el("span", { class: "tag", "data-category": attempt.failure.category }, attempt.failure.category));
   if (attempt.reason) item.append(el("p", { class: "error small reason" }, attempt.reason));
   if (attempt.judgment_result) {
