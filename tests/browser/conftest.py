@@ -44,6 +44,20 @@ ALL_BOXES_IN_VIEW = """
 }
 """
 
+# For page.evaluate: what scrolls sideways, if anything — the document's overflow, and the elements
+# that stick out past the viewport.
+OVERFLOW = """
+() => {
+  const width = document.documentElement.clientWidth;
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + (typeof el.className === 'string' && el.className ? '.' + el.className.split(' ').join('.') : '');
+  const wide = [...document.querySelectorAll('body *')]
+    .filter((el) => el.getBoundingClientRect().right > width + 1 && getComputedStyle(el).position !== 'fixed')
+    .map(name);
+  return { scroll: document.documentElement.scrollWidth - width, wide: wide.slice(0, 5) };
+}
+"""
+
 
 def _missing(reason: str) -> NoReturn:
     if IN_CI:

@@ -10,8 +10,7 @@ from decimal import Decimal
 import pytest
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.browser.test_narrow_layout import OVERFLOW
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)

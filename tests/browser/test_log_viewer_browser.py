@@ -14,8 +14,7 @@ import pytest
 from graphs.logs import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.browser.test_narrow_layout import OVERFLOW
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)

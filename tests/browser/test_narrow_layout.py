@@ -8,25 +8,11 @@ import pytest
 
 from graphs.demo import demo_data_load, demo_pipeline_run
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PASSWORD = "correct horse battery staple"
-
-# What scrolls sideways, if anything: the document's overflow, and the widest element that sticks out.
-OVERFLOW = """
-() => {
-  const width = document.documentElement.clientWidth;
-  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
-    + (typeof el.className === 'string' && el.className ? '.' + el.className.split(' ').join('.') : '');
-  const wide = [...document.querySelectorAll('body *')]
-    .filter((el) => el.getBoundingClientRect().right > width + 1 && getComputedStyle(el).position !== 'fixed')
-    .map(name);
-  return { scroll: document.documentElement.scrollWidth - width, wide: wide.slice(0, 5) };
-}
-"""
-
 
 @pytest.fixture
 def demo(settings):
@@ -34,7 +20,9 @@ def demo(settings):
     demo_pipeline_run(task=task)
     run = WorkGraphRun.objects.get(task=task)
     node = run.executions.exclude(node_id__startswith="__").order_by("created_at").first()
-    return {"user": login.username, "task": task, "run": run, "node": node}
+    looped = run.executions.filter(cause="loop_back").order_by("created_at").first()
+    first = run.executions.get(node_id=looped.node_id, attempt=1)
+    return {"user": login.username, "task": task, "run": run, "node": node, "looped": looped, "first": first}
 
 
 def _pages(demo) -> dict[str, str]:
@@ -47,6 +35,7 @@ def _pages(demo) -> dict[str, str]:
         "run-graph": f"/runs/{run.run_id}/",
         "planning": f"/runs/{run.run_id}/planning/",
         "node": f"/executions/{node.pk}/",
+        "compare-attempts": f"/executions/{demo['first'].pk}/compare/{demo['looped'].pk}/",
         "skills": "/skills/",
         "skill-new": "/skills/new/",
     }

@@ -36,7 +36,8 @@ def demo():
     demo_pipeline_run(task=task)
     run = WorkGraphRun.objects.get(task=task)
     looped = run.executions.filter(cause="loop_back").order_by("created_at").first()
-    return {"user": login.username, "task": task, "run": run, "node": looped,
+    first = run.executions.get(node_id=looped.node_id, attempt=1)
+    return {"user": login.username, "task": task, "run": run, "node": looped, "first": first,
             "skill": Skill.objects.order_by("skill_id").last()}
 
 
@@ -50,6 +51,7 @@ def _tour(demo) -> dict[str, str]:
         "timeline": f"/runs/{run.run_id}/?view=timeline",
         "planning": f"/runs/{run.run_id}/planning/",
         "node": f"/executions/{demo['node'].pk}/",
+        "compare-attempts": f"/executions/{demo['first'].pk}/compare/{demo['node'].pk}/",
         "skills": "/skills/",
         "skill-edit": f"/skills/{demo['skill'].skill_id}/edit/",
     }
