@@ -59,6 +59,9 @@ class ExecutionConfig(InSchema):
     task_type: Literal["dynamic", "workflow", "yaml"] = Field(..., json_schema_extra={"enum": ["dynamic", "workflow"]})
     workflow_id: str = Field("", max_length=200)
     project: str = Field("", max_length=50, description="Project slug; defaults to the caller's only lead project.")
+    planning_mode: Literal["graph", "gap_driven"] = Field(
+        "graph", description="graph: the planner plans the whole graph; gap_driven: it plans rounds of tasks until"
+                             " it answers has_gap false (seed 002's planning contract).")
 
     @model_validator(mode="after")
     def _workflow_needs_its_id(self) -> ExecutionConfig:
@@ -107,10 +110,12 @@ def collaboration_execute(request, payload: TaskRequest):
             goal_text=spec.goal.objective + ("\n\n" + spec.metadata.instruction if spec.metadata.instruction else ""),
             deliverables=[spec.metadata.instruction],
             acceptance_criteria=[item.acceptance for item in spec.goal.acceptances],
+            acceptance_ids=[item.id for item in spec.goal.acceptances],
             constraints=[],
             resources=[spec.context.background] if spec.context.background else [],
             task_type=payload.execution_config.task_type,
             workflow_id=payload.execution_config.workflow_id,
+            planning_mode=payload.execution_config.planning_mode,
             created_by=request.auth,
         )
         pipeline_start(task=task)

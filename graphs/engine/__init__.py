@@ -30,6 +30,7 @@ from graphs.engine.finish import pipeline_next_stage, run_wait_finished, task_wa
 from graphs.engine.jobs import Job
 from graphs.engine.judgment import JUDGES, Judgment, judges_check
 from graphs.engine.pipeline import (
+    gap_round_job,
     pipeline_plan_job,
     pipeline_start,
     pipeline_step_job,
@@ -81,6 +82,7 @@ JOB_HANDLERS: dict[str, Callable[[str], None]] = {
     Job.PLAN_APPEND: _run_job(Job.PLAN_APPEND, plan_append_job),
     Job.REAP: reap_job,
     Job.EXTERNAL_DEADLINE: external_deadline_job,
+    Job.GAP_ROUND: _run_job(Job.GAP_ROUND, gap_round_job),
 }
 
 __all__ = [
