@@ -1,4 +1,5 @@
-"""Endpoints compatible with the task-loop collaboration contract (TaskRequest, dashboard, callback report)."""
+"""Endpoints compatible with the task-loop collaboration contract (TaskRequest, dashboard, callback report,
+and the relay's bbs/attach and bbs/result)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from console.api.schemas import ERRORS, InSchema
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
+from graphs.relay import RelaySpec, relay_attach, relay_result
 from graphs.engine import pipeline_start
 from graphs.manifest import manifest_node_ids
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, WorkGraphRun
@@ -94,6 +96,29 @@ class ReportIn(InSchema):
     result: ReportResult
 
 
+class RelayAttachIn(InSchema):
+    task_id: UUID
+    parent_node_id: str = Field("", max_length=200, description="The node relayed under; empty or the task's id: the task.")
+    task_spec: TaskSpec
+    bot_id: str = Field(..., min_length=1, max_length=200)
+    deadline_seconds: int | None = Field(None, ge=1, le=30 * 86_400,
+                                         description="How long the relay may take; default WORKGRAPH_EXTERNAL_DEADLINE_SECONDS.")
+
+
+class AcceptanceResult(InSchema):
+    verdict: Literal["PASS", "FAIL"]
+    acceptances_metric: list[Any] = Field([], max_length=100)
+    gaps: list[str] = Field([], max_length=100, description="What is missing, for a FAIL.")
+
+
+class RelayResultIn(InSchema):
+    task_id: UUID
+    node_id: str = Field(..., min_length=1, max_length=200)
+    bot_id: str = Field(..., min_length=1, max_length=200)
+    acceptance_result: AcceptanceResult
+    output_patch: dict[str, Any] = {}
+
+
 class Envelope(Schema):
     success: bool
     data: dict[str, Any]
@@ -160,6 +185,33 @@ def collaboration_report(request, payload: ReportIn):
     outcome = node_result_report(
         task=task, node_id=node_id, success=payload.result.success, data=payload.result.data,
         gaps=payload.result.gaps, reporter=request.auth,
+    )
+    return {"success": True, "data": {"node_exec_id": outcome.node_exec_id, "status": outcome.status,
+                                      "changed": outcome.changed}}
+
+
+@router.post("/bbs/attach", response={200: Envelope, **ERRORS})
+def collaboration_relay_attach(request, payload: RelayAttachIn):
+    task, role = task_for_member(request.auth, payload.task_id)
+    require(role, "start_run")
+    spec = payload.task_spec
+    node_id = relay_attach(
+        task=task, parent_node_id=payload.parent_node_id, bot_id=payload.bot_id, user=request.auth,
+        deadline_seconds=payload.deadline_seconds,
+        spec=RelaySpec(title=spec.metadata.title, instruction=spec.metadata.instruction, objective=spec.goal.objective,
+                       acceptances=[item.dict() for item in spec.goal.acceptances], background=spec.context.background),
+    )
+    return {"success": True, "data": {"node_id": node_id, "loop_task_id": f"{task.pk}::{node_id}"}}
+
+
+@router.post("/bbs/result", response={200: Envelope, **ERRORS})
+def collaboration_relay_result(request, payload: RelayResultIn):
+    task, role = task_for_member(request.auth, payload.task_id)
+    require(role, "start_run")
+    result = payload.acceptance_result
+    outcome = relay_result(
+        task=task, node_id=payload.node_id, bot_id=payload.bot_id, user=request.auth, verdict=result.verdict,
+        acceptances_metric=result.acceptances_metric, gaps=result.gaps, output_patch=payload.output_patch,
     )
     return {"success": True, "data": {"node_exec_id": outcome.node_exec_id, "status": outcome.status,
                                       "changed": outcome.changed}}
