@@ -18,7 +18,7 @@ from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
 from graphs.relay import RelaySpec, relay_attach, relay_result
 from graphs.engine import pipeline_start
-from graphs.manifest import manifest_node_ids
+from graphs.gap_planning import acceptance_items
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, WorkGraphRun
 from graphs.run_facts import latest_by_node
 from graphs.task_service import task_create
@@ -155,26 +155,40 @@ def collaboration_dashboard(request, task_id: UUID):
     nodes = []
     if run is not None:
         latest = latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID))
-        for node_id in manifest_node_ids(run.graph_manifest or {}):
-            row = latest.get(node_id)
-            if row is None:
-                continue
-            nodes.append({
-                "node_id": node_id, "loop_task_id": f"{task.pk}::{node_id}", "status": row.status,
-                "attempt": row.attempt, "output": (row.output_payload or {}).get("text", ""),
-                "judgment": row.judgment_result, "error": row.error,
-            })
+        for node in (run.graph_manifest or {}).get("nodes", []):
+            row = latest.get(node["node_id"])
+            if row is not None:
+                nodes.append(_dashboard_node(task, node, row))
     progress = selectors.latest_run_progress([task])[task.pk][1]
+    acceptances = acceptance_items(task)
     return {
         "success": True,
         "data": {
             "task": {"task_id": str(task.pk), "title": task.title, "status": task.status, "outcome": task.outcome,
-                     "goal": task.goal_text, "acceptance_criteria": task.acceptance_criteria},
+                     "goal": {"objective": task.goal_text, "acceptances": acceptances},
+                     "acceptance_criteria": task.acceptance_criteria, "planning_mode": task.planning_mode},
             "run": {"run_id": str(run.run_id), "status": run.status} if run else None,
             "progress": progress.as_dict(),
             "nodes": nodes,
         },
     }
+
+
+def _dashboard_node(task, node: dict, row) -> dict[str, Any]:
+    """One node as seed 002's dashboard lists it: its goal, and its latest attempt under ``run_info``
+    (``output`` also at the top, as before); a node waiting for its report says so, with its prompt."""
+    output = (row.output_payload or {}).get("text", "")
+    waiting = row.is_waiting_for_report()
+    run_info = {"status": row.status, "attempt": row.attempt, "output": output, "judgment": row.judgment_result,
+                "error": row.error, "executor": node.get("executor", "agent"),
+                "run_mode": "bbs" if isinstance(node.get("relay"), dict) else "engine",
+                "waiting_for_report": waiting, "deadline_at": row.deadline_at.isoformat() if waiting else None,
+                "instruction": (row.input_payload or {}).get("prompt", "") if waiting else ""}
+    goal = node.get("goal") if isinstance(node.get("goal"), dict) else {"objective": node.get("title", ""),
+                                                                         "acceptances": []}
+    return {"node_id": node["node_id"], "loop_task_id": f"{task.pk}::{node['node_id']}",
+            "title": node.get("title", node["node_id"]), "goal": goal, "status": row.status, "attempt": row.attempt,
+            "output": output, "judgment": row.judgment_result, "error": row.error, "run_info": run_info}
 
 
 @router.post("/callback/report", response={200: Envelope, **ERRORS})
