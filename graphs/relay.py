@@ -96,7 +96,8 @@ def relay_result(
     if not isinstance(relay, dict):
         raise ReportRejected(f"{node_id!r} is not a relay node of the task's run", code="not_a_relay_node")
     if relay.get("user") != user.get_username() or relay.get("bot_id") != bot_id:
-        raise PermissionDenied(f"only {relay['bot_id'] or relay['user']}, who attached {node_id!r}, may post its result")
+        owner = relay.get("bot_id") or relay.get("user")
+        raise PermissionDenied(f"only {owner}, who attached {node_id!r}, may post its result")
     success = verdict == "PASS"
     failed_gaps = [gap for gap in gaps if gap.strip()] or [str(item) for item in acceptances_metric] or [
         "the relay's verdict is FAIL"]
@@ -134,8 +135,8 @@ def _relay_node(node_id: str, *, spec: RelaySpec, parent: str, owner: dict, dead
         else "") if part)
     node = {"node_id": node_id, "depends_on": [], "task_prompt": prompt, "executor": "external",
             "subagent_type": RELAY_ORG_NODE, "title": spec.title,
-            "goal": {"objective": spec.objective,
-                     "acceptances": [{"id": item["id"], "description": item["acceptance"]} for item in spec.acceptances]},
+            "goal": {"objective": spec.objective, "acceptances": [
+                {"id": item["id"], "description": item["acceptance"]} for item in spec.acceptances]},
             "relay": {**owner, "parent_node_id": parent, "attached_at": timezone.now().isoformat()}}
     if deadline_seconds:
         node["deadline_seconds"] = deadline_seconds

@@ -16,10 +16,10 @@ from console.api.schemas import ERRORS, InSchema
 from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
-from graphs.relay import RelaySpec, relay_attach, relay_result
 from graphs.engine import pipeline_start
 from graphs.gap_planning import acceptance_items
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, WorkGraphRun
+from graphs.relay import RelaySpec, relay_attach, relay_result
 from graphs.run_facts import latest_by_node
 from graphs.task_service import task_create
 
@@ -98,11 +98,14 @@ class ReportIn(InSchema):
 
 class RelayAttachIn(InSchema):
     task_id: UUID
-    parent_node_id: str = Field("", max_length=200, description="The node relayed under; empty or the task's id: the task.")
+    parent_node_id: str = Field("", max_length=200,
+                                description="The node relayed under; empty or the task's id: the task.")
     task_spec: TaskSpec
     bot_id: str = Field(..., min_length=1, max_length=200)
-    deadline_seconds: int | None = Field(None, ge=1, le=30 * 86_400,
-                                         description="How long the relay may take; default WORKGRAPH_EXTERNAL_DEADLINE_SECONDS.")
+    deadline_seconds: int | None = Field(
+        None, ge=1, le=30 * 86_400,
+        description="How long the relay may take; default WORKGRAPH_EXTERNAL_DEADLINE_SECONDS.",
+    )
 
 
 class AcceptanceResult(InSchema):

@@ -19,7 +19,6 @@ from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.run_status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
 
-
 GAP_STAGE_PREFIX = "gap:"
 
 
