@@ -203,3 +203,13 @@ def test_a_task_request_chooses_gap_driven_planning_and_a_bad_mode_is_a_400(alic
     assert (bad.status_code, bad.json()["code"]) == (400, "validation_error")
     assert [field["field"] for field in bad.json()["fields"]] == ["execution_config.planning_mode"]
     assert Task.objects.count() == 1
+
+
+def test_a_task_created_through_the_api_may_choose_gap_driven_planning(alice, project):
+    body = {"project": project.slug, "title": "Report", "goal_text": "A report", "deliverables": ["report.md"],
+            "acceptance_criteria": ["Plain words"], "planning_mode": "gap_driven"}
+
+    created = signed_in(alice).post("/api/tasks", data=json.dumps(body), content_type="application/json")
+
+    assert created.status_code == 201 and created.json()["planning_mode"] == "gap_driven"
+    assert Task.objects.get(pk=created.json()["task_id"]).planning_mode == "gap_driven"
