@@ -213,3 +213,17 @@ def test_a_task_created_through_the_api_may_choose_gap_driven_planning(alice, pr
 
     assert created.status_code == 201 and created.json()["planning_mode"] == "gap_driven"
     assert Task.objects.get(pk=created.json()["task_id"]).planning_mode == "gap_driven"
+
+
+def test_the_planning_page_shows_each_rounds_answer_escaped(alice, gap_task, inline_executor, scripted_runner):
+    scripted_runner.replies[("plan", "planner")] = lambda call: (
+        answer([spec("first")], True, "<script>alert(1)</script> missing") if not call.existing_node_ids
+        else answer([], False, "all <b>done</b>"))
+    run = finished(gap_task, inline_executor)
+
+    page = signed_in(alice).get(f"/runs/{run.run_id}/planning/").content.decode()
+
+    assert "<script>alert(1)</script>" not in page and "<b>done</b>" not in page
+    assert "Gap-driven round <strong>1</strong>" in page
+    assert "a gap is left — &lt;script&gt;alert(1)&lt;/script&gt; missing" in page
+    assert "the gap is closed — all &lt;b&gt;done&lt;/b&gt;" in page
