@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
@@ -69,7 +70,8 @@ def relay_attach(
                                  f"{parent or 'the task'} (node {node_id!r})", code="relay_taken")
         node = _relay_node(_free_id(ids), spec=spec, parent=parent, owner=owner, deadline_seconds=deadline_seconds)
         try:
-            manifest_lib.validate_graph_manifest({"nodes": [node], "edges": []}, ids)
+            manifest_lib.validate_graph_manifest({"nodes": [node], "edges": []}, ids,
+                                                 max_nodes=max(settings.WORKGRAPH_MAX_NODES - len(ids), 0))
         except manifest_lib.ManifestError as error:
             raise ReportRejected("the relay's task_spec does not make a node: " + "; ".join(error.errors),
                                  code="bad_task_spec") from error

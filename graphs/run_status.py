@@ -98,11 +98,11 @@ def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraph
             | Q(status=WorkNodeExecution.Status.RUNNING, deadline_at__isnull=False)
         )
         stopped = list(waiting.values("pk", "node_id", "attempt", "cause"))
-        reported_waits = list(waiting.filter(status=WorkNodeExecution.Status.RUNNING))
+        external_waits = list(waiting.filter(status=WorkNodeExecution.Status.RUNNING))
         reason = f"stopped: {run.error}" if run.error_code else "the run was cancelled"
         waiting.update(status=WorkNodeExecution.Status.CANCELLED, error=reason, finished_at=now)
         node_states_emit(run_id=run.pk, rows=[{**row, "status": WorkNodeExecution.Status.CANCELLED} for row in stopped])
-        for execution in reported_waits:
+        for execution in external_waits:
             log_append(execution=execution, event="node_finished", status=WorkNodeExecution.Status.CANCELLED,
                        error=reason, committed=True)
             log_file_close(execution=execution)
