@@ -163,6 +163,12 @@ WORKGRAPH_REAP_INTERVAL_SECONDS = env_float("WORKGRAPH_REAP_INTERVAL_SECONDS", 3
 WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=0)
 WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
 WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
+# How long an external node's attempt waits for its collaboration report, unless the node sets
+# deadline_seconds; past it the attempt fails external_timeout and the node's on_fail applies.
+WORKGRAPH_EXTERNAL_DEADLINE_SECONDS = env_int("WORKGRAPH_EXTERNAL_DEADLINE_SECONDS", 3600, minimum=1)
+# How many planning rounds a gap-driven task's run may take (the first plan included) before it ends
+# failed with the gap still open.
+WORKGRAPH_GAP_MAX_ROUNDS = env_int("WORKGRAPH_GAP_MAX_ROUNDS", 5, minimum=1, maximum=100)
 # Logs live in the database. A directory here also gets a JSONL copy of every log, for tools that read
 # files; nothing in the console reads it.
 # Where attempts' git worktrees are made (one a running attempt; removed when it ends).

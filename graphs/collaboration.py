@@ -3,7 +3,8 @@
 A report names its node as ``<task_id>::<node_id>`` and is idempotent: it is keyed by its digest
 (a ``ReportReceipt`` per run, node and digest, recorded with the attempt it completed), accepted once,
 and answered from that receipt on every replay — sent again later or ten times at once. A report for
-a node whose dependencies have not all succeeded is refused.
+a node whose dependencies have not all succeeded is refused. An external node's attempt waiting for
+its report (``graphs.engine.external``) is the usual target: the report completes it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from graphs.engine import node_attempt_finish_external
+from graphs.engine.external import EXTERNAL_WORKER
 from graphs.engine.state import graph_shape, latest_rows, upstream_done
 from graphs.errors import WorkGraphError
 from graphs.models import PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
@@ -72,11 +74,19 @@ def node_result_report(
         attempt = _reportable_attempt(run=run, node_id=node_id)
         worker = f"callback:{reporter.get_username()}"
         now = timezone.now()
-        claimed = WorkNodeExecution.objects.filter(pk=attempt.pk, status__in=[Status.PENDING, Status.QUEUED]).update(
-            status=Status.RUNNING, worker=worker, ready_at=attempt.ready_at or now, started_at=now, heartbeat_at=now
-        )
-        if claimed != 1:
-            raise ReportRejected(f"node {node_id!r} is being executed by a worker", code="busy")
+        if attempt.is_waiting_for_report():
+            # Taken from the outside's hands, so its deadline can no longer fail it meanwhile.
+            claimed = WorkNodeExecution.objects.filter(pk=attempt.pk, status=Status.RUNNING,
+                                                       worker=EXTERNAL_WORKER).update(worker=worker, heartbeat_at=now)
+            if claimed != 1:
+                raise ReportRejected(f"node {node_id!r} already has a result", code="already_finished")
+        else:
+            claimed = WorkNodeExecution.objects.filter(
+                pk=attempt.pk, status__in=[Status.PENDING, Status.QUEUED]
+            ).update(status=Status.RUNNING, worker=worker, ready_at=attempt.ready_at or now, started_at=now,
+                     heartbeat_at=now)
+            if claimed != 1:
+                raise ReportRejected(f"node {node_id!r} is being executed by a worker", code="busy")
         attempt.refresh_from_db()
         node_attempt_finish_external(
             execution=attempt, worker=worker, text=_result_text(data), ok=success, issues=gaps,
@@ -101,6 +111,8 @@ def _reportable_attempt(*, run: WorkGraphRun, node_id: str) -> WorkNodeExecution
         raise ReportRejected(f"the run has no node {node_id!r}", code="unknown_node")
     if attempt.is_finished():
         raise ReportRejected(f"node {node_id!r} already has a result ({attempt.status})", code="already_finished")
+    if attempt.is_waiting_for_report():
+        return attempt  # its dependencies succeeded before it was handed out
     shape = graph_shape(run)
     dependencies = shape.dependencies.get(node_id, [])
     latest = latest_rows(run, node_ids=dependencies) if dependencies else {}

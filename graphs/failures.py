@@ -189,6 +189,8 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
                          r"|\bagent failed \(invalid_output\)")),
     # Judgments that fail on the node's contract, not on the product.
     FailureRule("commands_disabled", FailureCategory.ENV_FAILURE, ERROR_CAP, _judgment("commands_disabled")),
+    # An external executor that never reported: the work may be fine, its runner is not.
+    FailureRule("external_no_report", FailureCategory.ENV_FAILURE, ERROR_CAP, _judgment("external_timeout")),
     FailureRule("write_set_violated", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("write_set")),
     FailureRule("merge_conflict", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("merge_conflict")),
     FailureRule("case_manifest_invalid", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,

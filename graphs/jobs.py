@@ -154,6 +154,16 @@ class InlineExecutor:
             ran += 1
         return ran
 
+    def drain_due(self) -> int:
+        """Run the jobs due now (and those they queue that are due at once), leaving later ones queued —
+        a deadline's check, a backoff — for the caller to drain or discard; return how many ran."""
+        ran = 0
+        while self._queue and self._queue[0][0] <= time.monotonic():
+            _, _, name, arg = heapq.heappop(self._queue)
+            job_run(name, arg)
+            ran += 1
+        return ran
+
     def pending(self) -> int:
         return len(self._queue)
 

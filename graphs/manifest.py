@@ -32,6 +32,12 @@ COMMAND_ARG_MAX_LENGTH = 4000
 # refused instead, as a planning slip the repair request can name.
 COMMAND_NODE_AGENT_FIELDS = ("artifact_type", "task_prompt", "skill_ref", "allowed_tools", "max_turns",
                              "max_tool_iterations")
+# ``executor: external``: the node waits for a collaboration report instead of calling an agent. Its
+# reported output is judged in the report's request, so only judgments that call no agent and run no
+# program fit; the fields that steer an agent would be silently ignored, so they are refused.
+EXECUTORS = ("agent", "external")
+EXTERNAL_JUDGMENT_KINDS = ("none", "mechanical")
+EXTERNAL_NODE_AGENT_FIELDS = ("allowed_tools", "max_turns", "max_tool_iterations")
 
 # A node's tool_profile says whether its agent may have side effects (write) or only reads (read).
 TOOL_PROFILES = ("read", "write")
@@ -529,6 +535,7 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
     has_artifact, has_prompt = "artifact_type" in node, "task_prompt" in node
     if not is_command_node(node) and ("timeout_seconds" in node or "expect_exit" in node):
         errors.append(f"{label}: timeout_seconds and expect_exit belong to command nodes (nodes with a command)")
+    errors.extend(_executor_errors(node, label))
     if is_command_node(node):
         errors.extend(_command_node_errors(node, label))
     elif has_artifact and has_prompt:
@@ -616,6 +623,30 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
 def is_command_node(node: Mapping[str, Any]) -> bool:
     """Whether ``node`` is a command node: it runs its ``command`` instead of calling an agent."""
     return "command" in node
+
+
+def is_external_node(node: Mapping[str, Any]) -> bool:
+    """Whether ``node`` is done outside the engine (``executor: external``): it waits for a report."""
+    return node.get("executor") == "external"
+
+
+def _executor_errors(node: dict[str, Any], label: str) -> list[str]:
+    executor = node.get("executor")
+    if executor is not None and executor not in EXECUTORS:
+        return [f"{label}: executor {executor!r} is not one of {_choices(EXECUTORS)}"]
+    if not is_external_node(node):
+        return [f"{label}: deadline_seconds belongs to external nodes (executor: external)"] if (
+            "deadline_seconds" in node) else []
+    errors = [f"{label}: an external node runs no agent, so it takes no {field}"
+              for field in EXTERNAL_NODE_AGENT_FIELDS if field in node]
+    if is_command_node(node):
+        errors.append(f"{label}: an external node runs no command; drop command or executor")
+    kind = (node.get("judgment") or {}).get("kind", "none") if isinstance(node.get("judgment"), dict) else None
+    if kind is not None and kind not in EXTERNAL_JUDGMENT_KINDS:
+        errors.append(f"{label}: an external node's report is judged as it arrives, so its judgment.kind must be"
+                      f" one of {_choices(EXTERNAL_JUDGMENT_KINDS)}, not {kind!r}")
+    errors.extend(_timeout_errors(node.get("deadline_seconds"), f"{label}: deadline_seconds"))
+    return errors
 
 
 def node_commands(node: Mapping[str, Any]) -> list[tuple[str, list[str]]]:

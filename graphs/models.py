@@ -149,6 +149,10 @@ class Task(models.Model):
         DYNAMIC = "dynamic", "Dynamic (agents plan the graph)"
         WORKFLOW = "workflow", "Workflow (a fixed workflow)"
 
+    class PlanningMode(models.TextChoices):
+        GRAPH = "graph", "Graph (the planner plans the whole graph at once)"
+        GAP_DRIVEN = "gap_driven", "Gap-driven (the planner plans in rounds until no gap is left)"
+
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         PLANNING = "planning", "Planning"
@@ -166,10 +170,19 @@ class Task(models.Model):
     goal_text = models.TextField()
     deliverables = models.JSONField(default=list, blank=True)
     acceptance_criteria = models.JSONField(default=list, blank=True)
+    acceptance_ids = models.JSONField(
+        default=list, blank=True,
+        help_text="The ids a collaboration TaskRequest gave the acceptance criteria, in the same order; empty:"
+                  " they are numbered ac1, ac2, …",
+    )
     constraints = models.JSONField(default=list, blank=True)
     resources = models.JSONField(default=list, blank=True)
     task_type = models.CharField(max_length=16, choices=TaskType.choices, default=TaskType.DYNAMIC)
     workflow_id = models.CharField(max_length=200, blank=True)
+    planning_mode = models.CharField(
+        max_length=16, choices=PlanningMode.choices, default=PlanningMode.GRAPH,
+        help_text="How its pipeline plans: one graph, or gap-driven rounds of tasks (see graphs.gap_planning).",
+    )
     skill = models.ForeignKey(
         Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
         help_text="A skill whose team template guides planning, when chosen explicitly.",
@@ -194,6 +207,9 @@ class Task(models.Model):
             models.CheckConstraint(
                 condition=~Q(task_type="workflow") | ~Q(workflow_id=""),
                 name="task_workflow_needs_workflow_id",
+            ),
+            models.CheckConstraint(
+                condition=Q(planning_mode__in=["graph", "gap_driven"]), name="task_planning_mode_valid"
             ),
         ]
 
@@ -356,6 +372,10 @@ class WorkNodeExecution(models.Model):
     session_id = models.CharField(max_length=200, blank=True, help_text="The agent's session, to resume it.")
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    deadline_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="An external node's attempt waiting for its report: when it fails external_timeout.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -382,6 +402,11 @@ class WorkNodeExecution(models.Model):
     def is_finished(self) -> bool:
         """Return True once this attempt has ended, whatever the outcome."""
         return self.status in self.FINISHED_STATUSES
+
+    def is_waiting_for_report(self) -> bool:
+        """Return True while this is an external node's attempt running without a worker, waiting for a
+        collaboration report (or its deadline)."""
+        return self.status == self.Status.RUNNING and self.deadline_at is not None
 
     def duration(self) -> timedelta | None:
         """Return how long the attempt ran, or None if it has not both started and finished."""

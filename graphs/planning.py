@@ -32,9 +32,10 @@ from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.failures import FailureFacts, failure_classify
+from graphs.gap_planning import acceptance_items, gap_answer_parse, gap_planning_prompt, gap_snapshot
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_open
-from graphs.models import Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.models import PLANNING_NODE_ID, Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.prompts import TaskBrief, answer_with_one_repair, planning_prompt
 from graphs.retries import transient_backoff_seconds, transient_retry_allowed
 from graphs.run_status import run_status_set, run_stopped_finish, task_status_refresh
@@ -81,6 +82,8 @@ class _Attempt:
     agent_calls: list[dict] = field(default_factory=list)
     # The adaptation report of a template-guided plan (None when no template guided it).
     adaptation: dict | None = None
+    # What a gap-driven round answered: round, has_gap, gap_detail, task_ids (None in graph mode).
+    gap: dict | None = None
 
 
 def plan_work_graph(
@@ -122,16 +125,22 @@ def plan_work_graph(
         existing_graph = {}
 
     brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)
+    gap_round = _gap_round_number(run) if task.planning_mode == Task.PlanningMode.GAP_DRIVEN else None
     # The task's own skill guides its fresh plan; appended stages follow their catalogs
-    # unless a skill is handed over explicitly.
-    guide = template_guide_for(skill=skill if skill is not None else (None if appending else task.skill))
-    attempt = _Attempt(
-        prompt=planning_prompt(
+    # unless a skill is handed over explicitly. A gap-driven round answers with tasks, not a template's graph.
+    guide = None if gap_round else template_guide_for(
+        skill=skill if skill is not None else (None if appending else task.skill))
+    if gap_round:
+        prompt = gap_planning_prompt(brief=brief, acceptances=acceptance_items(task),
+                                     snapshot=gap_snapshot(run, round_number=gap_round),
+                                     existing_node_ids=tuple(existing_graph))
+    else:
+        prompt = planning_prompt(
             org_node=org_node, brief=brief, existing_node_ids=tuple(existing_graph),
             template_block=guide.prompt_block() if guide else None,
             commands_allowed=task.project.allow_commands,
         )
-    )
+    attempt = _Attempt(prompt=prompt)
     execution = _planning_execution_create(
         run=run, org_node=org_node, prompt=attempt.prompt, append=appending, skill_pk=guide.skill_pk if guide else None
     )
@@ -143,6 +152,7 @@ def plan_work_graph(
         timeout=timeout,
         purpose="plan",
         existing_node_ids=tuple(existing_graph),
+        planning_mode=Task.PlanningMode.GAP_DRIVEN if gap_round else Task.PlanningMode.GRAPH,
         commands_allowed=task.project.allow_commands,
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose="plan", **fields),
@@ -159,9 +169,14 @@ def plan_work_graph(
             if guide is not None:
                 _ask_for_template_plan(runner, call, attempt=attempt, existing_graph=existing_graph,
                                        execution=execution, guide=guide)
+            elif gap_round:
+                _ask_for_gap_answer(runner, call, attempt=attempt, existing_graph=existing_graph,
+                                    execution=execution, round_number=gap_round)
             else:
                 _ask_for_manifest(runner, call, attempt=attempt, existing_graph=existing_graph, execution=execution)
-        if appending:
+        if appending and not attempt.manifest["nodes"]:
+            run, new_ids = _run_still_open(run_id=run.run_id), []  # a closed gap: nothing to append
+        elif appending:
             run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node)
         else:
             run, new_ids = _store_fresh_manifest(run=run, manifest=attempt.manifest)
@@ -256,6 +271,44 @@ def _ask_for_manifest(
     attempt.repair_prompt = outcome.repair_prompt
     if outcome.errors:
         raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(outcome.errors))
+
+
+def _gap_round_number(run: WorkGraphRun) -> int:
+    """Which round of gap-driven planning the next call of the run is: one more than its planning calls."""
+    return 1 + run.executions.filter(node_id__startswith=PLANNING_NODE_ID).count()
+
+
+def _ask_for_gap_answer(
+    runner: AgentRunner,
+    call: AgentCall,
+    *,
+    attempt: _Attempt,
+    existing_graph: Mapping[str, Sequence[str]],
+    execution: WorkNodeExecution,
+    round_number: int,
+) -> None:
+    """Ask for a gap answer (and once more with a repair request if needed): the tasks it plans become
+    ``attempt.manifest``; an answer that closes the gap plans none."""
+    max_tasks = settings.WORKGRAPH_MAX_NODES - len(existing_graph)
+
+    def problems(text: str) -> list[str]:
+        found, answer, errors = gap_answer_parse(text, existing_graph=existing_graph, max_tasks=max_tasks)
+        attempt.extracted, attempt.errors = storable(found), errors
+        if answer is not None:
+            attempt.manifest, attempt.gap = answer.manifest, answer.as_dict(round_number=round_number)
+        return errors
+
+    outcome = answer_with_one_repair(
+        ask=lambda prompt: _call_agent(runner, dataclasses.replace(call, prompt=prompt), attempt=attempt,
+                                       execution=execution).text,
+        prompt=attempt.prompt,
+        problems=problems,
+        on_repair=lambda errors: log_append(execution=execution, event="repair_requested", errors=errors),
+    )
+    attempt.repair_prompt = outcome.repair_prompt
+    if outcome.errors:
+        raise PlanningFailedError("the planner's gap answer is not usable: " + "; ".join(outcome.errors))
+    log_append(execution=execution, event="gap_answer", **attempt.gap)
 
 
 def _ask_for_template_plan(
@@ -364,6 +417,18 @@ def _store_fresh_manifest(*, run: WorkGraphRun, manifest: dict) -> tuple[WorkGra
     return run, new_ids
 
 
+def _run_still_open(*, run_id: Any) -> WorkGraphRun:
+    """The run an answer that adds no node leaves as it is, once checked under its lock to be neither
+    cancelled nor finished meanwhile (as a merge would check)."""
+    with transaction.atomic():
+        run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
+        if run.cancel_requested_at is not None:
+            raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
+        if run.is_finished():
+            raise PlanningFailedError(f"run {run_id} became {run.status} while planning")
+    return run
+
+
 def _merge_into_run(*, run_id: Any, addition: dict, org_node: str) -> tuple[WorkGraphRun, list[str]]:
     """Merge ``addition`` into the run under a row lock, re-checking against the manifest as it is now.
 
@@ -456,6 +521,8 @@ def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, 
         "agent_calls": attempt.agent_calls,
         # Present only for a template-guided plan.
         **({"adaptation": attempt.adaptation} if attempt.adaptation is not None else {}),
+        # Present only for a gap-driven round that gave a usable answer.
+        **({"gap": attempt.gap} if attempt.gap is not None else {}),
     })
 
 

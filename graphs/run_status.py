@@ -13,12 +13,14 @@ from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from graphs.checks import final_verdict_read
 from graphs.errors import TaskBusyError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import run_incompleteness
+from graphs.logs import log_append, log_file_close
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.storable import storable
 
@@ -70,8 +72,9 @@ def run_status_set(
 
 
 def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraphRun | None:
-    """Ask a run to stop: nothing new starts, waiting attempts are cancelled now, running agents are
-    stopped by their heartbeat, and the run ends once none is left running (``run_stopped_finish``).
+    """Ask a run to stop: nothing new starts, waiting attempts are cancelled now (external nodes' attempts
+    waiting for a report too: no agent of theirs is to be stopped), running agents are stopped by their
+    heartbeat, and the run ends once none is left running (``run_stopped_finish``).
 
     A stop with an ``error_code`` (``budget_exceeded``) ends the run ``failed`` with ``error``; a
     plain stop ends it ``cancelled``. The first stop's reason is the one kept. Return the run as it
@@ -90,11 +93,19 @@ def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraph
                 setattr(run, name, value)
             if error_code:
                 run_event_emit(run_id=run.pk, event="run_stopping", error_code=error_code, error=run.error)
-        waiting = run.executions.filter(status__in=[WorkNodeExecution.Status.PENDING, WorkNodeExecution.Status.QUEUED])
+        waiting = run.executions.filter(
+            Q(status__in=[WorkNodeExecution.Status.PENDING, WorkNodeExecution.Status.QUEUED])
+            | Q(status=WorkNodeExecution.Status.RUNNING, deadline_at__isnull=False)
+        )
         stopped = list(waiting.values("pk", "node_id", "attempt", "cause"))
+        external_waits = list(waiting.filter(status=WorkNodeExecution.Status.RUNNING))
         reason = f"stopped: {run.error}" if run.error_code else "the run was cancelled"
         waiting.update(status=WorkNodeExecution.Status.CANCELLED, error=reason, finished_at=now)
         node_states_emit(run_id=run.pk, rows=[{**row, "status": WorkNodeExecution.Status.CANCELLED} for row in stopped])
+        for execution in external_waits:
+            log_append(execution=execution, event="node_finished", status=WorkNodeExecution.Status.CANCELLED,
+                       error=reason, committed=True)
+            log_file_close(execution=execution)
         if not run.executions.filter(status=WorkNodeExecution.Status.RUNNING).exists():
             run_stopped_finish(run)
     return run

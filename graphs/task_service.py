@@ -17,15 +17,18 @@ def task_create(
     goal_text: str,
     deliverables: Sequence[str] = (),
     acceptance_criteria: Sequence[str] = (),
+    acceptance_ids: Sequence[str] = (),
     constraints: Sequence[str] = (),
     resources: Sequence[str] = (),
     task_type: str = Task.TaskType.DYNAMIC,
     workflow_id: str = "",
     skill: Skill | None = None,
+    planning_mode: str = Task.PlanningMode.GRAPH,
 ) -> Task:
     """Create a task in ``project``. It starts ``draft``: its status follows its runs from then on."""
     return Task.objects.create(
         project=project, created_by=created_by, title=title, goal_text=goal_text, deliverables=list(deliverables),
-        acceptance_criteria=list(acceptance_criteria), constraints=list(constraints), resources=list(resources),
-        task_type=task_type, workflow_id=workflow_id, skill=skill,
+        acceptance_criteria=list(acceptance_criteria), acceptance_ids=list(acceptance_ids),
+        constraints=list(constraints), resources=list(resources),
+        task_type=task_type, workflow_id=workflow_id, skill=skill, planning_mode=planning_mode,
     )

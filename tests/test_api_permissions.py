@@ -15,6 +15,7 @@ from django.test import Client
 from console.api import api
 from graphs.dag_specs import dag_spec_import
 from graphs.engine import run_start
+from graphs.relay import RelaySpec, relay_attach
 from graphs.tokens import token_create
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
@@ -67,6 +68,8 @@ def world(project, alice, bob, charlie, dana, task, scripted_runner, inline_exec
     run_start(run=reported)
     # The queued jobs of the last two runs are dropped: their nodes stay queued for cancel and report.
     inline_executor.discard()
+    relay_attach(task=task, parent_node_id="", bot_id="relay-bot", user=alice,
+                 spec=RelaySpec(title="R", instruction="Relay it", objective="O", acceptances=[]))
     imported = dag_spec_import(project=project, spec=SMALL_SPEC)
     return World(project, task, done, waiting, ready, running, reported_task, idle_task, idle_done, imported)
 
@@ -112,6 +115,13 @@ ROUTES = {
         "/api/v1/collaboration/tasks/callback/report",
         {"loop_task_id": f"{w.reported_task.pk}::a", "result": {"success": True, "data": {"result": "done"}}},
     )),
+    "POST /api/v1/collaboration/tasks/bbs/attach": (LEAD, lambda w: ("/api/v1/collaboration/tasks/bbs/attach", {
+        "task_id": str(w.task.pk), "bot_id": "relay-bot",
+        "task_spec": {"metadata": {"title": "R", "instruction": "Relay it"},
+                      "goal": {"objective": "O", "acceptances": [{"id": "ac1", "acceptance": "works"}]}}})),
+    "POST /api/v1/collaboration/tasks/bbs/result": (LEAD, lambda w: ("/api/v1/collaboration/tasks/bbs/result", {
+        "task_id": str(w.task.pk), "node_id": "relay_1", "bot_id": "relay-bot",
+        "acceptance_result": {"verdict": "PASS"}, "output_patch": {"done": True}})),
 }
 
 

@@ -42,7 +42,7 @@ def test_a_pipeline_runs_end_to_end_on_a_celery_worker(task, workers):
     )
     task.refresh_from_db()
     run = WorkGraphRun.objects.get(task=task)
-    assert (task.status, task.outcome["verdict"]) == ("succeeded", "pass"), task.outcome
+    assert (task.status, task.outcome["verdict"]) == ("succeeded", "PASS"), task.outcome
     assert run.status == "succeeded"
     planning = run.executions.filter(node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
     assert [(p.node_id, p.status) for p in planning] == [

@@ -268,7 +268,7 @@ def test_a_fork_among_busy_runs_reruns_only_the_chosen_node_and_its_downstream(p
         "spec": "succeeded", "api": "succeeded", "ui": "succeeded", "api_tests": "succeeded", "docs": "succeeded",
         "gate": "failed", "release": "blocked",
     }
-    assert before["gate"].error == "judgment failed: the output has no 'VERDICT:' line"
+    assert before["gate"].error == "judgment failed: the output has no line that starts with 'VERDICT:'"
     original_rows = sorted(node_rows(original).values_list("pk", "status", "finished_at"))
     # A second wave of busy runs starts with the fork: the first may be done by now, however fast it went.
     second_wave = [_new_run(project, alice, busy_manifest) for _ in range(16)]

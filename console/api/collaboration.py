@@ -1,4 +1,5 @@
-"""Endpoints compatible with the task-loop collaboration contract (TaskRequest, dashboard, callback report)."""
+"""Endpoints compatible with the task-loop collaboration contract (TaskRequest, dashboard, callback report,
+and the relay's bbs/attach and bbs/result)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from console.permissions import require, task_for_member
 from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
 from graphs.engine import pipeline_start
-from graphs.manifest import manifest_node_ids
+from graphs.gap_planning import acceptance_items
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, WorkGraphRun
+from graphs.relay import RelaySpec, relay_attach, relay_result
 from graphs.run_facts import latest_by_node
 from graphs.task_service import task_create
 
@@ -59,6 +61,9 @@ class ExecutionConfig(InSchema):
     task_type: Literal["dynamic", "workflow", "yaml"] = Field(..., json_schema_extra={"enum": ["dynamic", "workflow"]})
     workflow_id: str = Field("", max_length=200)
     project: str = Field("", max_length=50, description="Project slug; defaults to the caller's only lead project.")
+    planning_mode: Literal["graph", "gap_driven"] = Field(
+        "graph", description="graph: the planner plans the whole graph; gap_driven: it plans rounds of tasks until"
+                             " it answers has_gap false (seed 002's planning contract).")
 
     @model_validator(mode="after")
     def _workflow_needs_its_id(self) -> ExecutionConfig:
@@ -91,6 +96,32 @@ class ReportIn(InSchema):
     result: ReportResult
 
 
+class RelayAttachIn(InSchema):
+    task_id: UUID
+    parent_node_id: str = Field("", max_length=200,
+                                description="The node relayed under; empty or the task's id: the task.")
+    task_spec: TaskSpec
+    bot_id: str = Field(..., min_length=1, max_length=200)
+    deadline_seconds: int | None = Field(
+        None, ge=1, le=30 * 86_400,
+        description="How long the relay may take; default WORKGRAPH_EXTERNAL_DEADLINE_SECONDS.",
+    )
+
+
+class AcceptanceResult(InSchema):
+    verdict: Literal["PASS", "FAIL"]
+    acceptances_metric: list[Any] = Field([], max_length=100)
+    gaps: list[str] = Field([], max_length=100, description="What is missing, for a FAIL.")
+
+
+class RelayResultIn(InSchema):
+    task_id: UUID
+    node_id: str = Field(..., min_length=1, max_length=200)
+    bot_id: str = Field(..., min_length=1, max_length=200)
+    acceptance_result: AcceptanceResult
+    output_patch: dict[str, Any] = {}
+
+
 class Envelope(Schema):
     success: bool
     data: dict[str, Any]
@@ -107,10 +138,12 @@ def collaboration_execute(request, payload: TaskRequest):
             goal_text=spec.goal.objective + ("\n\n" + spec.metadata.instruction if spec.metadata.instruction else ""),
             deliverables=[spec.metadata.instruction],
             acceptance_criteria=[item.acceptance for item in spec.goal.acceptances],
+            acceptance_ids=[item.id for item in spec.goal.acceptances],
             constraints=[],
             resources=[spec.context.background] if spec.context.background else [],
             task_type=payload.execution_config.task_type,
             workflow_id=payload.execution_config.workflow_id,
+            planning_mode=payload.execution_config.planning_mode,
             created_by=request.auth,
         )
         pipeline_start(task=task)
@@ -125,26 +158,40 @@ def collaboration_dashboard(request, task_id: UUID):
     nodes = []
     if run is not None:
         latest = latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID))
-        for node_id in manifest_node_ids(run.graph_manifest or {}):
-            row = latest.get(node_id)
-            if row is None:
-                continue
-            nodes.append({
-                "node_id": node_id, "loop_task_id": f"{task.pk}::{node_id}", "status": row.status,
-                "attempt": row.attempt, "output": (row.output_payload or {}).get("text", ""),
-                "judgment": row.judgment_result, "error": row.error,
-            })
+        for node in (run.graph_manifest or {}).get("nodes", []):
+            row = latest.get(node["node_id"])
+            if row is not None:
+                nodes.append(_dashboard_node(task, node, row))
     progress = selectors.latest_run_progress([task])[task.pk][1]
+    acceptances = acceptance_items(task)
     return {
         "success": True,
         "data": {
             "task": {"task_id": str(task.pk), "title": task.title, "status": task.status, "outcome": task.outcome,
-                     "goal": task.goal_text, "acceptance_criteria": task.acceptance_criteria},
+                     "goal": {"objective": task.goal_text, "acceptances": acceptances},
+                     "acceptance_criteria": task.acceptance_criteria, "planning_mode": task.planning_mode},
             "run": {"run_id": str(run.run_id), "status": run.status} if run else None,
             "progress": progress.as_dict(),
             "nodes": nodes,
         },
     }
+
+
+def _dashboard_node(task, node: dict, row) -> dict[str, Any]:
+    """One node as seed 002's dashboard lists it: its goal, and its latest attempt under ``run_info``
+    (``output`` also at the top, as before); a node waiting for its report says so, with its prompt."""
+    output = (row.output_payload or {}).get("text", "")
+    waiting = row.is_waiting_for_report()
+    run_info = {"status": row.status, "attempt": row.attempt, "output": output, "judgment": row.judgment_result,
+                "error": row.error, "executor": node.get("executor", "agent"),
+                "run_mode": "bbs" if isinstance(node.get("relay"), dict) else "engine",
+                "waiting_for_report": waiting, "deadline_at": row.deadline_at.isoformat() if waiting else None,
+                "instruction": (row.input_payload or {}).get("prompt", "") if waiting else ""}
+    goal = node.get("goal") if isinstance(node.get("goal"), dict) else {"objective": node.get("title", ""),
+                                                                         "acceptances": []}
+    return {"node_id": node["node_id"], "loop_task_id": f"{task.pk}::{node['node_id']}",
+            "title": node.get("title", node["node_id"]), "goal": goal, "status": row.status, "attempt": row.attempt,
+            "output": output, "judgment": row.judgment_result, "error": row.error, "run_info": run_info}
 
 
 @router.post("/callback/report", response={200: Envelope, **ERRORS})
@@ -155,6 +202,33 @@ def collaboration_report(request, payload: ReportIn):
     outcome = node_result_report(
         task=task, node_id=node_id, success=payload.result.success, data=payload.result.data,
         gaps=payload.result.gaps, reporter=request.auth,
+    )
+    return {"success": True, "data": {"node_exec_id": outcome.node_exec_id, "status": outcome.status,
+                                      "changed": outcome.changed}}
+
+
+@router.post("/bbs/attach", response={200: Envelope, **ERRORS})
+def collaboration_relay_attach(request, payload: RelayAttachIn):
+    task, role = task_for_member(request.auth, payload.task_id)
+    require(role, "start_run")
+    spec = payload.task_spec
+    node_id = relay_attach(
+        task=task, parent_node_id=payload.parent_node_id, bot_id=payload.bot_id, user=request.auth,
+        deadline_seconds=payload.deadline_seconds,
+        spec=RelaySpec(title=spec.metadata.title, instruction=spec.metadata.instruction, objective=spec.goal.objective,
+                       acceptances=[item.dict() for item in spec.goal.acceptances], background=spec.context.background),
+    )
+    return {"success": True, "data": {"node_id": node_id, "loop_task_id": f"{task.pk}::{node_id}"}}
+
+
+@router.post("/bbs/result", response={200: Envelope, **ERRORS})
+def collaboration_relay_result(request, payload: RelayResultIn):
+    task, role = task_for_member(request.auth, payload.task_id)
+    require(role, "start_run")
+    result = payload.acceptance_result
+    outcome = relay_result(
+        task=task, node_id=payload.node_id, bot_id=payload.bot_id, user=request.auth, verdict=result.verdict,
+        acceptances_metric=result.acceptances_metric, gaps=result.gaps, output_patch=payload.output_patch,
     )
     return {"success": True, "data": {"node_exec_id": outcome.node_exec_id, "status": outcome.status,
                                       "changed": outcome.changed}}

@@ -57,7 +57,8 @@ def error_handlers_install(api: NinjaAPI) -> None:
 
     @api.exception_handler(ReportRejected)
     def _report(request, error: ReportRejected):
-        status = 409 if error.code in ("already_finished", "busy", "dependencies_unmet") else 400
+        conflicts = ("already_finished", "busy", "dependencies_unmet", "not_running", "relay_taken")
+        status = 409 if error.code in conflicts else 400
         return reply(request, status, error.code, str(error))
 
     @api.exception_handler(InvalidTransitionError)

@@ -85,6 +85,8 @@ class TaskIn(InSchema):
     resources: list[str] = []
     task_type: Literal["dynamic", "workflow"] = "dynamic"
     workflow_id: str = Field("", max_length=200)
+    planning_mode: Literal["graph", "gap_driven"] = Field(
+        "graph", description="graph: the planner plans the whole graph; gap_driven: rounds of tasks until no gap.")
 
     _items = field_validator("deliverables", "acceptance_criteria", "constraints", "resources")(_clean_items)
 
@@ -108,6 +110,7 @@ class TaskOut(Schema):
     resources: list[Any]
     task_type: str
     workflow_id: str
+    planning_mode: str
     status: str
     outcome: dict[str, Any]
     created_at: datetime

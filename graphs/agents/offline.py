@@ -45,7 +45,9 @@ class OfflineRunner:
         self.call_seconds = call_seconds
 
     def run(self, call: AgentCall) -> AgentResult:
-        if call.purpose == "plan":
+        if call.purpose == "plan" and call.planning_mode == "gap_driven":
+            text = _gap_text(call.existing_node_ids)
+        elif call.purpose == "plan":
             text = _plan_text(call.org_node, call.existing_node_ids, commands_allowed=call.commands_allowed)
         elif call.purpose == "judge":
             text = _judge_text(call.node or {}, call.attempt)
@@ -89,6 +91,28 @@ def _plan_text(org_node: str, existing_node_ids: Sequence[str], *, commands_allo
         f"Nodes: {summary}.\n\n"
         "```json\n" + json.dumps(manifest, indent=2) + "\n```\n"
     )
+
+
+def _gap_text(existing_node_ids: Sequence[str]) -> str:
+    """A gap-driven round's answer: the first round plans the work and its review; once the run has
+    nodes, the gap is closed. So a gap-driven run takes two rounds and then succeeds."""
+    if existing_node_ids:
+        answer: dict[str, Any] = {"tasks": [], "has_gap": False,
+                                  "gap_detail": "done: the planned tasks have run"}
+    else:
+        answer = {"tasks": [_gap_task("gap_work", "Carry out the task and describe the result."),
+                            _gap_task("gap_review", "Check the result against every acceptance criterion.",
+                                      depends_on=["gap_work"])],
+                  "has_gap": True, "gap_detail": "nothing has been done yet"}
+    return (f"{_LABEL} This gap answer comes from the built-in offline agent; no language model was consulted.\n\n"
+            "```json\n" + json.dumps(answer, indent=2) + "\n```\n")
+
+
+def _gap_task(task_id: str, instruction: str, *, depends_on: Sequence[str] = ()) -> dict[str, Any]:
+    return {"metadata": {"task_id": task_id, "title": task_id.replace("_", " "), "instruction": instruction,
+                         "depends_on": list(depends_on)},
+            "context": {"background": "", "extend_props": {}},
+            "goal": {"objective": instruction, "acceptances": [{"id": "ac1", "description": instruction}]}}
 
 
 class _Ids:

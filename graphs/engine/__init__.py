@@ -10,6 +10,7 @@ modules, each with one reason to change:
 - ``judgment`` — one judge per judgment kind, checked at start-up;
 - ``on_fail`` — one function per ``on_fail`` action, and the transient retry with backoff;
 - ``finish`` — how a stage and a run end;
+- ``external`` — nodes done outside the engine: their wait for a report, and its deadline;
 - ``recovery`` — cancel, fork, and the reaper of lost work;
 - ``pipeline`` — the planner → coder → validator stages, and planning on request;
 - ``jobs`` — the typed submitters of the engine's background jobs; ``JOB_HANDLERS`` maps them to
@@ -24,10 +25,12 @@ from collections.abc import Callable
 from django.db import InterfaceError, OperationalError
 
 from graphs.engine.attempt import node_attempt_finish_external, node_execute_job, node_execution_run
+from graphs.engine.external import external_deadline_job
 from graphs.engine.finish import pipeline_next_stage, run_wait_finished, task_wait_finished
 from graphs.engine.jobs import Job
 from graphs.engine.judgment import JUDGES, Judgment, judges_check
 from graphs.engine.pipeline import (
+    gap_round_job,
     pipeline_plan_job,
     pipeline_start,
     pipeline_step_job,
@@ -78,6 +81,8 @@ JOB_HANDLERS: dict[str, Callable[[str], None]] = {
     Job.PLAN_FRESH: _run_job(Job.PLAN_FRESH, plan_fresh_job),
     Job.PLAN_APPEND: _run_job(Job.PLAN_APPEND, plan_append_job),
     Job.REAP: reap_job,
+    Job.EXTERNAL_DEADLINE: external_deadline_job,
+    Job.GAP_ROUND: _run_job(Job.GAP_ROUND, gap_round_job),
 }
 
 __all__ = [

@@ -22,6 +22,7 @@ from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
+from graphs.engine.external import attempt_external_wait
 from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
 from graphs.engine.on_fail import (
     agent_error_text,
@@ -36,7 +37,7 @@ from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
 from graphs.events import node_states_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
-from graphs.manifest import is_command_node
+from graphs.manifest import is_command_node, is_external_node
 from graphs.models import Task, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.run_status import run_stop_reason
@@ -162,6 +163,8 @@ def _attempt_run(
     try:
         shape = graph_shape(run)
         run.graph_manifest = shape.manifest
+        if _external_wait_begun(execution, shape=shape, worker=me):
+            return None, {}  # the log stays open: the report (or the deadline) writes the attempt's end
         record = _attempt_body(execution, shape=shape, runner=runner, worker=me, upstream_known=upstream_known or {})
     except (OperationalError, InterfaceError) as error:
         _database_lost(execution, worker=me, error=error)
@@ -207,6 +210,21 @@ def _attempt_run(
     # The run as the advance read it under its lock, with the task and project this attempt loaded.
     following.run.task = run.task
     return following, {execution.node_id: execution.output_payload.get("text", "")}
+
+
+def _external_wait_begun(execution: WorkNodeExecution, *, shape: GraphShape, worker: str) -> bool:
+    """Hand an external node's attempt to the outside with its prompt; True when the attempt is the
+    outside's now (or ended meanwhile), False when it is this worker's to run (or to cancel)."""
+    node = shape.nodes.get(execution.node_id)
+    if node is None or not is_external_node(node) or execution.run.cancel_requested_at is not None:
+        return False
+    upstream = _upstream_outputs(execution, node, known={})
+    feedback = list(execution.input_payload.get("feedback", []))
+    prompt = node_prompt(node=node, brief=TaskBrief.from_task(execution.run.task), upstream_outputs=upstream,
+                         feedback=feedback)
+    payload = {**execution.input_payload, "prompt": prompt, "upstream": sorted(upstream), "feedback": feedback}
+    attempt_external_wait(execution, node=node, worker=worker, input_payload=payload)
+    return True
 
 
 def _database_lost(execution: WorkNodeExecution, *, worker: str, error: Exception) -> None:
@@ -359,14 +377,20 @@ def node_attempt_finish_external(
 ) -> None:
     """Record a result produced outside the workers (a collaboration callback) for an attempt it claimed.
 
-    A success is recorded like an agent's judged output; a failure goes through the node's on_fail,
-    with the reported gaps as the judge's issues, so loop-backs and retries work the same way.
+    A success is recorded like an agent's judged output — an external node's is judged by the node's
+    own judgment first (none or mechanical: quick enough for the report's request); a failure goes
+    through the node's on_fail, with the reported gaps as the judge's issues, so loop-backs and
+    retries work the same way.
     """
     node = manifest_node(execution.run.graph_manifest, execution.node_id) or {}
     output = {"text": text, "usage": None, **(extra or {})}
-    judgment = Judgment(ok=ok, kind="report", issues=issues)
     log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
-    if ok:
+    judgment = Judgment(ok=ok, kind="report", issues=issues)
+    if ok and is_external_node(node) and (node.get("judgment") or {}).get("kind", "none") != "none":
+        judgment = judgment_run(JudgeRequest(
+            runner=get_runner(), execution=execution, node=node, content=text, cancel_event=threading.Event(),
+            cwd=Path(execution.run.task.project.target_folder)))
+    if judgment.ok:
         attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)()
     else:
         attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)

@@ -2,7 +2,8 @@
 
 A stage is over when no attempt of the run is active and every manifest node has one; it then
 continues the pipeline, or the run ends — cancelled, failed or succeeded — and its task follows
-(``graphs.run_status``).
+(``graphs.run_status``). A gap-driven run's stages are its planning rounds (``gap:<n>``): each one
+over asks the planner again, until it closes the gap or the rounds run out.
 """
 
 from __future__ import annotations
@@ -10,11 +11,28 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from django.conf import settings
+
 from graphs.catalogs import ORG_NODES
-from graphs.engine.jobs import pipeline_step_submit
+from graphs.engine.jobs import gap_round_submit, pipeline_step_submit
 from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
-from graphs.models import Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.run_status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
+
+GAP_STAGE_PREFIX = "gap:"
+
+
+def gap_stage(round_number: int) -> str:
+    """The stage of a gap-driven run while the nodes of planning round ``round_number`` run."""
+    return f"{GAP_STAGE_PREFIX}{round_number}"
+
+
+def gap_stage_round(stage: str) -> int | None:
+    """The planning round a gap-driven run's stage names, or None for any other stage."""
+    if not stage.startswith(GAP_STAGE_PREFIX):
+        return None
+    number = stage.removeprefix(GAP_STAGE_PREFIX)
+    return int(number) if number.isdigit() else None
 
 
 def stage_end_check(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict]) -> None:
@@ -32,7 +50,7 @@ def _stage_complete(run: WorkGraphRun, latest: dict[str, dict], *, node_count: i
     """
     if len(latest) < node_count:
         return False
-    if not run.pipeline or run.stage == ORG_NODES[0]:
+    if not run.pipeline or run.stage == ORG_NODES[0] or gap_stage_round(run.stage) is not None:
         return True
     return run.executions.filter(node_id=planning_node_id(run.stage), status=Status.SUCCEEDED).exists()
 
@@ -47,10 +65,30 @@ def _stage_finished(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict
     if failed:
         run_finish(run, status=RunStatus.FAILED, error=f"nodes that did not succeed: {', '.join(failed)}")
         return
+    round_number = gap_stage_round(run.stage)
+    if round_number is not None:
+        _gap_round_finished(run, round_number=round_number)
+        return
     if pipeline_next_stage(run) is not None:
         pipeline_step_submit(run_id=run.run_id, from_stage=run.stage)
         return
     run_finish(run, status=RunStatus.SUCCEEDED, error="")
+
+
+def _gap_round_finished(run: WorkGraphRun, *, round_number: int) -> None:
+    """Every node of a gap-driven round succeeded: the run succeeds when the round's answer closed the
+    gap, else the planner is asked again — unless that was the last round allowed."""
+    latest = (run.executions.filter(node_id__startswith=PLANNING_NODE_ID, status=Status.SUCCEEDED)
+              .order_by("-created_at").values_list("output_payload", flat=True).first()) or {}
+    gap = latest.get("gap") or {}
+    if not gap.get("has_gap"):
+        run_finish(run, status=RunStatus.SUCCEEDED, error="")
+    elif round_number >= settings.WORKGRAPH_GAP_MAX_ROUNDS:
+        run_finish(run, status=RunStatus.FAILED,
+                   error=f"the gap is still open after {round_number} planning rounds (WORKGRAPH_GAP_MAX_ROUNDS):"
+                         f" {gap.get('gap_detail') or 'the planner gave no detail'}")
+    else:
+        gap_round_submit(run_id=run.run_id, round_number=round_number + 1)
 
 
 def pipeline_next_stage(run: WorkGraphRun) -> str | None:

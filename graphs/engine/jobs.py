@@ -18,6 +18,8 @@ class Job(StrEnum):
     PIPELINE_STEP = "pipeline_step"
     PLAN_FRESH = "plan_fresh"
     PLAN_APPEND = "plan_append"
+    EXTERNAL_DEADLINE = "external_deadline"
+    GAP_ROUND = "gap_round"
     REAP = REAP_JOB
 
 
@@ -50,3 +52,14 @@ def plan_fresh_submit(*, run_id: Any) -> None:
 def plan_append_submit(*, run_id: Any, org_node: str) -> None:
     """Let ``org_node`` append its own nodes to the run."""
     job_submit(Job.PLAN_APPEND, f"{run_id}:{org_node}")
+
+
+def external_deadline_submit(*, node_exec_id: Any, delay: float) -> None:
+    """Time out an external node's attempt still waiting for its report ``delay`` seconds from now."""
+    job_submit(Job.EXTERNAL_DEADLINE, str(node_exec_id), delay=delay)
+
+
+def gap_round_submit(*, run_id: Any, round_number: int) -> None:
+    """Ask a gap-driven run's planner for round ``round_number``; naming the round keeps a duplicate of
+    the job from planning two."""
+    job_submit(Job.GAP_ROUND, f"{run_id}:{round_number}")

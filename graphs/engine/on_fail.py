@@ -51,15 +51,17 @@ class _Failure:
 
 def attempt_judgment_failed(
     execution: WorkNodeExecution, *, worker: str, node: dict, judgment: Judgment, output: dict,
-    failure: FailureClassification | None = None,
+    failure: FailureClassification | None = None, error: str = "",
 ) -> None:
     """Record the failed judgment (classified by ``failure``, else by the rules) and create the attempts
-    the node's ``on_fail`` calls for, or leave the failure terminal once its attempts are used up."""
+    the node's ``on_fail`` calls for, or leave the failure terminal once its attempts are used up.
+    ``error`` replaces the default "judgment failed: <issues>" when the failure has a reason of its own
+    (an external node's timeout)."""
     on_fail = node.get("on_fail") or {}
     action = on_fail.get("action", "hard_fail")
     max_attempts = int(on_fail.get("max_attempts") or DEFAULT_MAX_ATTEMPTS)
     with run_locked(execution.run_id) as run:
-        error = "judgment failed: " + "; ".join(judgment.issues)
+        error = error or "judgment failed: " + "; ".join(judgment.issues)
         if not attempt_finish(execution, worker=worker, status=Status.FAILED, output=output, judgment=judgment,
                               error=error, failure=failure):
             return

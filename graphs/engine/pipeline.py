@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from graphs.engine.finish import pipeline_next_stage, run_finish
+from graphs.engine.finish import gap_stage, pipeline_next_stage, run_finish
 from graphs.engine.jobs import pipeline_plan_submit, plan_append_submit, plan_fresh_submit
 from graphs.engine.scheduler import run_stage_start, run_start
 from graphs.engine.state import RunStatus, Status
@@ -49,8 +49,10 @@ def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | 
     # cancelled before its job starts.
     with transaction.atomic():
         task_claim_for_new_run(task_id=task.pk)
+        # A gap-driven task's pipeline is its planner's rounds; a plan on request is one round like any.
+        first_stage = gap_stage(1) if task.planning_mode == Task.PlanningMode.GAP_DRIVEN else FIRST_STAGE
         run = WorkGraphRun.objects.create(
-            task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=FIRST_STAGE if pipeline else "",
+            task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=first_stage if pipeline else "",
             max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd,
         )
         task_status_refresh(task_id=task.pk)
@@ -107,6 +109,40 @@ def pipeline_step_job(arg: str) -> None:
         run_stage_start(run=run)
     except InvalidTransitionError:
         _append_failed(run_id=run.run_id, reason="the run was cancelled while its stage planned", end_run=True)
+
+
+def gap_round_job(arg: str) -> None:
+    """Ask a gap-driven run's planner for round ``<round>`` and run the tasks it plans (``<run_id>:<round>``).
+
+    Claiming the move from the round before makes the job idempotent. A round that fails to plan ends
+    the run ``planning_failed`` with the reason (cancelled, when a cancel was waiting for it).
+    """
+    run_id, _, number = arg.partition(":")
+    round_number = int(number)
+    claimed = WorkGraphRun.objects.filter(pk=run_id, stage=gap_stage(round_number - 1),
+                                          status=RunStatus.RUNNING).update(stage=gap_stage(round_number))
+    if claimed != 1:
+        return
+    run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
+    try:
+        plan_work_graph(FIRST_STAGE, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+    except PlanningFailedError as failure:
+        _gap_round_failed(run_id=run.run_id, reason=f"gap round {round_number} planning failed: {failure.reason}")
+        return
+    run.refresh_from_db()
+    try:
+        run_stage_start(run=run)
+    except InvalidTransitionError:
+        _gap_round_failed(run_id=run.run_id, reason="the run was cancelled while its gap round planned")
+
+
+def _gap_round_failed(*, run_id: Any, reason: str) -> None:
+    run = WorkGraphRun.objects.get(pk=run_id)
+    if run.cancel_requested_at is not None:
+        if not run.executions.filter(status=Status.RUNNING).exists():
+            run_stopped_finish(run)
+        return
+    run_finish(run, status=RunStatus.PLANNING_FAILED, error=reason)
 
 
 def plan_append_job(arg: str) -> None:

@@ -12,6 +12,7 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs.engine.external import external_waits_check
 from graphs.engine.finish import run_finish
 from graphs.engine.jobs import node_execute_submit, pipeline_plan_submit, plan_fresh_submit
 from graphs.engine.on_fail import transient_retry_create
@@ -145,13 +146,17 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
     Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
     Logs a killed worker left open on finished attempts are closed. Runs whose next step was lost
-    are taken up again: advanced, started or planned (``_lost_run_steps_resume``).
+    are taken up again: advanced, started or planned (``_lost_run_steps_resume``). External nodes'
+    attempts waiting for a report have no worker to lose: they are timed out past their deadline
+    instead (``external_waits_check``).
     """
     if stale_after is None:
         stale_after = timedelta(seconds=settings.WORKGRAPH_REAP_AFTER_SECONDS)
     cutoff = timezone.now() - stale_after
     reaped: list[str] = []
-    stale = WorkNodeExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).select_related("run")
+    stale = WorkNodeExecution.objects.filter(
+        status=Status.RUNNING, heartbeat_at__lt=cutoff, deadline_at__isnull=True
+    ).select_related("run")
     for execution in stale:
         error = f"worker {execution.worker} stopped (no heartbeat since {execution.heartbeat_at:%H:%M:%S})"
         if not attempt_lost(execution, still_owned=Q(heartbeat_at__lt=cutoff), error=error):
@@ -160,6 +165,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         log_file_close(execution=execution)
         reaped.append(str(execution.pk))
         _run_advance_or_fail(run_id=execution.run_id)
+    external_waits_check()
     _lost_jobs_resubmit(stale_after=stale_after)
     logs_left_open_close(finished_before=cutoff)
     _lost_run_steps_resume(cutoff=cutoff)
