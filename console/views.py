@@ -239,8 +239,13 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
 
 @login_required
 def run_dag_spec_download(request: HttpRequest, run_id) -> HttpResponse:
-    """The DAG spec the run (or the run it was forked from) was imported from, as a JSON file."""
     run, _ = run_for_member(request.user, run_id)
+    return dag_spec_file(run)
+
+
+def dag_spec_file(run: WorkGraphRun) -> HttpResponse:
+    """The DAG spec the run (or the run it was forked from) was imported from, as a JSON file; the page
+    and the API answer with it alike."""
     spec = run_dag_spec(run)
     if spec is None:
         raise Http404("the run was not imported from a DAG spec")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 import pytest
 from django.db import connections
 
+from graphs.models import WorkNodeExecution
 from tests.celery_worker import current_database_url
 
 if TYPE_CHECKING:
@@ -160,6 +161,17 @@ def slow_console_server(transactional_db) -> Iterator[str]:
     attempt while it runs."""
     with console_served(WORKGRAPH_OFFLINE_LINE_DELAY="0.4") as url:
         yield url
+
+
+def attempt_running(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExecution:
+    """Wait for the console to start ``node_id`` of ``run``; return that attempt, running."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        attempt = WorkNodeExecution.objects.filter(run=run, node_id=node_id, status="running").first()
+        if attempt is not None:
+            return attempt
+        time.sleep(0.05)
+    raise AssertionError(f"{node_id} did not start")
 
 
 def sign_in(page, url: str, username: str) -> None:

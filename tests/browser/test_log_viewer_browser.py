@@ -6,7 +6,6 @@ reader scrolls up; the JSONL download; and a phone's width without sideways scro
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from graphs.logs import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, attempt_running, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,16 +84,6 @@ def test_a_long_log_filters_by_kind_and_search_and_keeps_agent_text_as_text(chro
     assert response.status == 200 and len(response.text().splitlines()) == LINES
 
 
-def _running_attempt(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExecution:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        attempt = WorkNodeExecution.objects.filter(run=run, node_id=node_id, status="running").first()
-        if attempt is not None:
-            return attempt
-        time.sleep(0.05)
-    raise AssertionError(f"{node_id} did not start")
-
-
 AT_END = ("() => { const list = document.getElementById('log-lines');"
           " return list.scrollHeight - list.scrollTop - list.clientHeight <= 2; }")
 LINE_COUNT = "() => document.querySelectorAll('#log-lines li').length"
@@ -124,7 +113,7 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     page.set_default_timeout(30_000)
     sign_in(page, f"{slow_console_server}/tasks/{task.pk}/", "alice")
     page.click(f"#run-{run.run_id} button[data-action='start']")
-    attempt = _running_attempt(run, "draft")
+    attempt = attempt_running(run, "draft")
     page.goto(f"{slow_console_server}/executions/{attempt.pk}/")
     # A short window onto the log, so that a few lines already overflow it.
     page.click("#raw-log summary")

@@ -3,25 +3,12 @@ status, timings, judgment and output — without a reload."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from graphs.models import WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, attempt_running, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _running_attempt(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExecution:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        attempt = WorkNodeExecution.objects.filter(run=run, node_id=node_id, status="running").first()
-        if attempt is not None:
-            return attempt
-        time.sleep(0.05)
-    raise AssertionError(f"{node_id} did not start")
 
 
 def test_the_node_page_follows_its_attempt_to_the_end(chromium, slow_console_server, alice, task):
@@ -31,7 +18,7 @@ def test_the_node_page_follows_its_attempt_to_the_end(chromium, slow_console_ser
     page.set_default_timeout(30_000)
     sign_in(page, f"{slow_console_server}/tasks/{task.pk}/", "alice")
     page.click(f"#run-{run.run_id} button[data-action='start']")
-    attempt = _running_attempt(run, "draft")
+    attempt = attempt_running(run, "draft")
 
     page.goto(f"{slow_console_server}/executions/{attempt.pk}/")
     assert page.locator("#exec-status .status").inner_text() == "running"
