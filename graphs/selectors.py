@@ -7,6 +7,7 @@ import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -145,16 +146,48 @@ def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
 # --- Task detail: the to-do tree ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class TreeAttempt:
+    """One attempt of a work node as the to-do tree shows it, read as plain values: at 1,000 nodes,
+    building model instances for them cost the page more than rendering them, and their garbage made
+    the collector pause it."""
+
+    pk: Any
+    node_id: str
+    attempt: int
+    status: str
+    cause: str
+    cause_node_id: str
+    judgment_result: dict | None
+    error: str
+    failure: dict | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    def duration(self) -> timedelta | None:
+        """Return how long the attempt ran, or None if it has not both started and finished."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+
+# The columns a TreeAttempt is made of, in the order of its fields.
+_TREE_ATTEMPT_COLUMNS = (
+    "node_exec_id", "node_id", "attempt", "status", "cause", "cause_node_id", "judgment_result", "error", "failure",
+    "started_at", "finished_at",
+)
+
+
 @dataclass
 class TreeNode:
     node_id: str
     spec: dict
-    attempts: list[WorkNodeExecution] = field(default_factory=list)
+    attempts: list[TreeAttempt] = field(default_factory=list)
     # Set while the node's latest attempt failed or is blocked: a root cause, or because of which.
     failure_role: FailureRole | None = None
 
     @property
-    def latest(self) -> WorkNodeExecution | None:
+    def latest(self) -> TreeAttempt | None:
         return self.attempts[-1] if self.attempts else None
 
     @property
@@ -171,7 +204,7 @@ class Stage:
 
 @dataclass(frozen=True)
 class FailedAttempt:
-    execution: WorkNodeExecution
+    execution: WorkNodeExecution | TreeAttempt
     classification: FailureClassification
     # The node's place in the run's failure, when this is its latest attempt and it is still failed.
     role: FailureRole | None = None
@@ -184,7 +217,7 @@ class FailureGroup:
 
 
 def failures_by_category(
-    rows: Iterable[WorkNodeExecution], *, roles: Mapping[str, FailureRole] | None = None
+    rows: Iterable[WorkNodeExecution | TreeAttempt], *, roles: Mapping[str, FailureRole] | None = None
 ) -> list[FailureGroup]:
     """The failed attempts among ``rows`` that carry a classification, grouped by category in the order
     of ``graphs.failures.CATEGORIES``; within a group, in the order of ``rows``. ``roles`` (by node id)
@@ -227,37 +260,38 @@ def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
     Five queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
-    says which stage added which node), their node attempts without the bulky payloads, what each
+    says which stage added which node), their node attempts as plain values, what each
     run's agent calls cost, summed by the database, and their branches.
     """
     runs = list(task.runs.order_by("-created_at"))
-    executions: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
-    planning = in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload")
-    attempts = in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
-    for row in [*planning, *attempts]:
-        executions[row.run_id].append(row)
+    planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
+    for call in in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload"):
+        planning[call.run_id].append(call)
+    attempts: dict[Any, list[TreeAttempt]] = defaultdict(list)
+    for run_id, *values in in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).values_list(
+        "run_id", *_TREE_ATTEMPT_COLUMNS
+    ):
+        attempts[run_id].append(TreeAttempt(*values))
     spends = spend_by_run(in_runs)
     workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
-    trees = [_run_tree(run, executions[run.pk]) for run in runs]
+    trees = [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
     for tree in trees:
         tree.spend = spends.get(tree.run.pk)
         tree.workspace = workspaces.get(tree.run.pk)
     return trees
 
 
-def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
-    planning = [row for row in rows if row.is_planning]
-    by_node: dict[str, list[WorkNodeExecution]] = defaultdict(list)
-    for row in rows:
-        if not row.is_planning:
-            by_node[row.node_id].append(row)
-    for attempts in by_node.values():
-        attempts.sort(key=lambda row: row.attempt)
+def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: list[TreeAttempt]) -> RunTree:
+    by_node: dict[str, list[TreeAttempt]] = defaultdict(list)
+    for row in attempts:
+        by_node[row.node_id].append(row)
+    for node_attempts in by_node.values():
+        node_attempts.sort(key=lambda row: row.attempt)
     manifest = run.graph_manifest or {}
     specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
     order = manifest_lib.topological_order(manifest) if specs else []
-    roles = run_failure_roles(manifest, {node_id: attempts[-1].status for node_id, attempts in by_node.items()})
+    roles = run_failure_roles(manifest, {node_id: rows[-1].status for node_id, rows in by_node.items()})
     owner = node_owners(
         ((row.status, row.subagent_type, (row.output_payload or {}).get("new_node_ids")) for row in planning), manifest
     )
@@ -282,7 +316,7 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
         (by_node[node_id][-1].status for node_id in order if by_node.get(node_id)), total=len(order)
     )
     return RunTree(run=run, planning=planning, stages=stages, progress=progress,
-                   failures=failures_by_category(rows, roles=roles))
+                   failures=failures_by_category([*planning, *attempts], roles=roles))
 
 
 def task_criteria_coverage(task: Task, artifacts: Sequence[Artifact]) -> list[CriterionCoverage] | None:
