@@ -7,14 +7,15 @@ import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
@@ -42,12 +43,14 @@ from graphs.models import (
     WorkNodeExecution,
 )
 from graphs.run_facts import (
+    ManifestNodeCount,
     RunProgress,
     latest_by_node,
     manifest_node_count,
     node_owners,
     progress_from_statuses,
     runs_progress,
+    runs_progress_counted,
 )
 
 NOT_STARTED = "not_started"
@@ -141,6 +144,99 @@ def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
         .select_related("task__project")
         .order_by("-created_at")
     )
+
+
+# --- The runs list: every run the user may see, across tasks --------------------------------------------
+
+
+def runs_for_user(
+    user: AbstractBaseUser,
+    *,
+    project_slug: str = "",
+    status: str = "",
+    org_node: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+    min_cost_usd: Decimal | None = None,
+    text: str = "",
+) -> QuerySet[WorkGraphRun]:
+    """The runs of the projects the user is a member of, newest first, narrowed by each filter given.
+
+    - ``org_node``: runs in which that org node worked — ran a node or made a planning call. A merged
+      run spans several org nodes, and its ``stage`` names only the last to plan, so "the validator's
+      runs" are those the validator took part in.
+    - ``created_from`` / ``created_to``: the days (in the console's time zone) the run was created
+      on, both included.
+    - ``min_cost_usd``: runs whose attempts' summed ``cost_usd`` is at least that much; a run none of
+      whose calls reported a cost has no sum, and is left out.
+    - ``text``: the task's title contains it (in any case), or it is exactly the id of a node with
+      an attempt in the run (a planned node that never ran is not found). Node ids are looked up in
+      the attempts' ``(node_id, run)`` index, never read out of manifests.
+
+    Each filter is a condition of the one query, so a page of the list costs the same whatever the
+    number of runs. The manifests are left unread: ``manifest_nodes`` is counted by the database.
+    """
+    runs = (
+        WorkGraphRun.objects.filter(task__project__memberships__user=user)
+        .select_related("task__project")
+        .defer("graph_manifest")
+        .annotate(manifest_nodes=ManifestNodeCount())
+    )
+    if project_slug:
+        runs = runs.filter(task__project__slug=project_slug)
+    if status:
+        runs = runs.filter(status=status)
+    if org_node:
+        runs = runs.filter(pk__in=WorkNodeExecution.objects.filter(subagent_type=org_node).values("run_id"))
+    if created_from:
+        runs = runs.filter(created_at__gte=_day_start(created_from))
+    if created_to and created_to < date.max:
+        runs = runs.filter(created_at__lt=_day_start(created_to + timedelta(days=1)))
+    if min_cost_usd is not None:
+        costly = (
+            WorkNodeExecution.objects.order_by().values("run_id").annotate(cost=Sum("cost_usd"))
+            .filter(cost__gte=min_cost_usd).values("run_id")
+        )
+        runs = runs.filter(pk__in=costly)
+    if text:
+        with_node = WorkNodeExecution.objects.filter(node_id=text).values("run_id")
+        runs = runs.filter(Q(task__title__icontains=text) | Q(pk__in=with_node))
+    return runs.order_by("-created_at", "-run_id")
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the runs list shows it."""
+
+    run: WorkGraphRun
+    progress: RunProgress
+    spend: Spend
+    # How long it ran: start to finish, or so far while it has not finished; None before it starts.
+    duration: timedelta | None
+
+
+def run_rows(runs: Sequence[WorkGraphRun], *, now: datetime | None = None) -> list[RunRow]:
+    """The runs (from ``runs_for_user``) with their progress and what they cost: two queries."""
+    progress = runs_progress_counted(totals={run.pk: run.manifest_nodes for run in runs})
+    spends = spend_by_run(WorkNodeExecution.objects.filter(run__in=[run.pk for run in runs]))
+    now = now or timezone.now()
+    return [
+        RunRow(run=run, progress=progress[run.pk], spend=spends.get(run.pk, NO_SPEND),
+               duration=_run_duration(run, now=now))
+        for run in runs
+    ]
+
+
+def _run_duration(run: WorkGraphRun, *, now: datetime) -> timedelta | None:
+    if run.started_at is None:
+        return None
+    if run.finished_at is not None:
+        return run.finished_at - run.started_at
+    return None if run.is_finished() else now - run.started_at
 
 
 # --- Task detail: the to-do tree ------------------------------------------------------------------------
