@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
@@ -171,7 +171,7 @@ def runs_for_user(
       whose calls reported a cost has no sum, and is left out.
     - ``text``: the task's title contains it (in any case), or it is exactly the id of a node with
       an attempt in the run (a planned node that never ran is not found). Node ids are looked up in
-      the attempts' ``(node_id, run)`` index, never read out of manifests.
+      the attempts' indexes, never read out of manifests.
 
     Each filter is a condition of the one query, so a page of the list costs the same whatever the
     number of runs. The manifests are left unread: ``manifest_nodes`` is counted by the database.
@@ -186,21 +186,24 @@ def runs_for_user(
         runs = runs.filter(task__project__slug=project_slug)
     if status:
         runs = runs.filter(status=status)
+    # Each condition on a run's attempts is a subquery correlated to the run, answered from an index
+    # for that run alone: with no statistics yet (a table just loaded), PostgreSQL ran an uncorrelated
+    # one again for every run, seconds for a page.
+    attempts = WorkNodeExecution.objects.filter(run=OuterRef("pk"))
     if org_node:
-        runs = runs.filter(pk__in=WorkNodeExecution.objects.filter(subagent_type=org_node).values("run_id"))
+        runs = runs.filter(Exists(attempts.filter(subagent_type=org_node)))
     if created_from:
         runs = runs.filter(created_at__gte=_day_start(created_from))
     if created_to and created_to < date.max:
         runs = runs.filter(created_at__lt=_day_start(created_to + timedelta(days=1)))
     if min_cost_usd is not None:
-        costly = (
-            WorkNodeExecution.objects.order_by().values("run_id").annotate(cost=Sum("cost_usd"))
-            .filter(cost__gte=min_cost_usd).values("run_id")
-        )
-        runs = runs.filter(pk__in=costly)
+        cost = attempts.order_by().values("run").annotate(cost=Sum("cost_usd")).values("cost")
+        runs = runs.alias(cost=Subquery(cost)).filter(cost__gte=min_cost_usd)
     if text:
-        with_node = WorkNodeExecution.objects.filter(node_id=text).values("run_id")
-        runs = runs.filter(Q(task__title__icontains=text) | Q(pk__in=with_node))
+        # Both halves correlated to the run, not a condition across the run and its joined task:
+        # PostgreSQL then joined every run to every task to test it.
+        titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
+        runs = runs.filter(Exists(titled) | Exists(attempts.filter(node_id=text)))
     return runs.order_by("-created_at", "-run_id")
 
 
