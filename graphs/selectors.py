@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
@@ -358,14 +358,17 @@ class RunTree:
 def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
-    Five queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
-    says which stage added which node), their node attempts as plain values, what each
-    run's agent calls cost, summed by the database, and their branches.
+    Five queries whatever the number of runs and nodes: the runs, their planning calls (with the node
+    ids each added, which say which stage planned which node), their node attempts as plain values,
+    what each run's agent calls cost, summed by the database, and their branches.
     """
     runs = list(task.runs.order_by("-created_at"))
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
     planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
-    for call in in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload"):
+    # Of a planning call's payload, the tree needs which nodes it added: the rest holds the agent's
+    # answer and the manifest twice over, three times what the run's own manifest weighs.
+    calls = in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
+    for call in calls.annotate(new_node_ids=F("output_payload__new_node_ids")):
         planning[call.run_id].append(call)
     attempts: dict[Any, list[TreeAttempt]] = defaultdict(list)
     for run_id, *values in in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).values_list(
@@ -392,7 +395,7 @@ def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: li
     order = manifest_lib.topological_order(manifest) if specs else []
     roles = run_failure_roles(manifest, {node_id: rows[-1].status for node_id, rows in by_node.items()})
     owner = node_owners(
-        ((row.status, row.subagent_type, (row.output_payload or {}).get("new_node_ids")) for row in planning), manifest
+        ((row.status, row.subagent_type, row.new_node_ids) for row in planning), manifest
     )
     stage_order: list[str] = []
     grouped: dict[str, list[TreeNode]] = defaultdict(list)
