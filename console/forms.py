@@ -116,7 +116,7 @@ class RunFilterForm(forms.Form):
     )
     created_from = forms.DateField(label="Created from", required=False,
                                    widget=forms.DateInput(attrs={"type": "date"}))
-    created_to = forms.DateField(label="to", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    created_to = forms.DateField(label="Created until", required=False, widget=forms.DateInput(attrs={"type": "date"}))
     min_cost = forms.DecimalField(
         label="Min cost $", required=False, min_value=Decimal(0), max_digits=14, decimal_places=6,
         widget=forms.NumberInput(attrs={"step": "0.0001", "min": "0", "inputmode": "decimal", "placeholder": "0"}),
