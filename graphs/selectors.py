@@ -187,7 +187,7 @@ def runs_for_user(
     if status:
         runs = runs.filter(status=status)
     # Each condition on a run's attempts is a subquery correlated to the run, answered from an index
-    # for that run alone: with no statistics yet (a table just loaded), PostgreSQL ran an uncorrelated
+    # for that run alone: without statistics (a table just loaded), PostgreSQL may run an uncorrelated
     # one again for every run, seconds for a page.
     attempts = WorkNodeExecution.objects.filter(run=OuterRef("pk"))
     if org_node:
@@ -200,8 +200,8 @@ def runs_for_user(
         cost = attempts.order_by().values("run").annotate(cost=Sum("cost_usd")).values("cost")
         runs = runs.alias(cost=Subquery(cost)).filter(cost__gte=min_cost_usd)
     if text:
-        # Both halves correlated to the run, not a condition across the run and its joined task:
-        # PostgreSQL then joined every run to every task to test it.
+        # Both halves correlated to the run, not a condition across the run and its joined task, for
+        # which PostgreSQL would join every run to every task to test it.
         titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
         runs = runs.filter(Exists(titled) | Exists(attempts.filter(node_id=text)))
     return runs.order_by("-created_at", "-run_id")
@@ -222,11 +222,11 @@ class RunRow:
     duration: timedelta | None
 
 
-def run_rows(runs: Sequence[WorkGraphRun], *, now: datetime | None = None) -> list[RunRow]:
+def run_rows(runs: Sequence[WorkGraphRun]) -> list[RunRow]:
     """The runs (from ``runs_for_user``) with their progress and what they cost: two queries."""
     progress = runs_progress_counted(totals={run.pk: run.manifest_nodes for run in runs})
     spends = spend_by_run(WorkNodeExecution.objects.filter(run__in=[run.pk for run in runs]))
-    now = now or timezone.now()
+    now = timezone.now()
     return [
         RunRow(run=run, progress=progress[run.pk], spend=spends.get(run.pk, NO_SPEND),
                duration=_run_duration(run, now=now))
