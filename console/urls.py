@@ -15,6 +15,7 @@ urlpatterns = [
     path("tasks/<uuid:task_id>/", views.task_detail, name="task_detail"),
     path("tasks/<uuid:task_id>/plan/", views.task_plan, name="task_plan"),
     path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
+    path("runs/", views.run_list, name="run_list"),
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
     path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),
     path("runs/<uuid:run_id>/changes.patch", views.run_diff_download, name="run_diff"),

@@ -15,12 +15,13 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, TaskForm
+from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, RunFilterForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
 from graphs.attempt_words import attempt_cause_text
 from graphs.case_manifests import acceptance_criteria_with_ids
+from graphs.catalogs import ORG_NODES
 from graphs.comparisons import attempt_pair_problem, attempts_comparison, run_pair_problem, runs_comparison
 from graphs.dag_specs import (
     DagSpecError,
@@ -50,6 +51,7 @@ from graphs.trace import attempt_trace_header
 from graphs.workspaces import change_diff, repository_of
 
 TASKS_PER_PAGE = 25
+RUNS_PER_PAGE = 25
 LOG_LINES_ON_PAGE = 2000
 
 
@@ -149,6 +151,23 @@ def task_list(request: HttpRequest) -> HttpResponse:
             "query": query.urlencode(),
             "can_create": _lead_projects(request).exists(),
         },
+    )
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    """Every run the user may see, across tasks and projects, newest first, filtered by the query string."""
+    projects = list(selectors.projects_for_user(request.user))
+    form = RunFilterForm(request.GET, projects=projects)
+    runs = selectors.runs_for_user(request.user, **form.selector_filters())
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "console/run_list.html",
+        {"page": page, "rows": selectors.run_rows(list(page.object_list)), "form": form, "org_nodes": ORG_NODES,
+         "query": query.urlencode()},
     )
 
 

@@ -30,6 +30,7 @@ def _pages(demo) -> dict[str, str]:
     return {
         "dashboard": "/",
         "tasks": "/tasks/",
+        "runs": "/runs/",
         "task-new": "/tasks/new/",
         "task": f"/tasks/{task.pk}/",
         "run-graph": f"/runs/{run.run_id}/",
