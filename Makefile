@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NODE_STAMP := node_modules/.installed-stamp
 
-.PHONY: run test setup browser bench lint
+.PHONY: run test setup browser bench lint screenshots
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -30,11 +30,14 @@ $(NODE_STAMP): package.json package-lock.json
 	mkdir -p node_modules && touch $@
 
 run: export DEBUG ?= 1
+# The console's offline agent takes two seconds a call, its lines spread over them, so a pipeline started
+# in the console can be watched at work; the demo's own finished run (load_demo) is made at full speed.
+run: DEMO_PACE ?= 2
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_demo
-	$(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
+	WORKGRAPH_OFFLINE_CALL_SECONDS=$(DEMO_PACE) $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
 # The front-end modules' unit tests (node:test, no packages) first: they take a second.
 test: setup browser
@@ -47,6 +50,11 @@ bench: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/bench
 bench: export REDIS_URL ?= redis://127.0.0.1:6379/0
 bench: setup
 	$(PY) -m pytest tests/bench -s -p no:cacheprovider -o python_files='bench_*.py'
+
+# The page tour's screenshots (every page, 1440 and 390 px, light and dark) into test-artifacts/tour/,
+# and the README's few into docs/screenshots/.
+screenshots: setup browser
+	SCREENSHOTS_DIR=docs/screenshots $(PY) -m pytest -q -p no:cacheprovider tests/browser/test_page_tour.py
 
 lint: setup
 	$(VENV)/bin/ruff check .

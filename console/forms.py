@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django import forms
+from django.core.validators import RegexValidator
 
-from graphs.models import Project, Skill, Task
+from graphs.models import Project, Skill, Task, WorkGraphRun
+
+ORG_NODE_PATTERN = r"^[A-Za-z0-9_.-]+$"
 
 
 class LinesField(forms.CharField):
@@ -97,3 +101,43 @@ class DagSpecForm(forms.Form):
         label="Prompt files", required=False,
         help_text="The markdown prompts its tasks name in subtask_prompt_markdown, matched by file name.",
     )
+
+
+class RunFilterForm(forms.Form):
+    """The runs list's filters, read from the query string. A value that does not clean is left out
+    (its field says why) and the other filters still apply: a bad link still lists runs."""
+
+    project = forms.ChoiceField(required=False)
+    status = forms.ChoiceField(required=False, choices=[("", "Any"), *WorkGraphRun.Status.choices])
+    org_node = forms.CharField(
+        label="Org node", required=False, max_length=100,
+        validators=[RegexValidator(ORG_NODE_PATTERN, "An org node's name: letters, digits, _ . -")],
+        widget=forms.TextInput(attrs={"list": "org-nodes", "placeholder": "any", "autocomplete": "off"}),
+    )
+    created_from = forms.DateField(label="Created from", required=False,
+                                   widget=forms.DateInput(attrs={"type": "date"}))
+    created_to = forms.DateField(label="Created until", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    min_cost = forms.DecimalField(
+        label="Min cost $", required=False, min_value=Decimal(0), max_digits=14, decimal_places=6,
+        widget=forms.NumberInput(attrs={"step": "0.0001", "min": "0", "inputmode": "decimal", "placeholder": "0"}),
+    )
+    q = forms.CharField(label="Search", required=False, max_length=200,
+                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "task title or node id"}))
+
+    def __init__(self, *args, projects, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].choices = [("", "All"), *((project.slug, project.name) for project in projects)]
+
+    def selector_filters(self) -> dict[str, Any]:
+        """The filters that cleaned, as ``graphs.selectors.runs_for_user`` takes them."""
+        self.is_valid()
+        data = self.cleaned_data
+        return {
+            "project_slug": data.get("project") or "",
+            "status": data.get("status") or "",
+            "org_node": data.get("org_node") or "",
+            "created_from": data.get("created_from"),
+            "created_to": data.get("created_to"),
+            "min_cost_usd": data.get("min_cost"),
+            "text": (data.get("q") or "").strip(),
+        }

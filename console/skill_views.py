@@ -10,10 +10,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -23,6 +24,8 @@ from graphs.errors import WorkGraphError
 from graphs.markdown import markdown_render_safe
 from graphs.models import Skill
 from graphs.skills import (
+    TEMPLATE_EXAMPLE,
+    TEMPLATE_NODE_FIELD_HELP,
     skill_allowed_statuses,
     skill_owners,
     skill_revisions_diff,
@@ -149,12 +152,16 @@ def skill_diff(request: HttpRequest, skill_id: str) -> HttpResponse:
     skill = get_object_or_404(Skill, skill_id=skill_id)
     numbers = list(skill.revisions.order_by("number").values_list("number", flat=True))
     form = RevisionPairForm(request.GET or _latest_pair(numbers))
-    if not form.is_valid():
-        raise Http404("choose two revisions to compare")
-    revisions = {r.number: r for r in skill.revisions.filter(number__in=form.cleaned_data.values())}
-    old, new = revisions.get(form.cleaned_data["old"]), revisions.get(form.cleaned_data["new"])
+    old = new = None
+    if form.is_valid():
+        revisions = {r.number: r for r in skill.revisions.filter(number__in=form.cleaned_data.values())}
+        old, new = revisions.get(form.cleaned_data["old"]), revisions.get(form.cleaned_data["new"])
     if old is None or new is None:
-        raise Http404("no such revision")
+        # A hand-edited or stale link: the page says so and offers the revisions there are.
+        problem = (f"This skill has no such pair of revisions; it has {len(numbers)}: choose two."
+                   if numbers else "This skill has no revisions to compare yet.")
+        return render(request, "skills/skill_diff.html", {"skill": skill, "numbers": numbers, "problem": problem},
+                      status=404)
     return render(
         request,
         "skills/skill_diff.html",
@@ -175,7 +182,8 @@ def _editor(request: HttpRequest, form: SkillForm, *, skill: Skill | None, statu
     return render(
         request,
         "skills/skill_form.html",
-        {"form": form, "skill": skill, **_rendered(body)},
+        {"form": form, "skill": skill, **_rendered(body), "template_fields": TEMPLATE_NODE_FIELD_HELP.items(),
+         "tools": sorted(settings.WORKGRAPH_TOOL_REGISTRY.items()), "template_example": TEMPLATE_EXAMPLE},
         status=status or (400 if form.errors else 200),
     )
 

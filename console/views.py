@@ -12,14 +12,17 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import content_disposition_header
+from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, TaskForm
+from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, RunFilterForm, TaskForm
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
+from graphs.attempt_words import attempt_cause_text
 from graphs.case_manifests import acceptance_criteria_with_ids
+from graphs.catalogs import ORG_NODES
+from graphs.comparisons import attempt_pair_problem, attempts_comparison, run_pair_problem, runs_comparison
 from graphs.dag_specs import (
     DagSpecError,
     dag_spec_download,
@@ -48,12 +51,12 @@ from graphs.trace import attempt_trace_header
 from graphs.workspaces import change_diff, repository_of
 
 TASKS_PER_PAGE = 25
+RUNS_PER_PAGE = 25
 LOG_LINES_ON_PAGE = 2000
 
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    roles = dict(ProjectMembership.objects.filter(user=request.user).values_list("project_id", "role"))
     projects = list(selectors.projects_for_user(request.user))
     project_spend = selectors.projects_spend(projects)
     recent = list(selectors.tasks_for_user(request.user)[:10])
@@ -63,10 +66,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         request,
         "console/dashboard.html",
         {
-            "projects": [
-                (project, can(roles.get(project.pk), "see_target_folder"), project_spend[project.pk])
-                for project in projects
-            ],
+            # The project's folder is on its own page, for those who may see it; the dashboard is for reading.
+            "projects": [(project, project_spend[project.pk]) for project in projects],
             "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent],
             "in_flight": selectors.runs_in_flight(request.user)[:20],
         },
@@ -154,6 +155,23 @@ def task_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    """Every run the user may see, across tasks and projects, newest first, filtered by the query string."""
+    projects = list(selectors.projects_for_user(request.user))
+    form = RunFilterForm(request.GET, projects=projects)
+    runs = selectors.runs_for_user(request.user, **form.selector_filters())
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "console/run_list.html",
+        {"page": page, "rows": selectors.run_rows(list(page.object_list)), "form": form, "org_nodes": ORG_NODES,
+         "query": query.urlencode()},
+    )
+
+
+@login_required
 def task_new(request: HttpRequest) -> HttpResponse:
     projects = _lead_projects(request)
     if not projects.exists():
@@ -229,8 +247,9 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
     return render(
         request,
         "console/run_graph.html",
-        {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run"),
-         "can_cancel": can(role, "cancel_run"), "spend": spend_of(run.executions.all()),
+        {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
+         "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
+         "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
          "workspace": workspace, "changed_files": selectors.run_changed_files(run, workspace) if workspace else [],
          "dag_spec": run_dag_spec(run),
          "diff_shown": _diff_shown(workspace)},
@@ -239,8 +258,13 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
 
 @login_required
 def run_dag_spec_download(request: HttpRequest, run_id) -> HttpResponse:
-    """The DAG spec the run (or the run it was forked from) was imported from, as a JSON file."""
     run, _ = run_for_member(request.user, run_id)
+    return dag_spec_file(run)
+
+
+def dag_spec_file(run: WorkGraphRun) -> HttpResponse:
+    """The DAG spec the run (or the run it was forked from) was imported from, as a JSON file; the page
+    and the API answer with it alike."""
     spec = run_dag_spec(run)
     if spec is None:
         raise Http404("the run was not imported from a DAG spec")
@@ -347,11 +371,20 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
     if decision == "reject" and not comment.strip():
         messages.error(request, "Say why the plan is rejected.")
         return redirect("run_planning", run_id=run.run_id)
-    action = run_plan_approve if decision == "approve" else run_plan_reject
-    return _act(
-        request, run, lambda: action(run=run, reviewer=request.user, comment=comment),
-        "Plan approved." if decision == "approve" else "Plan rejected.", to="run_planning",
-    )
+    if decision == "reject":
+        return _act(request, run, lambda: run_plan_reject(run=run, reviewer=request.user, comment=comment),
+                    "Plan rejected.", to="run_planning")
+    # "Approve and run": a reviewer who may also start runs starts this one with the approval.
+    start = bool(request.POST.get("start")) and can(role, "start_run")
+
+    def approve() -> None:
+        approved = run_plan_approve(run=run, reviewer=request.user, comment=comment)
+        if start and approved.status == WorkGraphRun.Status.READY:
+            run_start(run=approved)
+
+    # An approved run is watched on its graph, whichever page it was approved on.
+    return _act(request, run, approve, "Plan approved; the run has started." if start or run.pipeline
+                else "Plan approved. A lead starts the run.", to="run_graph", go_back=False)
 
 
 @login_required
@@ -365,7 +398,9 @@ def run_planning(request: HttpRequest, run_id) -> HttpResponse:
             "task": run.task,
             "calls": [_planning_call_view(call) for call in selectors.planning_calls(run)],
             "commands": selectors.plan_commands(run),
-            "can_review": can(role, "review_plan") and run.status == WorkGraphRun.Status.AWAITING_APPROVAL,
+            "can_review": can(role, "review_plan"),
+            "can_start": can(role, "start_run"),
+            "can_cancel": can(role, "cancel_run"),
             "graph_url": f"/runs/{run.run_id}/graph.json",
         },
     )
@@ -392,6 +427,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "lines": [(line, log_line_summary(line)) for line in lines],
             "trace_lines": lines,
             "trace_header": attempt_trace_header(execution=execution),
+            "cause_text": attempt_cause_text(execution.cause, execution.cause_node_id),
             "last_seq": lines[-1]["seq"] if lines else 0,
             # Lines may still come: the log is being written (or not begun), or it is longer than a page.
             "follow": log_file is None or log_file.status == ExecutionLogFile.Status.OPEN
@@ -404,6 +440,51 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,
         },
     )
+
+
+@login_required
+def attempts_compare(request: HttpRequest, node_exec_id, other_exec_id) -> HttpResponse:
+    """Two attempts of one node side by side: what went in, what came out, and how they differ."""
+    first, _ = execution_for_member(request.user, node_exec_id)
+    second, _ = execution_for_member(request.user, other_exec_id)
+    # The earlier attempt on the left, whichever way round the link names them.
+    old, new = sorted((first, second), key=lambda attempt: (attempt.run.created_at, attempt.attempt))
+    problem = attempt_pair_problem(old=old, new=new)
+    if problem:
+        # A hand-edited or stale link: the page says why and links both attempts.
+        return render(request, "console/compare_attempts.html", {"problem": problem, "old": old, "new": new},
+                      status=404)
+    return render(
+        request,
+        "console/compare_attempts.html",
+        {
+            "comparison": attempts_comparison(old=old, new=new),
+            "old": old,
+            "new": new,
+            "task": new.run.task,
+            "old_label": f"attempt {old.attempt}",
+            "new_label": f"attempt {new.attempt}",
+            "old_calls": attempt_trace_header(execution=old),
+            "new_calls": attempt_trace_header(execution=new),
+            "old_cause": attempt_cause_text(old.cause, old.cause_node_id),
+            "new_cause": attempt_cause_text(new.cause, new.cause_node_id),
+        },
+    )
+
+
+@login_required
+def runs_compare(request: HttpRequest, run_id, other_run_id) -> HttpResponse:
+    """Two runs of one task side by side: the nodes each manifest has, their latest outcomes, the costs."""
+    first, _ = run_for_member(request.user, run_id)
+    second, _ = run_for_member(request.user, other_run_id)
+    # The older run on the left: a change reads as what the newer run did differently.
+    old, new = sorted((first, second), key=lambda run: run.created_at)
+    problem = run_pair_problem(old=old, new=new)
+    if problem:
+        return render(request, "console/compare_runs.html", {"problem": problem, "old": old, "new": new},
+                      status=404)
+    return render(request, "console/compare_runs.html",
+                  {"comparison": runs_comparison(old=old, new=new), "old": old, "new": new, "task": new.task})
 
 
 @login_required
@@ -437,10 +518,17 @@ def _carry_out(request: HttpRequest, action, success: str, *, level: int = messa
         messages.add_message(request, level, success)
 
 
-def _act(request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail") -> HttpResponse:
+def _act(
+    request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail", go_back: bool = True
+) -> HttpResponse:
+    """Carry out ``action``; then go back to the page the form was on (its ``next``), else to ``to``."""
     _carry_out(request, action, success)
-    if to == "run_planning":
-        return redirect("run_planning", run_id=run.run_id)
+    back = request.POST.get("next", "") if go_back else ""
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
+    if to in ("run_planning", "run_graph"):
+        return redirect(to, run_id=run.run_id)
     return redirect("task_detail", task_id=run.task_id)
 
 

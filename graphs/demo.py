@@ -1,4 +1,5 @@
-"""Demo data for the embedded console: one project, one lead, one task. Safe to load repeatedly."""
+"""Demo data for the embedded console: one project, one lead, two tasks and two skills. Safe to load
+repeatedly."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import AbstractBaseUser, Permission
 from django.db import transaction
 
 from graphs.engine import pipeline_start
 from graphs.jobs import InlineExecutor, executor_set
-from graphs.models import Project, ProjectMembership, Task
+from graphs.models import Project, ProjectMembership, Skill, Task
+from graphs.skills import TEMPLATE_EXAMPLE, skill_save, skill_status_change
 
 DEMO_USERNAME = "demo"
 # The documented login of `make run`, which turns DEBUG on; without DEBUG a random password is made.
@@ -21,6 +23,26 @@ DEMO_DEBUG_PASSWORD = "workgraph-demo"  # noqa: S105
 DEMO_PROJECT_SLUG = "demo"
 DEMO_TASK_TITLE = "CSV export for the reports page"
 DEMO_WAITING_TASK_TITLE = "Audit log for account changes"
+# Two skills an admin can open at once: plain guidance, and one whose team template guides a plan.
+DEMO_SKILLS = (
+    {
+        "skill_id": "csv-exports",
+        "name": "CSV exports",
+        "description": "How this codebase writes CSV files users download",
+        "owner_org_node": "coder",
+        "body": "# CSV exports\n\n- Stream rows; never build the whole file in memory.\n"
+                "- Write a header row, UTF-8 with a BOM so spreadsheets read accents.\n"
+                "- Dates in UTC, ISO 8601.\n",
+    },
+    {
+        "skill_id": "sourced-research",
+        "name": "Sourced research",
+        "description": "Answer a question from official figures, each with its source",
+        "owner_org_node": "planner",
+        "body": "# Sourced research\n\nCollect first, then write; every figure cites where it came from.\n\n"
+                + TEMPLATE_EXAMPLE + "\n",
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +108,18 @@ def demo_data_load(*, password: str | None) -> tuple[DemoLogin, Task]:
             "created_by": user,
         },
     )
+    _demo_skills(author=user)
     return DemoLogin(username=user.username, password=password, created=created), finished_task
+
+
+def _demo_skills(*, author: AbstractBaseUser) -> None:
+    for fields in DEMO_SKILLS:
+        if Skill.objects.filter(skill_id=fields["skill_id"]).exists():
+            continue  # an admin may have edited it since; the demo never writes over their work
+        skill = Skill(skill_id=fields["skill_id"], name=fields["name"], description=fields["description"],
+                      owner_org_node=fields["owner_org_node"])
+        skill_save(skill=skill, body=fields["body"], author=author, note="demo skill")
+        skill_status_change(skill=skill, status=Skill.Status.ACTIVE, reason="ready to use in the demo", by=author)
 
 
 def demo_pipeline_run(*, task: Task) -> None:

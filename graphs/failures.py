@@ -384,7 +384,10 @@ def failure_roles(
     a node upstream of it failed too; the root causes a node is downstream of are the failed nodes
     upstream of it that are root causes themselves.
     """
-    ancestors = _ancestors(dependencies)
+    # Only failed and blocked nodes have a role, so only their upstream is walked: a large run that
+    # is going well costs nothing here.
+    ancestors = _ancestors(dependencies, of=[node_id for node_id, status in statuses.items()
+                                            if status in ("failed", "blocked")])
     failed = {node_id for node_id, status in statuses.items() if status == "failed"}
     roots = {node_id for node_id in failed if not ancestors.get(node_id, set()) & failed}
     roles: dict[str, FailureRole] = {}
@@ -401,18 +404,18 @@ def failure_roles(
     return roles
 
 
-def _ancestors(dependencies: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
-    """Every node's transitive upstream; a dependency cycle (which validation refuses) cannot loop."""
-    direct = {node_id: set(deps) for node_id, deps in dependencies.items()}
+def _ancestors(dependencies: Mapping[str, Iterable[str]], *, of: Iterable[str]) -> dict[str, set[str]]:
+    """The transitive upstream of each node in ``of``; a dependency cycle (which validation refuses)
+    cannot loop."""
     found: dict[str, set[str]] = {}
-    for start in direct:
+    for start in of:
         seen: set[str] = set()
-        stack = list(direct[start])
+        stack = list(dependencies.get(start, ()))
         while stack:
             current = stack.pop()
             if current in seen or current == start:
                 continue
             seen.add(current)
-            stack.extend(found.get(current, direct.get(current, ())))
+            stack.extend(found.get(current, dependencies.get(current, ())))
         found[start] = seen
     return found

@@ -277,6 +277,8 @@ class WorkGraphRun(models.Model):
                 condition=Q(max_cost_usd__isnull=True) | Q(max_cost_usd__gt=0), name="run_budget_positive"
             ),
         ]
+        # The runs list filtered by status: each visible task's runs of that status, from the index.
+        indexes = [models.Index(fields=["task", "status"], name="run_task_status")]
 
     def __str__(self) -> str:
         return f"run {self.run_id} ({self.status})"
@@ -389,6 +391,11 @@ class WorkNodeExecution(models.Model):
             models.Index(fields=["run", "status"], name="execution_run_status"),
             models.Index(fields=["run", "node_id", "-attempt"], name="execution_run_node_attempt"),
             models.Index(fields=["status", "heartbeat_at"], name="execution_status_heartbeat"),
+            # The runs list: the runs with an attempt of a node id (its search), the runs an org node
+            # worked in, and each run's summed cost, all read from the index alone.
+            models.Index(fields=["node_id", "run"], name="execution_node_run"),
+            models.Index(fields=["subagent_type", "run"], name="execution_org_node_run"),
+            models.Index(fields=["run", "cost_usd"], name="execution_run_cost"),
         ]
 
     def __str__(self) -> str:

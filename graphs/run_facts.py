@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, QuerySet
 
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 
@@ -122,12 +122,36 @@ def manifest_node_count(manifest: Mapping[str, Any] | None) -> int:
     return sum(1 for node in (manifest or {}).get("nodes", []) if isinstance(node, Mapping))
 
 
+class ManifestNodeCount(Func):
+    """The number of nodes in a run's ``graph_manifest``, counted by the database: a list of runs
+    need not read their manifests, which grow with their graphs. 0 without a node list."""
+
+    output_field = IntegerField()
+
+    def __init__(self, manifest: str = "graph_manifest") -> None:
+        super().__init__(F(manifest))
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return self.as_sql(compiler, connection, template="COALESCE(json_array_length(%(expressions)s, '$.nodes'), 0)",
+                           **extra_context)
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        template = ("COALESCE(jsonb_array_length(CASE WHEN jsonb_typeof(%(expressions)s -> 'nodes') = 'array'"
+                    " THEN %(expressions)s -> 'nodes' END), 0)")
+        return self.as_sql(compiler, connection, template=template, **extra_context)
+
+
 def runs_progress(runs: Iterable[WorkGraphRun]) -> dict[Any, RunProgress]:
     """Each run's progress by run_id (one query whatever the number of runs and nodes)."""
-    runs = list(runs)
-    counts: dict[Any, dict[str, int]] = {run.pk: {} for run in runs}
+    return runs_progress_counted(totals={run.pk: manifest_node_count(run.graph_manifest) for run in runs})
+
+
+def runs_progress_counted(*, totals: Mapping[Any, int]) -> dict[Any, RunProgress]:
+    """The progress of each run in ``totals`` (run_id → the number of work nodes in its manifest), in
+    one query whatever the number of runs and nodes."""
+    counts: dict[Any, dict[str, int]] = {run_id: {} for run_id in totals}
     grouped = (
-        latest_attempts(WorkNodeExecution.objects.filter(run__in=runs))
+        latest_attempts(WorkNodeExecution.objects.filter(run_id__in=list(totals)))
         .order_by()
         .values("run_id", "status")
         .annotate(count=Count("pk"))
@@ -135,9 +159,7 @@ def runs_progress(runs: Iterable[WorkGraphRun]) -> dict[Any, RunProgress]:
     )
     for run_id, status, count in grouped:
         counts[run_id][status] = count
-    return {
-        run.pk: _progress_from_counts(counts[run.pk], total=manifest_node_count(run.graph_manifest)) for run in runs
-    }
+    return {run_id: _progress_from_counts(counts[run_id], total=total) for run_id, total in totals.items()}
 
 
 def run_progress_counted(*, run_id: Any, total: int) -> RunProgress:

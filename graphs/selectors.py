@@ -7,17 +7,20 @@ import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
 from graphs.case_manifests import (
     TEST_CASE_MANIFEST,
     CriterionCoverage,
@@ -40,12 +43,14 @@ from graphs.models import (
     WorkNodeExecution,
 )
 from graphs.run_facts import (
+    ManifestNodeCount,
     RunProgress,
     latest_by_node,
     manifest_node_count,
     node_owners,
     progress_from_statuses,
     runs_progress,
+    runs_progress_counted,
 )
 
 NOT_STARTED = "not_started"
@@ -141,19 +146,147 @@ def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
     )
 
 
+# --- The runs list: every run the user may see, across tasks --------------------------------------------
+
+
+def runs_for_user(
+    user: AbstractBaseUser,
+    *,
+    project_slug: str = "",
+    status: str = "",
+    org_node: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+    min_cost_usd: Decimal | None = None,
+    text: str = "",
+) -> QuerySet[WorkGraphRun]:
+    """The runs of the projects the user is a member of, newest first, narrowed by each filter given.
+
+    - ``org_node``: runs in which that org node worked — ran a node or made a planning call. A merged
+      run spans several org nodes, and its ``stage`` names only the last to plan, so "the validator's
+      runs" are those the validator took part in.
+    - ``created_from`` / ``created_to``: the days (in the console's time zone) the run was created
+      on, both included.
+    - ``min_cost_usd``: runs whose attempts' summed ``cost_usd`` is at least that much; a run none of
+      whose calls reported a cost has no sum, and is left out.
+    - ``text``: the task's title contains it (in any case), or it is exactly the id of a node with
+      an attempt in the run (a planned node that never ran is not found). Node ids are looked up in
+      the attempts' indexes, never read out of manifests.
+
+    Each filter is a condition of the one query, so a page of the list costs the same whatever the
+    number of runs. The manifests are left unread: ``manifest_nodes`` is counted by the database.
+    """
+    runs = (
+        WorkGraphRun.objects.filter(task__project__memberships__user=user)
+        .select_related("task__project")
+        .defer("graph_manifest")
+        .annotate(manifest_nodes=ManifestNodeCount())
+    )
+    if project_slug:
+        runs = runs.filter(task__project__slug=project_slug)
+    if status:
+        runs = runs.filter(status=status)
+    # Each condition on a run's attempts is a subquery correlated to the run, answered from an index
+    # for that run alone: without statistics (a table just loaded), PostgreSQL may run an uncorrelated
+    # one again for every run, seconds for a page.
+    attempts = WorkNodeExecution.objects.filter(run=OuterRef("pk"))
+    if org_node:
+        runs = runs.filter(Exists(attempts.filter(subagent_type=org_node)))
+    if created_from:
+        runs = runs.filter(created_at__gte=_day_start(created_from))
+    if created_to and created_to < date.max:
+        runs = runs.filter(created_at__lt=_day_start(created_to + timedelta(days=1)))
+    if min_cost_usd is not None:
+        cost = attempts.order_by().values("run").annotate(cost=Sum("cost_usd")).values("cost")
+        runs = runs.alias(cost=Subquery(cost)).filter(cost__gte=min_cost_usd)
+    if text:
+        # Both halves correlated to the run, not a condition across the run and its joined task, for
+        # which PostgreSQL would join every run to every task to test it.
+        titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
+        runs = runs.filter(Exists(titled) | Exists(attempts.filter(node_id=text)))
+    return runs.order_by("-created_at", "-run_id")
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the runs list shows it."""
+
+    run: WorkGraphRun
+    progress: RunProgress
+    spend: Spend
+    # How long it ran: start to finish, or so far while it has not finished; None before it starts.
+    duration: timedelta | None
+
+
+def run_rows(runs: Sequence[WorkGraphRun]) -> list[RunRow]:
+    """The runs (from ``runs_for_user``) with their progress and what they cost: two queries."""
+    progress = runs_progress_counted(totals={run.pk: run.manifest_nodes for run in runs})
+    spends = spend_by_run(WorkNodeExecution.objects.filter(run__in=[run.pk for run in runs]))
+    now = timezone.now()
+    return [
+        RunRow(run=run, progress=progress[run.pk], spend=spends.get(run.pk, NO_SPEND),
+               duration=_run_duration(run, now=now))
+        for run in runs
+    ]
+
+
+def _run_duration(run: WorkGraphRun, *, now: datetime) -> timedelta | None:
+    if run.started_at is None:
+        return None
+    if run.finished_at is not None:
+        return run.finished_at - run.started_at
+    return None if run.is_finished() else now - run.started_at
+
+
 # --- Task detail: the to-do tree ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TreeAttempt:
+    """One attempt of a work node as the to-do tree shows it, read as plain values: at 1,000 nodes,
+    building model instances for them cost the page more than rendering them, and their garbage made
+    the collector pause it."""
+
+    pk: Any
+    node_id: str
+    attempt: int
+    status: str
+    cause: str
+    cause_node_id: str
+    judgment_result: dict | None
+    error: str
+    failure: dict | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    def duration(self) -> timedelta | None:
+        """Return how long the attempt ran, or None if it has not both started and finished."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+
+# The columns a TreeAttempt is made of, in the order of its fields.
+_TREE_ATTEMPT_COLUMNS = (
+    "node_exec_id", "node_id", "attempt", "status", "cause", "cause_node_id", "judgment_result", "error", "failure",
+    "started_at", "finished_at",
+)
 
 
 @dataclass
 class TreeNode:
     node_id: str
     spec: dict
-    attempts: list[WorkNodeExecution] = field(default_factory=list)
+    attempts: list[TreeAttempt] = field(default_factory=list)
     # Set while the node's latest attempt failed or is blocked: a root cause, or because of which.
     failure_role: FailureRole | None = None
 
     @property
-    def latest(self) -> WorkNodeExecution | None:
+    def latest(self) -> TreeAttempt | None:
         return self.attempts[-1] if self.attempts else None
 
     @property
@@ -170,7 +303,7 @@ class Stage:
 
 @dataclass(frozen=True)
 class FailedAttempt:
-    execution: WorkNodeExecution
+    execution: WorkNodeExecution | TreeAttempt
     classification: FailureClassification
     # The node's place in the run's failure, when this is its latest attempt and it is still failed.
     role: FailureRole | None = None
@@ -183,7 +316,7 @@ class FailureGroup:
 
 
 def failures_by_category(
-    rows: Iterable[WorkNodeExecution], *, roles: Mapping[str, FailureRole] | None = None
+    rows: Iterable[WorkNodeExecution | TreeAttempt], *, roles: Mapping[str, FailureRole] | None = None
 ) -> list[FailureGroup]:
     """The failed attempts among ``rows`` that carry a classification, grouped by category in the order
     of ``graphs.failures.CATEGORIES``; within a group, in the order of ``rows``. ``roles`` (by node id)
@@ -220,45 +353,53 @@ class RunTree:
     spend: Spend | None = None
     # The run's git branch and its change, when the project's folder is a repository.
     workspace: RunWorkspace | None = None
+    # The task's run made just before this one, to compare them; None for its first run.
+    previous_run: WorkGraphRun | None = None
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
-    Five queries whatever the number of runs and nodes: the runs, their planning calls (whose payload
-    says which stage added which node), their node attempts without the bulky payloads, what each
-    run's agent calls cost, summed by the database, and their branches.
+    Five queries whatever the number of runs and nodes: the runs, their planning calls (with the node
+    ids each added, which say which stage planned which node), their node attempts as plain values,
+    what each run's agent calls cost, summed by the database, and their branches.
     """
     runs = list(task.runs.order_by("-created_at"))
-    executions: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
-    planning = in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload")
-    attempts = in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
-    for row in [*planning, *attempts]:
-        executions[row.run_id].append(row)
+    planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
+    # Of a planning call's payload, the tree needs which nodes it added: the rest holds the agent's
+    # answer and the manifest twice over, three times what the run's own manifest weighs.
+    calls = in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
+    for call in calls.annotate(new_node_ids=F("output_payload__new_node_ids")):
+        planning[call.run_id].append(call)
+    attempts: dict[Any, list[TreeAttempt]] = defaultdict(list)
+    for run_id, *values in in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).values_list(
+        "run_id", *_TREE_ATTEMPT_COLUMNS
+    ):
+        attempts[run_id].append(TreeAttempt(*values))
     spends = spend_by_run(in_runs)
     workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
-    trees = [_run_tree(run, executions[run.pk]) for run in runs]
-    for tree in trees:
+    trees = [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
+    for index, tree in enumerate(trees):
         tree.spend = spends.get(tree.run.pk)
         tree.workspace = workspaces.get(tree.run.pk)
+        # Runs are newest first: the one before this run is the next tree.
+        tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
     return trees
 
 
-def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
-    planning = [row for row in rows if row.is_planning]
-    by_node: dict[str, list[WorkNodeExecution]] = defaultdict(list)
-    for row in rows:
-        if not row.is_planning:
-            by_node[row.node_id].append(row)
-    for attempts in by_node.values():
-        attempts.sort(key=lambda row: row.attempt)
+def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: list[TreeAttempt]) -> RunTree:
+    by_node: dict[str, list[TreeAttempt]] = defaultdict(list)
+    for row in attempts:
+        by_node[row.node_id].append(row)
+    for node_attempts in by_node.values():
+        node_attempts.sort(key=lambda row: row.attempt)
     manifest = run.graph_manifest or {}
     specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
     order = manifest_lib.topological_order(manifest) if specs else []
-    roles = run_failure_roles(manifest, {node_id: attempts[-1].status for node_id, attempts in by_node.items()})
+    roles = run_failure_roles(manifest, {node_id: rows[-1].status for node_id, rows in by_node.items()})
     owner = node_owners(
-        ((row.status, row.subagent_type, (row.output_payload or {}).get("new_node_ids")) for row in planning), manifest
+        ((row.status, row.subagent_type, row.new_node_ids) for row in planning), manifest
     )
     stage_order: list[str] = []
     grouped: dict[str, list[TreeNode]] = defaultdict(list)
@@ -281,7 +422,7 @@ def _run_tree(run: WorkGraphRun, rows: list[WorkNodeExecution]) -> RunTree:
         (by_node[node_id][-1].status for node_id in order if by_node.get(node_id)), total=len(order)
     )
     return RunTree(run=run, planning=planning, stages=stages, progress=progress,
-                   failures=failures_by_category(rows, roles=roles))
+                   failures=failures_by_category([*planning, *attempts], roles=roles))
 
 
 def task_criteria_coverage(task: Task, artifacts: Sequence[Artifact]) -> list[CriterionCoverage] | None:
@@ -542,8 +683,10 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
     attempts = (
         WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id=execution.node_id)
         .order_by("attempt")
-        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id")
+        .values("node_exec_id", "attempt", "status", "cause", "cause_node_id", "error", "judgment_result", "failure",
+                "started_at", "finished_at")
     )
+    output = execution.output_payload or {}
     return {
         "node_exec_id": execution.pk,
         "run_id": execution.run_id,
@@ -563,9 +706,20 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
         "started_at": execution.started_at,
         "finished_at": execution.finished_at,
         "prompt": (execution.input_payload or {}).get("prompt", ""),
-        "output": (execution.output_payload or {}).get("text", ""),
-        "attempts": list(attempts),
+        # A planning call's answer is its raw response; a node's is its text.
+        "output": output.get("raw_response", "") if execution.is_planning else output.get("text", ""),
+        "cause_text": attempt_cause_text(execution.cause, execution.cause_node_id),
+        "attempts": [_attempt_summary(attempt) for attempt in attempts],
         **accounting_of(execution),
+    }
+
+
+def _attempt_summary(attempt: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **attempt,
+        "cause_text": attempt_cause_text(attempt["cause"], attempt["cause_node_id"]),
+        "reason": attempt_failure_reason(status=attempt["status"], error=attempt["error"],
+                                         judgment_result=attempt["judgment_result"]),
     }
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.conf import settings
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.contenttypes.models import ContentType
@@ -38,14 +39,38 @@ TEMPLATE_VERSION = 1
 # A template is a few levels deep; far deeper JSON only makes storing, showing and planning recurse.
 TEMPLATE_MAX_JSON_DEPTH = 32
 _TOO_DEEP = f"the team template nests deeper than {TEMPLATE_MAX_JSON_DEPTH} levels"
-# The fields a template node (and a template-guided plan's node) may have.
-TEMPLATE_NODE_FIELDS = frozenset(
-    {
-        "node_id", "task", "depends_on", "input_contract", "output_contract", "requested_tools",
-        "required_evidence", "validation_rules", "required_for_completion", "max_tool_iterations",
-        "constraints",
-    }
-)
+# The fields a template node (and a template-guided plan's node) may have, as the skill editor explains them.
+TEMPLATE_NODE_FIELD_HELP = {
+    "node_id": "a short readable id, unique in the template (required)",
+    "task": "the worker's whole instructions: it sees only this text, the task and its dependencies' "
+            "outputs (required)",
+    "depends_on": "the node_ids whose output this node needs",
+    "input_contract": "what the node reads",
+    "output_contract": "what the node must produce",
+    "requested_tools": "tools the worker may use, by their names in the tool registry below; planning "
+                       "removes unknown and high-risk ones",
+    "required_evidence": f"what the output must show before the node counts as done: {', '.join(EVIDENCE_KINDS)}",
+    "validation_rules": "rules the output must respect",
+    "constraints": "limits the worker must keep to",
+    "required_for_completion": "false for a node the task can do without (default true)",
+    "max_tool_iterations": "an upper bound on the worker's tool calls",
+}
+TEMPLATE_NODE_FIELDS = frozenset(TEMPLATE_NODE_FIELD_HELP)
+# What the skill editor shows as a starting point; it parses without a warning (tests hold it to that).
+TEMPLATE_EXAMPLE = """```team-template
+{
+  "version": 1,
+  "nodes": [
+    {"node_id": "collect", "task": "Collect the official figures the question needs, with their sources.",
+     "requested_tools": ["web_search", "web_fetch"], "required_evidence": ["url"],
+     "output_contract": "a table of figures, each with its source URL"},
+    {"node_id": "report", "task": "Write the answer from the collected figures only.",
+     "depends_on": ["collect"], "validation_rules": ["every figure cites its source"]}
+  ]
+}
+```"""
+# The risk levels of the tools a template-guided plan keeps; any other tool is removed.
+PLANNABLE_TOOL_RISKS = frozenset({"low", "medium"})
 # Template nodes are generic workers: a fixed role or agent identity is exactly what they replace.
 ROLE_FIELDS = frozenset({"role", "agent", "agent_type", "subagent_type"})
 
@@ -172,6 +197,13 @@ def _template_notes(template: dict[str, Any]) -> list[str]:
         label = f"template node {node['node_id']!r}"
         notes.extend(f"{label}: field {name!r} is not a template field; planning ignores it"
                      for name in sorted(node.keys() - TEMPLATE_NODE_FIELDS))
+        tools = node.get("requested_tools") or []
+        registry = settings.WORKGRAPH_TOOL_REGISTRY
+        for tool in tools if isinstance(tools, list) else [tools]:
+            if tool not in registry:
+                notes.append(f"{label}: tool {tool!r} is not in the tool registry; planning removes it")
+            elif registry[tool] not in PLANNABLE_TOOL_RISKS:
+                notes.append(f"{label}: tool {tool!r} is {registry[tool]} risk; planning removes it")
         required = node.get("required_evidence") or []
         notes.extend(f"{label}: evidence {kind!r} cannot be checked (use {', '.join(EVIDENCE_KINDS)})"
                      for kind in (required if isinstance(required, list) else [required])
@@ -373,6 +405,8 @@ class SkillImportReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     git_commit_sha: str = ""
+    # The team-template warnings of each imported skill that has any, as its editor would show them.
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
 
 def skills_import(*, folder: Path, author: AbstractBaseUser | None = None) -> SkillImportReport:
@@ -397,10 +431,12 @@ def skills_import(*, folder: Path, author: AbstractBaseUser | None = None) -> Sk
         except SkillFileError as error:
             report.skipped.append(f"{directory.name}: {error}")
             continue
-        outcome = _skill_import_one(
+        outcome, warnings = _skill_import_one(
             skill_id=directory.name, meta=meta, body=body, path=path, commit=report.git_commit_sha, author=author
         )
         getattr(report, outcome).append(directory.name)
+        if warnings:
+            report.warnings[directory.name] = warnings
     return report
 
 
@@ -417,7 +453,8 @@ def skills_export(*, folder: Path, skills: QuerySet[Skill] | None = None) -> lis
 
 def _skill_import_one(
     *, skill_id: str, meta: dict[str, str], body: str, path: Path, commit: str, author: AbstractBaseUser | None
-) -> str:
+) -> tuple[str, list[str]]:
+    """Import one skill; return how (created, updated, unchanged) and its team-template warnings."""
     skill = Skill.objects.filter(skill_id=skill_id).first()
     created = skill is None
     if skill is None:
@@ -438,10 +475,10 @@ def _skill_import_one(
         Skill.objects.filter(pk=skill.pk).update(
             file_path=skill.file_path, current_git_commit_sha=commit or skill.current_git_commit_sha
         )
-        return "unchanged"
+        return "unchanged", list(skill.template_warnings)
     skill.source = Skill.Source.IMPORT
     skill_save(skill=skill, body=body, author=author, note=f"imported from {path}", git_commit_sha=commit)
-    return "created" if created else "updated"
+    return ("created" if created else "updated"), list(skill.template_warnings)
 
 
 def _skill_file_read(path: Path) -> tuple[dict[str, str], str]:

@@ -30,12 +30,11 @@ from graphs import manifest as manifest_lib
 from graphs.evidence import EVIDENCE_KINDS
 from graphs.models import Skill
 from graphs.prompts import answer_with_one_repair
-from graphs.skills import ROLE_FIELDS, TEMPLATE_NODE_FIELDS
+from graphs.skills import PLANNABLE_TOOL_RISKS, ROLE_FIELDS, TEMPLATE_NODE_FIELDS
 
 GENERIC_WORKER = "generic_worker"
 FALLBACK_NODE_ID = "complete_task"
 HIGH_RISK = "high"
-_KEPT_RISKS = frozenset({"low", "medium"})
 # A fresh plan appends to no run: no existing nodes, no dependencies among them.
 _NO_GRAPH: Mapping[str, Sequence[str]] = types.MappingProxyType({})
 _LIST_FIELDS = ("depends_on", "requested_tools", "required_evidence", "validation_rules", "constraints")
@@ -59,7 +58,7 @@ class TemplateGuide:
     def prompt_block(self) -> str:
         """The template and the answer rules, for ``planning_prompt(template_block=...)``."""
         registry = tool_registry()
-        tools = ", ".join(name for name, risk in sorted(registry.items()) if risk in _KEPT_RISKS) or "(none)"
+        tools = ", ".join(name for name, risk in sorted(registry.items()) if risk in PLANNABLE_TOOL_RISKS) or "(none)"
         rules = [
             "node_id: a short readable id, unique in the graph.",
             "task: the full, self-contained instructions for the worker that executes the node; it sees only "
@@ -295,7 +294,7 @@ def _tools_allowed(
     allowed = []
     for tool in dict.fromkeys(requested):
         risk = registry.get(tool)
-        if risk in _KEPT_RISKS:
+        if risk in PLANNABLE_TOOL_RISKS:
             allowed.append(tool)
             continue
         # A registry entry with a risk level it does not know is treated as high risk, not as safe.

@@ -6,6 +6,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 
 from django.db import connection
@@ -46,6 +47,33 @@ def planned_run(task, manifest: dict, *, org_node: str = "planner", status: str 
         output_payload={"new_node_ids": [n["node_id"] for n in manifest["nodes"]]},
     )
     return run
+
+
+def run_with_attempts(task, *, status="succeeded", created=None, nodes=(), org_node="planner", costs=(), **fields):
+    """A run of ``task`` whose manifest and attempts are ``nodes`` (node ids, one attempt each, run by
+    ``org_node``), the attempts costing ``costs`` in turn (none reported past them), created at ``created``."""
+    run = factories.RunFactory(task=task, status=status, **fields)
+    run.graph_manifest = {"nodes": [{"node_id": node_id, "depends_on": []} for node_id in nodes], "edges": []}
+    run.save(update_fields=["graph_manifest"])
+    for index, node_id in enumerate(nodes):
+        cost = costs[index] if index < len(costs) else None
+        factories.ExecutionFactory(run=run, node_id=node_id, subagent_type=org_node, status="succeeded", cost_usd=cost,
+                                   agent_calls=1 if cost is not None else 0)
+    if created is not None:
+        WorkGraphRun.objects.filter(pk=run.pk).update(created_at=created)
+    return run
+
+
+def many_runs(task, count: int) -> None:
+    """``count`` succeeded runs of ``task``, made at once: two nodes each, run by the coder for $0.01 apiece."""
+    runs = WorkGraphRun.objects.bulk_create(
+        [WorkGraphRun(task=task, status="succeeded", graph_manifest={"nodes": [{"node_id": "a"}, {"node_id": "b"}]})
+         for _ in range(count)]
+    )
+    WorkNodeExecution.objects.bulk_create(
+        [WorkNodeExecution(run=run, node_id=node_id, subagent_type="coder", status="succeeded",
+                           cost_usd=Decimal("0.01"), agent_calls=1) for run in runs for node_id in ("a", "b")]
+    )
 
 
 def node_rows(*runs: WorkGraphRun) -> QuerySet[WorkNodeExecution]:

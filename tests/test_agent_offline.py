@@ -238,6 +238,22 @@ def test_get_runner_defaults_to_the_configured_offline_agent(settings):
     assert (runner.name, runner.line_delay) == ("offline", 0.005)
 
 
+def test_a_paced_offline_call_spreads_its_lines_over_the_seconds_it_is_given(settings, monkeypatch):
+    settings.WORKGRAPH_AGENT = "offline"
+    settings.WORKGRAPH_OFFLINE_LINE_DELAY = 0
+    settings.WORKGRAPH_OFFLINE_CALL_SECONDS = 2.0
+    pauses: list[float] = []
+    monkeypatch.setattr("graphs.agents.offline.time.sleep", pauses.append)
+    lines: list[str] = []
+    call = AgentCall(org_node="coder", prompt="x", cwd=Path("."), timeout=60.0, purpose="node",
+                     node={"node_id": "impl", "task_prompt": "Build it."}, on_line=lines.append)
+
+    get_runner().run(call)
+
+    assert len(pauses) == len(lines) > 1
+    assert sum(pauses) == pytest.approx(2.0)
+
+
 def test_get_runner_refuses_an_unknown_name():
     with pytest.raises(ImproperlyConfigured, match="unknown agent runner 'gpt'"):
         get_runner("gpt")

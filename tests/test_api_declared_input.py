@@ -68,6 +68,7 @@ def test_only_a_lead_sees_a_projects_target_folder(alice, bob, project):
     [for_bob] = signed_in(bob).get("/api/projects").json()
     assert for_alice["target_folder"] == project.target_folder
     assert for_bob["target_folder"] is None
-    assert project.target_folder in signed_in(alice).get("/").content.decode()
-    assert project.target_folder not in signed_in(bob).get("/").content.decode()
+    assert project.target_folder in signed_in(alice).get(f"/projects/{project.slug}/").content.decode()
+    assert project.target_folder not in signed_in(bob).get(f"/projects/{project.slug}/").content.decode()
+    assert project.target_folder not in signed_in(alice).get("/").content.decode(), "the dashboard is for reading"
     assert Client().get("/api/projects").status_code == 401

@@ -81,6 +81,7 @@ def first_exec(run) -> str:
 ROUTES = {
     "GET /api/projects": (ANYONE, lambda w: ("/api/projects", None)),
     "GET /api/tasks": (ANYONE, lambda w: ("/api/tasks", None)),
+    "GET /api/runs": (ANYONE, lambda w: ("/api/runs", None)),
     "POST /api/tasks": (LEAD, lambda w: ("/api/tasks", {
         "project": w.project.slug, "title": "T", "goal_text": "G", "deliverables": ["d"],
         "acceptance_criteria": ["a"]})),

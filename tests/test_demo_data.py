@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from graphs.models import Project, ProjectMembership, Task
+from graphs.models import Project, ProjectMembership, Skill, Task
 from graphs.tokens import token_create
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +22,17 @@ def test_loading_the_demo_twice_leaves_one_of_everything(capsys, settings):
     assert Task.objects.filter(project__slug="demo").count() == 2
     assert ProjectMembership.objects.get(project__slug="demo").role == "lead"
     assert "user: demo  password: workgraph-demo" in capsys.readouterr().out
+    skills = {skill.skill_id: skill for skill in Skill.objects.all()}
+    assert set(skills) == {"csv-exports", "sourced-research"}
+    assert all(skill.status == "active" and skill.revisions.count() == 1 for skill in skills.values())
+    assert skills["sourced-research"].team_template is not None and skills["sourced-research"].template_warnings == []
+
+
+def test_the_demo_never_writes_over_a_skill_an_admin_edited(settings):
+    call_command("load_demo")
+    Skill.objects.filter(skill_id="csv-exports").update(body="edited")
+    call_command("load_demo")
+    assert Skill.objects.get(skill_id="csv-exports").body == "edited"
 
 
 def test_the_printed_login_works():

@@ -31,7 +31,7 @@ def test_a_reviewer_sees_each_command_of_the_plan_before_approving_it(bob, task,
     settings.WORKGRAPH_COMMAND_TIMEOUT = 600
     page = _page(bob, _plan_with_commands(task))
 
-    assert page.index("Commands this plan runs") < page.index("Approve and run")
+    assert page.index("Commands this plan runs") < page.index('data-action="approve"')
     assert SCRIPT not in page and "<b>check</b>" not in page
     assert "<code>sh -c &#x27;echo &lt;script&gt;alert(" in page
     assert "<code>python3 &#x27;&lt;b&gt;check&lt;/b&gt;.py&#x27;</code>" in page

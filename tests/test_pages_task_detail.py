@@ -46,8 +46,20 @@ def test_the_tree_shows_loop_back_attempts_with_their_cause(client, pipeline_run
     looped = pipeline_run.executions.filter(cause="loop_back").first()
     html = client.get(f"/tasks/{pipeline_run.task_id}/").content.decode()
     assert f"attempt {looped.attempt}</a>" in html
-    assert f"loop_back from {looped.cause_node_id}" in html
+    assert f"rerun: {looped.cause_node_id} failed its judgment" in html
     assert "2 attempts" in html
+    row = html[html.index(f'<li class="todo-item" data-node-id="{looped.cause_node_id}"'):]
+    assert "looped back \N{MULTIPLICATION SIGN}1" in row[: row.index("</li>")]
+
+
+def test_each_failed_attempts_reason_shows_on_the_row_without_expanding(client, pipeline_run):
+    failed = pipeline_run.executions.filter(status="failed").exclude(node_id__startswith="__").first()
+    html = client.get(f"/tasks/{pipeline_run.task_id}/").content.decode()
+    row = html[html.index(f'<li class="todo-item" data-node-id="{failed.node_id}">'):]
+    row = row[: row.index("</li></ul></li>") + 5]
+    failures = row[row.index("</details>"):]
+    assert f'<li data-attempt="{failed.attempt}">attempt {failed.attempt}: ' in failures
+    assert failed.judgment_result["issues"][0][:40] in failures
 
 
 def test_agent_text_is_escaped_everywhere(client, task, scripted_runner, inline_executor):

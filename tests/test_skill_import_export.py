@@ -103,6 +103,17 @@ def test_an_invalid_skill_id_or_broken_front_matter_is_skipped_and_reported(libr
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+def test_the_import_command_prints_the_template_warnings_of_the_skills_it_imported(library):
+    write_skill(library, "sloppy", '```beaver-team-template\n{"version": 1, "nodes": [{"node_id": "a", "task": "A",'
+                                   ' "requested_tools": ["web_fecth"], "colour": "red"}]}\n```\n')
+    out = run_command("import_skills", str(library))
+    assert "warning: sloppy: template node 'a': field 'colour' is not a template field; planning ignores it" in out
+    assert "warning: sloppy: template node 'a': tool 'web_fecth' is not in the tool registry" in out
+    assert "warning: finance-research" not in out
+    again = run_command("import_skills", str(library))
+    assert "unchanged: 3" in again and "warning: sloppy" in again, "an unchanged skill's warnings still show"
+
+
 def test_the_folders_git_commit_is_recorded_on_the_skill_and_its_revision(library):
     git = ["git", "-C", str(library), "-c", "user.name=t", "-c", "user.email=t@example.test"]
     subprocess.run([*git, "init", "-q"], check=True)

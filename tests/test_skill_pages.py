@@ -207,8 +207,17 @@ def test_the_diff_escapes_the_bodies(dana):
     assert "+&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
-def test_an_unknown_revision_is_404(dana, skill):
-    assert signed_in(dana).get(f"/skills/{skill.skill_id}/diff/?old=1&new=9").status_code == 404
+@pytest.mark.parametrize("query", ["?old=1&new=9", "?old=one&new=2", "?old=1"])
+def test_a_bad_diff_link_is_a_404_page_of_the_console_offering_the_revisions(dana, skill, query, settings):
+    settings.DEBUG = True  # as `make run` serves it: still the console's page, not Django's debug 404
+    response = signed_in(dana).get(f"/skills/{skill.skill_id}/diff/{query}")
+    page = response.content.decode()
+    assert response.status_code == 404
+    assert 'id="diff-problem"' in page and "has no such pair of revisions; it has 2: choose two." in page
+    assert page.count('<option value="2" >r2</option>') == 2
+
+
+def test_an_unknown_skill_is_404(dana):
     assert signed_in(dana).get("/skills/missing/").status_code == 404
 
 
@@ -231,3 +240,13 @@ def test_the_usage_page_shows_only_the_viewers_projects_and_counts_the_rest(dana
     assert "Quarterly filings" in page and "Acme Merger" in page
     assert f"/executions/{execution.pk}/" in page and f"/runs/{run.run_id}/" in page
     assert f"/tasks/{task.pk}/" in page and "not a member of" not in page
+
+
+def test_the_editor_documents_the_template_fields_and_the_tool_registry(dana, settings):
+    settings.WORKGRAPH_TOOL_REGISTRY = {"web_fetch": "low", "deploy": "high"}
+    page = signed_in(dana).get("/skills/new/").content.decode()
+    help_part = page[page.index('id="template-help"'):]
+    for name in ("node_id", "task", "depends_on", "requested_tools", "required_evidence", "max_tool_iterations"):
+        assert f"<dt><code>{name}</code></dt>" in help_part
+    assert "<code>deploy</code> <span class=\"muted\">(high)</span>" in help_part
+    assert "&quot;version&quot;: 1" in help_part

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from graphs.skills import team_template_parse
+from graphs.skills import TEMPLATE_EXAMPLE, TEMPLATE_NODE_FIELD_HELP, team_template_parse
 
 TEMPLATE = {
     "version": 1,
@@ -93,6 +93,18 @@ def test_a_dependency_on_an_unknown_node_is_the_wrong_shape():
     assert parsed.warnings == ["template node 'write' depends on unknown node 'research'"]
 
 
+def test_unknown_and_high_risk_tools_are_flagged_when_the_skill_is_written(settings):
+    settings.WORKGRAPH_TOOL_REGISTRY = {"web_fetch": "low", "deploy": "high"}
+    tools = ["web_fetch", "web_fecth", "deploy"]
+    template = {"version": 1, "nodes": [{"node_id": "a", "task": "A", "requested_tools": tools}]}
+    parsed = team_template_parse(body_with(json.dumps(template)))
+    assert parsed.template == template
+    assert parsed.warnings == [
+        "template node 'a': tool 'web_fecth' is not in the tool registry; planning removes it",
+        "template node 'a': tool 'deploy' is high risk; planning removes it",
+    ]
+
+
 def test_unknown_fields_and_unsupported_evidence_keep_the_template_with_warnings():
     template = {"version": 1, "nodes": [{"node_id": "a", "task": "A", "colour": "red", "required_evidence": ["photo"]}]}
     parsed = team_template_parse(body_with(json.dumps(template)))
@@ -126,3 +138,8 @@ def test_json_nested_deeper_than_a_template_needs_is_refused_before_it_is_stored
     assert parsed.template is None
     assert parsed.warnings == ["the team template nests deeper than 32 levels"]
 
+
+def test_the_editors_example_template_parses_without_a_warning_and_uses_documented_fields():
+    parsed = team_template_parse(TEMPLATE_EXAMPLE)
+    assert parsed.template is not None and parsed.warnings == []
+    assert {name for node in parsed.template["nodes"] for name in node} <= set(TEMPLATE_NODE_FIELD_HELP)

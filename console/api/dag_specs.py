@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from django.http import Http404, HttpResponse
-from django.utils.http import content_disposition_header
+from django.http import Http404
 from ninja import Router, Status
 
 from console.api.errors import ApiError
 from console.api.schemas import ERRORS, DagSpecImportOut, DagSpecIn, ErrorOut
 from console.permissions import require, run_for_member
+from console.views import dag_spec_file
 from graphs import selectors
-from graphs.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, dag_spec_run_warnings, run_dag_spec
+from graphs.dag_specs import DagSpecError, dag_spec_import, dag_spec_run_warnings
 from graphs.models import Project
 
 router = Router(tags=["DAG specs"])
@@ -39,10 +39,4 @@ def dag_specs_import(request, slug: str, payload: DagSpecIn):
 @router.get("/runs/{run_id}/dag-spec", response={200: None, **ERRORS})
 def runs_dag_spec(request, run_id: UUID):
     run, _ = run_for_member(request.auth, run_id)
-    spec = run_dag_spec(run)
-    if spec is None:
-        raise Http404("the run was not imported from a DAG spec")
-    content, filename = dag_spec_download(spec)
-    response = HttpResponse(content, content_type="application/json")
-    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
-    return response
+    return dag_spec_file(run)

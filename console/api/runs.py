@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
 from uuid import UUID
 
+from django.core.paginator import Paginator
 from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
@@ -21,17 +24,66 @@ from console.api.schemas import (
     PlanningCallOut,
     RejectIn,
     RunOut,
+    RunPage,
 )
 from console.permissions import execution_for_member, require, run_for_member
 from graphs import selectors
 from graphs.accounting import spend_by_org_node, spend_of
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
 from graphs.logs import log_read
-from graphs.models import ExecutionLogFile
+from graphs.models import ExecutionLogFile, WorkGraphRun
 from graphs.review import run_plan_approve, run_plan_reject
 
 router = Router(tags=["runs"])
 MAX_LOG_PAGE = 1000
+MAX_PAGE_SIZE = 100
+
+
+class RunFilters(InSchema):
+    """The runs list's filters, as ``graphs.selectors.runs_for_user`` reads them."""
+
+    project: str = Field("", description="A project's slug.")
+    # Declared here, checked in the operation (as page_size): the check answers with its own error code.
+    status: str = Field("", json_schema_extra={"enum": ["", *WorkGraphRun.Status.values]})
+    org_node: str = Field("", max_length=100, pattern=r"^[A-Za-z0-9_.-]*$",
+                          description="Runs in which this org node ran a node or made a planning call.")
+    created_from: date | None = Field(None, description="Created on this day or later (the console's time zone).")
+    created_to: date | None = Field(None, description="Created on this day or earlier.")
+    min_cost: Decimal | None = Field(None, ge=0, max_digits=14, decimal_places=6,
+                                     description="Runs whose attempts reported at least this cost in USD, summed.")
+    q: str = Field("", max_length=200, description="In the task's title, or exactly a node id the run has attempted.")
+    page: int = 1
+    page_size: int = Field(25, json_schema_extra={"minimum": 1, "maximum": MAX_PAGE_SIZE})
+
+
+@router.get("/runs", response={200: RunPage, **ERRORS})
+def runs_list(request, filters: Query[RunFilters]):
+    if not 1 <= filters.page_size <= MAX_PAGE_SIZE:
+        raise ApiError(400, "bad_page_size", f"page_size must be between 1 and {MAX_PAGE_SIZE}")
+    if filters.status and filters.status not in WorkGraphRun.Status.values:
+        raise ApiError(400, "bad_status", f"status must be one of {', '.join(WorkGraphRun.Status.values)}")
+    runs = selectors.runs_for_user(
+        request.auth, project_slug=filters.project, status=filters.status, org_node=filters.org_node,
+        created_from=filters.created_from, created_to=filters.created_to, min_cost_usd=filters.min_cost,
+        text=filters.q.strip(),
+    )
+    paginator = Paginator(runs, filters.page_size)
+    page = paginator.get_page(filters.page)
+    return {"items": [_run_list_item(row) for row in selectors.run_rows(list(page.object_list))],
+            "count": paginator.count, "page": page.number, "pages": paginator.num_pages}
+
+
+def _run_list_item(row: selectors.RunRow) -> dict:
+    run = row.run
+    return {
+        **{name: getattr(run, name) for name in (
+            "run_id", "task_id", "status", "stage", "pipeline", "forked_from_id", "error_code", "created_at",
+            "started_at", "finished_at",
+        )},
+        "task_title": run.task.title, "project": run.task.project.slug,
+        "duration_seconds": row.duration.total_seconds() if row.duration is not None else None,
+        "progress": row.progress.as_dict(), "spend": row.spend.as_dict(),
+    }
 
 
 class LogQuery(InSchema):

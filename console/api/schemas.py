@@ -227,6 +227,45 @@ class RunOut(Schema):
     by_org_node: dict[str, SpendOut]
 
 
+class ProgressOut(Schema):
+    total: int = Field(..., description="The work nodes in the run's manifest.")
+    done: int = Field(..., description="Those whose latest attempt has finished, whatever the outcome.")
+    succeeded: int
+    partial: int
+    failed: int
+    blocked: int
+    cancelled: int
+    active: int
+    summary: str
+
+
+class RunListItemOut(Schema):
+    run_id: UUID
+    task_id: UUID
+    task_title: str
+    project: str = Field(..., description="The project's slug.")
+    status: str
+    stage: str = Field(..., description="The org node whose nodes were planned last.")
+    pipeline: bool
+    forked_from_id: UUID | None
+    error_code: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    duration_seconds: float | None = Field(
+        ..., description="Start to finish, or so far while the run has not finished; null before it starts."
+    )
+    progress: ProgressOut
+    spend: SpendOut = Field(..., description="What every attempt of the run cost, planning and judge calls included.")
+
+
+class RunPage(Schema):
+    items: list[RunListItemOut]
+    count: int
+    page: int
+    pages: int
+
+
 class PlanningCallOut(Schema):
     node_exec_id: UUID
     node_id: str

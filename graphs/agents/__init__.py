@@ -63,7 +63,8 @@ def _openai() -> AgentRunner:
 
 
 def _offline() -> AgentRunner:
-    return OfflineRunner(line_delay=getattr(settings, "WORKGRAPH_OFFLINE_LINE_DELAY", 0.01))
+    return OfflineRunner(line_delay=getattr(settings, "WORKGRAPH_OFFLINE_LINE_DELAY", 0.01),
+                         call_seconds=getattr(settings, "WORKGRAPH_OFFLINE_CALL_SECONDS", 0.0))
 
 
 # The built-in runners; ``runner_register`` adds more.

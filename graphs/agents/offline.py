@@ -38,9 +38,11 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 class OfflineRunner:
     name = "offline"
 
-    def __init__(self, *, line_delay: float = 0.01) -> None:
-        # The pause between emitted lines only makes live logs look live; tests set it to 0.
+    def __init__(self, *, line_delay: float = 0.01, call_seconds: float = 0.0) -> None:
+        # The pause between emitted lines only makes live logs look live; tests set it to 0. A call
+        # lasts at least ``call_seconds``, its lines spread over it, so a demo can be watched at work.
         self.line_delay = line_delay
+        self.call_seconds = call_seconds
 
     def run(self, call: AgentCall) -> AgentResult:
         if call.purpose == "plan" and call.planning_mode == "gap_driven":
@@ -59,7 +61,9 @@ class OfflineRunner:
 
     def _emit(self, text: str, call: AgentCall) -> None:
         deadline = time.monotonic() + call.timeout
-        for line in text.splitlines():
+        lines = text.splitlines()
+        pause = max(self.line_delay, self.call_seconds / max(len(lines), 1))
+        for line in lines:
             if call.cancelled():
                 raise AgentCancelled()
             if time.monotonic() > deadline:
@@ -67,8 +71,8 @@ class OfflineRunner:
                     f"the offline agent did not finish within {call.timeout:g} s", kind="timeout"
                 )
             call.emit(line)
-            if self.line_delay:
-                time.sleep(self.line_delay)
+            if pause:
+                time.sleep(pause)
 
 
 # --- planning -------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ function draw(target, diff, format) {
     matching: "lines",
     highlight: true,
     synchronisedScroll: true,
+    // Light or dark as the page is (prefers-color-scheme).
+    colorScheme: "auto",
   });
   ui.draw();
   ui.highlightCode();

@@ -1,43 +1,36 @@
 // Node execution page: the trace and the raw log, built from the lines the server sent with the page,
 // then kept current from the live log, resumed after the last of those lines.
 import { connectLog } from "./live.js";
-import { describeLine } from "./log-line.js";
+import { logViewerMount } from "./log-viewer.js";
 import { copyButtonBind, traceViewMount } from "./trace-view.js";
 import { diffViewsShow } from "./diff-view.js";
+import { statusChip } from "./status-chip.js";
 
 diffViewsShow();
 
 const list = document.getElementById("log-lines");
-const pause = document.getElementById("pause-scroll");
 const state = document.getElementById("log-state");
-const statusChip = document.getElementById("exec-status");
+const statusSlot = document.getElementById("exec-status");
 
-// The attempt's status follows its log: the engine writes `node_finished` with how it ended. The
-// page's other parts (its output, its change) are the server's; a reload shows them.
+// The attempt's page follows its log: when the engine writes `node_finished` (committed), the status
+// chip changes at once and the parts the server renders from the finished attempt (`data-live-part`:
+// facts, timings, judgment, output, change) are fetched again and swapped in; the trace and the raw
+// log stay, being live already.
 function showStatus(line) {
-  if (line.event !== "node_finished" || !line.committed || !statusChip) return;
-  const chip = document.createElement("span");
-  chip.className = `status status-${line.status}`;
-  chip.dataset.status = line.status;
-  chip.textContent = line.status;
-  statusChip.replaceChildren(chip);
+  if (line.event !== "node_finished" || !line.committed || !statusSlot) return;
+  statusSlot.replaceChildren(statusChip(line.status));
+  refreshParts();
 }
 
-function appendLine(line) {
-  const item = document.createElement("li");
-  item.dataset.seq = String(line.seq);
-  const seq = document.createElement("span");
-  seq.className = "seq";
-  seq.textContent = String(line.seq);
-  const event = document.createElement("span");
-  event.className = "event";
-  event.textContent = line.event;
-  const text = document.createElement("span");
-  text.className = "text";
-  text.textContent = describeLine(line);
-  item.append(seq, " ", event, " ", text);
-  list.append(item);
-  if (!pause.checked) list.scrollTop = list.scrollHeight;
+async function refreshParts() {
+  const response = await fetch(window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" });
+  if (!response.ok) return;
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+  for (const part of fresh.querySelectorAll("[data-live-part]")) {
+    document.querySelector(`[data-live-part="${part.dataset.livePart}"]`)?.replaceWith(document.adoptNode(part));
+  }
+  diffViewsShow(document.getElementById("changes") ?? document);
+  document.body.dataset.attemptFinished = "true";
 }
 
 const resumeCopy = document.getElementById("resume-copy");
@@ -50,6 +43,13 @@ if (list) {
     empty: document.getElementById("trace-empty"),
   });
   for (const line of JSON.parse(document.getElementById("trace-lines").textContent)) trace.add(line);
+  const viewer = logViewerMount({
+    list,
+    follow: document.getElementById("log-follow"),
+    search: document.getElementById("log-search"),
+    kinds: document.getElementById("log-kinds"),
+    count: document.getElementById("log-count"),
+  });
   const complete = () => {
     state.textContent = "log complete";
     trace.finish();
@@ -59,7 +59,7 @@ if (list) {
     connectLog(`${list.dataset.wsUrl}?after=${after}`, {
       after,
       onLine(line) {
-        appendLine(line);
+        viewer.add(line);
         trace.add(line);
         showStatus(line);
       },

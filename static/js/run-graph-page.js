@@ -3,6 +3,7 @@ import { connectLog, connectRun } from "./live.js";
 import { createRunGraph } from "./dag/run-graph.js";
 import { spendSummary, spendTotal } from "./spend.js";
 import { diffViewsShow } from "./diff-view.js";
+import { statusChip } from "./status-chip.js";
 
 diffViewsShow();
 
@@ -37,7 +38,23 @@ function el(tag, attrs = {}, text = "") {
 }
 
 function setRunStatus(status) {
-  statusEl.replaceChildren(el("span", { class: `status status-${status}`, "data-status": status }, status));
+  statusEl.replaceChildren(statusChip(status));
+  // The run's controls (Start, Approve / Reject, Cancel) show only while they apply.
+  for (const control of document.querySelectorAll("[data-show-when]")) {
+    control.hidden = !control.dataset.showWhen.split(" ").includes(status);
+  }
+}
+
+// Forking from the selected node: a copy of the page's fork form (with its CSRF token) in the panel.
+const forkForm = document.getElementById("fork-form");
+
+function forkControl(nodeId) {
+  const form = forkForm.cloneNode(true);
+  form.removeAttribute("id");
+  form.hidden = false;
+  form.elements.node_id.value = nodeId;
+  form.dataset.confirm = `Fork the run from ${nodeId}? A new run reruns it and everything after it; this run is kept.`;
+  return form;
 }
 
 // The run's cost and tokens: every attempt graph.json lists, then each attempt an event reports ended.
@@ -68,13 +85,37 @@ function section(title, content, open = false) {
   return details;
 }
 
+const FINISHED = new Set(["succeeded", "partial", "failed", "blocked", "cancelled"]);
+
+// One attempt of the node: its status, what caused it, and for a failed one why, with its judgment.
+function attemptItem(attempt, current) {
+  const item = el("li", { "data-attempt": String(attempt.attempt) });
+  if (attempt.node_exec_id === current) item.classList.add("current");
+  item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
+    " ", statusChip(attempt.status),
+    " ", el("span", { class: "muted" }, attempt.cause_text));
+  if (attempt.node_exec_id !== current) {
+    item.append(" ", el("a", { class: "small", href: `/executions/${attempt.node_exec_id}/compare/${current}/` }, "compare with latest"));
+  }
+  if (attempt.failure) item.append(" ", el("span", { class: "tag", "data-category": attempt.failure.category }, attempt.failure.category));
+  if (attempt.reason) item.append(el("p", { class: "error small reason" }, attempt.reason));
+  if (attempt.judgment_result) {
+    item.append(section("Judgment", el("pre", { class: "output" }, JSON.stringify(attempt.judgment_result, null, 2))));
+  }
+  return item;
+}
+
 async function openPanel(nodeId) {
   const node = latestData?.nodes.find((n) => n.node_id === nodeId);
-  if (!node) return;
   panel.hidden = false;
-  panelTitle.textContent = node.label;
   panelLog?.close();
   panelLog = null;
+  if (!node) {
+    panelTitle.textContent = nodeId;
+    panelBody.replaceChildren(el("p", { class: "muted" }, "This run has no such node."));
+    return;
+  }
+  panelTitle.textContent = node.label;
   if (!node.latest_exec_id) {
     panelBody.replaceChildren(el("p", { class: "muted" }, "This node has not started yet."));
     return;
@@ -87,46 +128,92 @@ async function openPanel(nodeId) {
   const detail = await response.json();
   const facts = el("p");
   facts.append(
-    el("span", { class: `status status-${detail.status}` }, detail.status), " ",
-    el("span", { class: "muted" }, `${detail.org_node || ""} · attempt ${detail.attempt} · ${detail.cause}`),
+    statusChip(detail.status), " ",
+    el("span", { class: "muted" }, `${detail.org_node || ""} · attempt ${detail.attempt} · ${detail.cause_text}`),
   );
   const attempts = el("ol", { class: "attempts" });
-  for (const attempt of detail.attempts) {
-    const item = el("li");
-    item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
-      " ", el("span", { class: `status status-${attempt.status}` }, attempt.status),
-      " ", el("span", { class: "muted" }, attempt.cause + (attempt.cause_node_id ? ` from ${attempt.cause_node_id}` : "")));
-    attempts.append(item);
-  }
+  for (const attempt of detail.attempts) attempts.append(attemptItem(attempt, detail.node_exec_id));
   const log = el("ol", { class: "log-lines" });
+  const finished = FINISHED.has(detail.status);
   const parts = [facts];
-  if (detail.error) parts.push(el("p", { class: "error" }, detail.error));
+  if (forkForm && !detail.is_planning) parts.push(forkControl(detail.node_id));
   if (detail.failure) parts.push(failureBlock(detail.failure));
   parts.push(el("h3", {}, "Attempts"), attempts);
-  if (detail.judgment) parts.push(section("Judgment", el("pre", { class: "output" }, JSON.stringify(detail.judgment, null, 2)), true));
-  parts.push(section("Output", el("pre", { class: "output" }, detail.output || "(no output yet)"), true));
+  parts.push(section("Output", el("pre", { class: "output" }, detail.output || (finished ? "(no output)" : "(no output yet)")), true));
   parts.push(section("Prompt", el("pre", { class: "output" }, detail.prompt || "(not built yet)")));
-  parts.push(el("h3", {}, "Live log"), log, el("a", { href: `/executions/${detail.node_exec_id}/` }, "Open the node page →"));
+  const page = detail.is_planning ? `/runs/${detail.run_id}/planning/#call-${detail.node_exec_id}` : `/executions/${detail.node_exec_id}/`;
+  parts.push(el("h3", {}, "Live log"), log,
+    el("a", { href: page }, detail.is_planning ? "Open the planning inspector →" : "Open the node page →"));
   panelBody.replaceChildren(...parts);
   panelLog = connectLog(`/ws/node-executions/${detail.node_exec_id}/log/?after=0`, {
     onLine(line) {
       const text = line.text ?? line.message ?? line.status ?? "";
-      log.append(el("li", {}, `${line.seq} ${line.event} ${text}`));
+      log.append(el("li", {}, `${line.seq} ${(line.ts || "").slice(11, 23)} ${line.event} ${text}`));
       log.scrollTop = log.scrollHeight;
     },
   });
 }
 
-document.getElementById("panel-close").addEventListener("click", () => {
+function closePanel() {
   panel.hidden = true;
   panelLog?.close();
   panelLog = null;
+}
+
+// The selected node and the view live in the URL (?node=…&view=timeline): a node can be linked, and
+// Back steps through the nodes that were opened.
+function urlWith(changes) {
+  const url = new URL(window.location.href);
+  for (const [key, value] of Object.entries(changes)) {
+    if (value) url.searchParams.set(key, value);
+    else url.searchParams.delete(key);
+  }
+  return url;
+}
+
+// The keyboard path: a node chosen (Enter on its box, or a click) takes the focus into the panel;
+// closing the panel gives it back to the box it came from.
+let chosenFrom = null;
+
+function selectNode(nodeId) {
+  if (new URL(window.location.href).searchParams.get("node") !== nodeId) {
+    history.pushState(null, "", urlWith({ node: nodeId }));
+  }
+  chosenFrom = document.activeElement;
+  openPanel(nodeId);
+  panelTitle.focus({ preventScroll: !window.matchMedia("(max-width: 900px)").matches });
+}
+
+function unselectNode() {
+  if (panel.hidden) return;
+  history.pushState(null, "", urlWith({ node: null }));
+  closePanel();
+  if (chosenFrom?.isConnected) chosenFrom.focus();
+  chosenFrom = null;
+}
+
+function followUrl() {
+  const params = new URL(window.location.href).searchParams;
+  graph.setView(params.get("view") === "timeline" ? "timeline" : "graph");
+  const nodeId = params.get("node");
+  if (nodeId) openPanel(nodeId);
+  else closePanel();
+}
+
+document.getElementById("panel-close").addEventListener("click", unselectNode);
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !panel.hidden) unselectNode();
 });
+window.addEventListener("popstate", followUrl);
 
 // The graph module brings its own toolbar: graph / "as it ran", zoom and fit.
-const graph = createRunGraph(container, { onSelect: openPanel });
+const graph = createRunGraph(container, {
+  onSelect: selectNode,
+  onView: (view) => history.replaceState(null, "", urlWith({ view: view === "timeline" ? view : null })),
+});
 
 fetchGraph().then((data) => graph.load(data)).then(() => {
+  followUrl();
   let snapshots = 0;
   connectRun(container.dataset.wsUrl, {
     // A snapshot comes on every (re)connect, and whenever the run changed without an event reaching

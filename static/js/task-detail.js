@@ -3,15 +3,10 @@
 // run's section and the task's status from the server (the server-rendered page stays the single
 // source of markup, and of the rule that derives a task's status from its runs).
 import { connectRun } from "./live.js";
+import { statusChipSet } from "./status-chip.js";
 
 const runsEl = document.getElementById("runs");
 const liveRunIds = (runsEl?.dataset.liveRuns || "").split(" ").filter(Boolean);
-
-function setStatus(chip, status) {
-  chip.className = `status status-${status}`;
-  chip.dataset.status = status;
-  chip.textContent = status;
-}
 
 function refreshSection(runId) {
   const section = document.getElementById(`run-${runId}`);
@@ -61,7 +56,7 @@ for (const runId of liveRunIds) {
         for (const node of event.nodes) {
           const item = section.querySelector(`[data-node-id="${CSS.escape(node.node_id)}"]`);
           const chip = item?.querySelector(".status");
-          if (chip) setStatus(chip, node.status);
+          if (chip) statusChipSet(chip, node.status);
           if (!item || node.attempt > 1 || ["succeeded", "failed"].includes(node.status)) scheduleRefresh(runId);
         }
       } else if (event.event === "log") {

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 import pytest
 from django.db import connections
 
+from graphs.models import WorkNodeExecution
 from tests.celery_worker import current_database_url
 
 if TYPE_CHECKING:
@@ -31,6 +32,32 @@ LAUNCH_ARGS = [
     "--disable-sync", "--no-first-run",
 ]
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# For page.wait_for_function: every box of the run graph on screen, wholly inside the drawing's stage.
+ALL_BOXES_IN_VIEW = """
+() => {
+  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
+  const boxes = [...document.querySelectorAll('#dag .dag-box[data-node-id]')];
+  return boxes.length > 0 && boxes.every((box) => {
+    const r = box.getBoundingClientRect();
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1
+      && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+  });
+}
+"""
+
+# For page.evaluate: what scrolls sideways, if anything — the document's overflow, and the elements
+# that stick out past the viewport.
+OVERFLOW = """
+() => {
+  const width = document.documentElement.clientWidth;
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + (typeof el.className === 'string' && el.className ? '.' + el.className.split(' ').join('.') : '');
+  const wide = [...document.querySelectorAll('body *')]
+    .filter((el) => el.getBoundingClientRect().right > width + 1 && getComputedStyle(el).position !== 'fixed')
+    .map(name);
+  return { scroll: document.documentElement.scrollWidth - width, wide: wide.slice(0, 5) };
+}
+"""
 
 
 def _missing(reason: str) -> NoReturn:
@@ -79,10 +106,10 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def console_server(transactional_db) -> Iterator[str]:
+@contextmanager
+def console_served(**settings: str) -> Iterator[str]:
     """The console served by a real daphne (pages, API and WebSockets) in the embedded mode, on the test
-    database; returns its base URL."""
+    database, with ``settings`` as extra environment; yields its base URL."""
     port = _free_port()
     env = {
         **os.environ,
@@ -90,6 +117,7 @@ def console_server(transactional_db) -> Iterator[str]:
         "DATABASE_URL": current_database_url(),
         "WORKGRAPH_OFFLINE_LINE_DELAY": "0.03",
         "WORKGRAPH_EMBEDDED_WORKERS": "2",
+        **settings,
     }
     env.pop("REDIS_URL", None)  # embedded: the server executes the pipeline itself
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
@@ -118,6 +146,32 @@ def console_server(transactional_db) -> Iterator[str]:
             server.kill()
             server.wait()
         log.close()
+
+
+@pytest.fixture
+def console_server(transactional_db) -> Iterator[str]:
+    """The console served by daphne, its offline agent writing a line every 30 ms."""
+    with console_served() as url:
+        yield url
+
+
+@pytest.fixture
+def slow_console_server(transactional_db) -> Iterator[str]:
+    """The console served by daphne, its offline agent slow enough (a line every 0.4 s) to watch an
+    attempt while it runs."""
+    with console_served(WORKGRAPH_OFFLINE_LINE_DELAY="0.4") as url:
+        yield url
+
+
+def attempt_running(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExecution:
+    """Wait for the console to start ``node_id`` of ``run``; return that attempt, running."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        attempt = WorkNodeExecution.objects.filter(run=run, node_id=node_id, status="running").first()
+        if attempt is not None:
+            return attempt
+        time.sleep(0.05)
+    raise AssertionError(f"{node_id} did not start")
 
 
 def sign_in(page, url: str, username: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import Task
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,6 +59,11 @@ def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, al
     assert changed_live, "no node changed status on the open graph"
     assert loop_back_drawn, "the loop-back edge was not drawn"
     assert task.status == "succeeded", task.outcome
+    # Every node the coder and the validator appended while the page was open ends on screen.
+    run = task.runs.get()
+    drawn = len(run.graph_manifest["nodes"]) + run.executions.filter(node_id__startswith="__planning__").count()
+    page.wait_for_function(f"() => document.querySelectorAll('#dag .dag-box[data-node-id]').length === {drawn}")
+    page.wait_for_function(ALL_BOXES_IN_VIEW)
     page.wait_for_function(
         "() => [...document.querySelectorAll('.dag-arc-label text')].some(t => /1/.test(t.textContent))"
     )

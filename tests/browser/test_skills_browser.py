@@ -48,3 +48,41 @@ def test_an_admin_edits_a_skill_sees_the_template_warning_and_diffs_two_revision
     assert "+Read the filings twice." in added
     assert "+```team-template" in added
     page.screenshot(path=str(ARTIFACTS / "skill-revision-diff.png"), full_page=True)
+
+
+UNKNOWN_TOOL_BODY = (
+    '# Finance research\n\n```beaver-team-template\n{"version": 1, "nodes": [{"node_id": "collect", '
+    '"task": "Collect the filings", "requested_tools": ["web_fecth"]}]}\n```\n'
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_editor_explains_templates_and_flags_an_unknown_tool_as_it_is_typed(chromium, live_server, dana, skill):
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(15_000)
+    sign_in(page, f"{live_server.url}/login/?next=/skills/{skill.skill_id}/edit/", "dana")
+    page.wait_for_url(f"**/skills/{skill.skill_id}/edit/")
+
+    page.click("#template-help summary")
+    guide = page.locator("#template-help")
+    assert guide.locator("dt:has-text('requested_tools')").is_visible()
+    assert "web_fetch" in guide.inner_text() and '"version": 1' in guide.locator("pre").inner_text()
+
+    page.fill("textarea[name=body]", UNKNOWN_TOOL_BODY)
+    warning = page.locator("#template-warnings li").first
+    warning.wait_for(state="visible")
+    assert warning.inner_text() == (
+        "template node 'collect': tool 'web_fecth' is not in the tool registry; planning removes it"
+    )
+    page.screenshot(path=str(ARTIFACTS / "skill-editor-guide.png"), full_page=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_diff_link_is_the_consoles_page_offering_the_revisions(chromium, live_server, dana, skill):
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(15_000)
+    sign_in(page, f"{live_server.url}/login/?next=/skills/{skill.skill_id}/diff/?old=1%26new=7", "dana")
+    page.wait_for_selector("#diff-problem")
+    assert "no such pair of revisions" in page.locator("#diff-problem").inner_text()
+    assert page.locator("header.topbar").is_visible(), "the console's own page, not a bare error"
+    assert page.locator("select[name=old] option").count() == 1

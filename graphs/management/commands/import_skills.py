@@ -24,5 +24,8 @@ class Command(BaseCommand):
         for label, skill_ids in (("created", report.created), ("updated", report.updated),
                                  ("unchanged", report.unchanged)):
             self.stdout.write(f"{label}: {len(skill_ids)}" + (f" ({', '.join(skill_ids)})" if skill_ids else ""))
+        for skill_id, warnings in report.warnings.items():
+            for warning in warnings:
+                self.stderr.write(f"warning: {skill_id}: {warning}")
         for reason in report.skipped:
             self.stderr.write(f"skipped {reason}")

@@ -7,9 +7,10 @@
  * @typedef {{t: "text", x: number, y: number, text: string, font: string, color: string,
  *            align?: CanvasTextAlign}} TextPart
  */
+import { durationLabel } from "./critical-path.js";
 import { failureRoleLabel } from "./failure-roles.js";
 import { FONTS, attemptBadge, costLabel, fitText, nodeTitle, statusLine, textWidth } from "./labels.js";
-import { INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
+import { CRITICAL, INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
 
 const PAD = 14;
 
@@ -78,15 +79,18 @@ function planningParts({ w, h, node }) {
   ];
 }
 
-function attemptParts({ w, h, attempt }) {
+function attemptParts({ w, h, attempt, critical }) {
   const style = statusStyle(attempt.status);
   const parts = [
     { t: "rect", x: 0, y: 0, w, h, r: 4, fill: style.fill, stroke: style.stroke, lw: attempt.status === "running" ? 2 : 1.25, dash: attempt.started_at ? undefined : [3, 2] },
   ];
-  const label = `#${attempt.attempt}`;
-  if (w >= textWidth(label, FONTS.badge) + 8) {
-    parts.push({ t: "text", x: w / 2, y: h / 2 + 4, text: label, font: FONTS.badge, color: style.text, align: "center" });
-  }
+  // The critical path's bars carry a dark underline, legible over every status colour.
+  if (critical) parts.push({ t: "rect", x: 1, y: h - 4, w: w - 2, h: 3, r: 1.5, fill: CRITICAL });
+  // As much as fits: "#2 · 12.3 s", else "#2", else nothing.
+  const number = `#${attempt.attempt}`;
+  const took = durationLabel(attempt);
+  const label = (took ? [`${number} · ${took}`, number] : [number]).find((text) => w >= textWidth(text, FONTS.badge) + 8);
+  if (label) parts.push({ t: "text", x: w / 2, y: h / 2 + 4, text: label, font: FONTS.badge, color: style.text, align: "center" });
   return parts;
 }
 

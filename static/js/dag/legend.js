@@ -1,8 +1,8 @@
 /**
- * The legend, built from the same theme tables the renderers use. Collapsible (a <details>), so it
- * never hides the graph for long.
+ * The legend, built from the same theme tables the renderers use. A <details> that starts closed:
+ * open, it sits over the drawing's corner, where it would hide nodes nobody asked it to cover.
  */
-import { LINK, PLANNING, STATUS } from "./theme.js";
+import { CRITICAL, LINK, PLANNING, STATUS } from "./theme.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -52,7 +52,6 @@ function chip(className, text, colors = {}) {
 export function createLegend() {
   const details = document.createElement("details");
   details.className = "dag-legend";
-  details.open = true;
   const summary = document.createElement("summary");
   summary.textContent = "Legend";
   const statuses = document.createElement("ul");
@@ -65,6 +64,7 @@ export function createLegend() {
   item(marks, chip("dag-legend__badge", "×3"), "attempts (from the 2nd)");
   item(marks, chip("dag-legend__org", "coder"), "org node");
   item(marks, chip("dag-legend__planning", "◦", { background: PLANNING.fill, borderColor: PLANNING.stroke }), "planning call");
+  item(marks, chip("dag-legend__critical", "", { borderBottomColor: CRITICAL }), "critical path (as it ran)");
   item(marks, chip("dag-legend__org", "✕", { borderColor: "#7f1d1d", borderWidth: "2px" }), "root cause: failed, nothing failed upstream");
   item(marks, chip("dag-legend__org", "⊘", { borderStyle: "dashed" }), "failed or blocked because of a root cause");
   details.append(summary, statuses, links, marks);

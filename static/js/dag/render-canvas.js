@@ -16,7 +16,7 @@
  */
 import { boxParts, boxTone } from "./box-parts.js";
 import { FONTS, firedLabel, textWidth } from "./labels.js";
-import { BAND, LINK, MUTED_INK } from "./theme.js";
+import { LINK, sceneInks } from "./theme.js";
 
 const CELL = 256;
 /** Below this zoom text is under ~6 px: draw blocks only. */
@@ -34,12 +34,14 @@ export function createCanvasRenderer(host) {
   let grid = new Map();
   let transform = { scale: 1, tx: 0, ty: 0 };
   let frame = 0;
+  let inks = sceneInks(host);
 
   const resize = new ResizeObserver(() => schedule());
   resize.observe(host);
 
   function setScene(next) {
     scene = next;
+    inks = sceneInks(host);
     strokes = buildStrokes(scene.links);
     grid = buildGrid(scene.boxes);
     schedule();
@@ -74,8 +76,8 @@ export function createCanvasRenderer(host) {
   }
 
   function drawBands(view) {
-    ctx.fillStyle = BAND.fill;
-    ctx.strokeStyle = BAND.stroke;
+    ctx.fillStyle = inks.bandFill;
+    ctx.strokeStyle = inks.bandStroke;
     ctx.lineWidth = 1;
     for (const band of scene.bands) {
       if (!intersects(band, view)) continue;
@@ -94,7 +96,7 @@ export function createCanvasRenderer(host) {
       const spec = LINK[style];
       // Zoomed out, thousands of data edges would bury the nodes and the loop-backs: fade them.
       ctx.globalAlpha = scale < TEXT_ZOOM && style !== "on_failure" ? 0.35 : 1;
-      ctx.strokeStyle = spec.color;
+      ctx.strokeStyle = style === "grid" ? inks.grid : spec.color;
       ctx.lineWidth = Math.max(spec.width, 1 / scale);
       ctx.setLineDash(spec.dash.map((value) => value * stretch));
       ctx.stroke(path);
@@ -179,12 +181,12 @@ export function createCanvasRenderer(host) {
       ctx.font = font;
       ctx.textAlign = text.align || "left";
       if (text.role === "band") {
-        ctx.strokeStyle = "#ffffff";
+        ctx.strokeStyle = inks.halo;
         ctx.lineWidth = 4;
         ctx.lineJoin = "round";
         ctx.strokeText(text.text, 0, 0);
       }
-      ctx.fillStyle = text.role === "band" ? BAND.text : MUTED_INK;
+      ctx.fillStyle = text.role === "band" ? inks.bandText : inks.text;
       ctx.fillText(text.text, 0, 0);
       ctx.restore();
     }

@@ -5,7 +5,7 @@
  */
 import { boxParts } from "./box-parts.js";
 import { FONTS, boxAriaLabel, firedLabel, textWidth } from "./labels.js";
-import { BAND, LINK, MUTED_INK } from "./theme.js";
+import { LINK, sceneInks } from "./theme.js";
 
 const NS = "http://www.w3.org/2000/svg";
 let instances = 0;
@@ -63,10 +63,11 @@ export function createSvgRenderer(host) {
 
   function setScene(next) {
     scene = next;
+    const inks = sceneInks(host);
     viewport.replaceChildren();
     const bandLayer = el("g", { class: "dag-bands" }, viewport);
     for (const band of scene.bands) {
-      el("rect", { x: band.x, y: band.y, width: band.w, height: band.h, rx: 12, fill: BAND.fill, stroke: band.label ? BAND.stroke : "none" }, bandLayer);
+      el("rect", { x: band.x, y: band.y, width: band.w, height: band.h, rx: 12, fill: inks.bandFill, stroke: band.label ? inks.bandStroke : "none" }, bandLayer);
     }
     const linkLayer = el("g", { class: "dag-links", fill: "none" }, viewport);
     const textLayer = el("g", { class: "dag-texts" }, viewport);
@@ -76,7 +77,7 @@ export function createSvgRenderer(host) {
     for (const link of scene.links) {
       const spec = LINK[link.style];
       el("path", {
-        d: link.d, stroke: spec.color, "stroke-width": spec.width,
+        d: link.d, stroke: link.style === "grid" ? inks.grid : spec.color, "stroke-width": spec.width,
         "stroke-dasharray": spec.dash.length ? spec.dash.join(" ") : undefined,
         "marker-end": link.arrow ? `url(#dag-arrow-${uid}-${link.style})` : undefined,
         class: `dag-link dag-link--${link.style}`,
@@ -84,7 +85,7 @@ export function createSvgRenderer(host) {
     }
     for (const text of scene.texts) {
       const anchor = { center: "middle", right: "end" }[text.align] || "start";
-      el("text", { x: text.x, y: text.y, fill: text.role === "band" ? BAND.text : MUTED_INK, "text-anchor": anchor, style: `font: ${FONTS[text.role]}` }, textLayer).textContent = text.text;
+      el("text", { x: text.x, y: text.y, fill: text.role === "band" ? inks.bandText : inks.text, "text-anchor": anchor, style: `font: ${FONTS[text.role]}` }, textLayer).textContent = text.text;
     }
     arcLabels = scene.links.filter((link) => link.labelAt).map((link) => {
       const group = el("g", { class: "dag-arc-label" }, loopLayer);
@@ -109,6 +110,7 @@ export function createSvgRenderer(host) {
       drawParts(group, boxParts(box));
       group.setAttribute("aria-label", boxAriaLabel(box));
       if (box.node) group.dataset.status = (box.attempt || box.node).status;
+      if (box.critical) group.dataset.critical = "true";
       const role = box.kind === "node" ? box.node.failure_role?.role : undefined;
       group.classList.toggle("dag-box--root-cause", role === "root_cause");
       group.classList.toggle("dag-box--failed-because", role === "failed_downstream" || role === "blocked");

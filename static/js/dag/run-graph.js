@@ -37,16 +37,24 @@ const SIZE_GUARD = 5000;
  * @param {HTMLElement} container
  * @param {object} [options]
  * @param {(nodeId: string) => void} [options.onSelect]  called with the node_id of a clicked box
+ * @param {(view: "graph" | "timeline") => void} [options.onView]  called when the view changes
  * @param {string[]} [options.highlight]  node_ids drawn with a highlight ring (e.g. what a planning call added)
  * @param {boolean} [options.compact]  no toolbar and no legend: a mini graph (wheel, drag and keys still work)
  * @param {string} [options.elkUrl]  URL of elkjs's elk.bundled.js (default: /static/vendor/elkjs/)
  */
-export function createRunGraph(container, { onSelect = () => {}, highlight = [], compact = false, elkUrl } = {}) {
+export function createRunGraph(
+  container, { onSelect = () => {}, onView = () => {}, highlight = [], compact = false, elkUrl } = {},
+) {
   const client = layoutClient(elkUrl);
   client.warm();
   const ui = buildChrome(container, compact);
   const highlighted = new Set(highlight);
-  const views = { graph: { scene: null, transform: null }, timeline: { scene: null, transform: null } };
+  // `fitted` is the transform of the view's last automatic fit: while the view still has it, the
+  // user has not panned or zoomed since, and the drawing keeps being fitted as it grows or resizes.
+  const views = {
+    graph: { scene: null, transform: null, fitted: null },
+    timeline: { scene: null, transform: null, fitted: null },
+  };
   let view = "graph";
   let model = null;
   let layout = null;
@@ -82,7 +90,15 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
   ui.zoomIn.addEventListener("click", () => viewport.zoom(1.25));
   ui.zoomOut.addEventListener("click", () => viewport.zoom(0.8));
   ui.fitButton.addEventListener("click", () => fit());
+  ui.newNodes.addEventListener("click", () => fit());
   ui.backButton.addEventListener("click", () => showStages());
+  // The side panel opening, a phone turning or a window resized change the stage's size: a view the
+  // user has not moved is fitted again, one they have moved is left where they put it.
+  const resizes = new ResizeObserver(() => {
+    const scene = views[view].scene;
+    if (scene && !userMoved(view)) fitScene(view, scene);
+  });
+  resizes.observe(ui.stage);
 
   function activate(box) {
     if (!box) return;
@@ -115,8 +131,26 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
     }
     renderer.setScene(scene);
     const saved = views[name].transform;
-    if (refit || !saved) viewport.fit(scene.bounds, { readable: name === "timeline" });
+    if (refit || !saved) fitScene(name, scene);
     else viewport.set(saved);
+  }
+
+  function fitScene(name, scene) {
+    viewport.fit(scene.bounds, { readable: name === "timeline" });
+    views[name].fitted = views[name].transform;
+  }
+
+  /** Whether the user panned or zoomed `name` since it was last fitted. */
+  function userMoved(name) {
+    return views[name].transform !== null && views[name].transform !== views[name].fitted;
+  }
+
+  /** Shows (or, with 0, hides) the "n new nodes" hint of appended nodes that are not in view. */
+  function hintNewNodes(count) {
+    const total = count ? Number(ui.newNodes.dataset.count || 0) + count : 0;
+    ui.newNodes.dataset.count = String(total);
+    ui.newNodes.textContent = `${total} new node${total === 1 ? "" : "s"} · fit`;
+    ui.newNodes.hidden = total === 0;
   }
 
   /** Sets `data-<name>` and fires `dag:<name>` once the drawing on screen has been presented. */
@@ -160,19 +194,16 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
    * drawing run in tasks of their own, after the one that handed ELK its bands: on a cold page each
    * step takes up to a couple of hundred milliseconds at 3,000 nodes, and in one task they would
    * hold up input that long.
-   * @returns {Promise<object | null>} the viewport transform the sketch was fitted with, or null
-   *   when nothing was sketched
    */
   async function drawSketch(plan, started) {
     await nextTask();
     const sketch = layoutSketch({ plan });
-    if (!sketch) return null;
+    if (!sketch) return;
     const scene = graphScene(model, sketch, highlighted);
     await nextTask();
-    if (destroyed) return null;
+    if (destroyed) return;
     show("graph", scene, { refit: true });
     announce("painted", started);
-    return views.graph.transform;
   }
 
   /**
@@ -194,12 +225,12 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
         } else {
           say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
           const plan = layoutPlan({ model, previous: cached && cached.layout });
-          const [placed, sketchView] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
+          const [placed] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
           if (destroyed) return;
           layout = placed;
           say("");
           // Someone who zoomed or panned the sketch keeps that view; otherwise ELK's drawing is fitted.
-          refit = !sketchView || views.graph.transform === sketchView;
+          refit = !userMoved("graph");
         }
         show("graph", graphScene(model, layout, highlighted), { refit });
       }
@@ -225,10 +256,15 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
       }
       const placed = await place(next, layoutPlan({ model: next, previous: layout }));
       if (destroyed) return;
+      const added = next.order.filter((id) => !model.nodes.has(id)).length;
       model = next;
       layout = placed;
       replayBuffered();
-      show("graph", graphScene(model, layout, highlighted), { refit: false });
+      // Appended nodes come into view: the drawing is fitted again unless the user moved it, who
+      // is told how many nodes were added instead (the hint fits on click).
+      const follow = !userMoved("graph");
+      show("graph", graphScene(model, layout, highlighted), { refit: follow });
+      if (!follow && added) hintNewNodes(added);
       timelineDirty = true;
       if (view === "timeline") refreshTimeline();
     });
@@ -300,16 +336,19 @@ export function createRunGraph(container, { onSelect = () => {}, highlight = [],
     } else if (views[name].scene) {
       show(name, views[name].scene, { refit: false });
     }
+    onView(name);
   }
 
-  /** Fits the current view's drawing into the container. */
+  /** Fits the current view's drawing into the container; it follows the run's growth again. */
   function fit() {
     const scene = views[view].scene;
-    if (scene) viewport.fit(scene.bounds, { readable: view === "timeline" });
+    if (scene) fitScene(view, scene);
+    hintNewNodes(0);
   }
 
   function destroy() {
     destroyed = true;
+    resizes.disconnect();
     viewport.destroy();
     if (renderer) renderer.destroy();
     ui.root.remove();
@@ -363,10 +402,12 @@ function buildChrome(container, compact) {
   const zoomIn = button("+", "Zoom in");
   const fitButton = button("Fit", "Fit the drawing to the view");
   const backButton = button("← All stages", "Back to all stages", { hidden: true });
+  const newNodes = button("", "Nodes were added outside the view: fit the drawing to show them", { hidden: true });
+  newNodes.classList.add("dag-new-nodes");
   const status = document.createElement("span");
   status.className = "dag-status";
   status.setAttribute("role", "status");
-  toolbar.append(views, zoomOut, zoomIn, fitButton, backButton, status);
+  toolbar.append(views, zoomOut, zoomIn, fitButton, backButton, newNodes, status);
   toolbar.hidden = compact;
   const stage = document.createElement("div");
   stage.className = "dag-stage";
@@ -379,5 +420,5 @@ function buildChrome(container, compact) {
   if (!compact) frame.append(createLegend());
   root.append(toolbar, frame);
   container.appendChild(root);
-  return { root, stage, status, graphButton, timelineButton, zoomIn, zoomOut, fitButton, backButton };
+  return { root, stage, status, graphButton, timelineButton, zoomIn, zoomOut, fitButton, backButton, newNodes };
 }

@@ -5,10 +5,13 @@
  * from the failing attempt that looped back to it, or an amber hop from the node's own previous
  * attempt for a retry. Attempts still queued sit in a column after the last known moment.
  *
+ * The critical path (critical-path.js) is marked on its bars, and each bar says how long it took.
+ *
  * The axis is linear while something runs, but an idle stretch (a run waiting on approval, a
  * worker outage) is squeezed to a fixed width and labelled with its length, so one long pause
  * cannot shrink every attempt to a sliver.
  */
+import { criticalPath } from "./critical-path.js";
 import { cubic, emptyBounds, finishBounds, include } from "./scene.js";
 import { SIZE } from "./theme.js";
 
@@ -46,6 +49,7 @@ export function timelineScene(model) {
   }
   include(bounds, -260, 0);
 
+  const critical = new Set(criticalPath(model.attempts, (id) => waitedOn(model, id)));
   const boxes = [];
   const byExec = new Map();
   for (const item of timed) {
@@ -63,6 +67,7 @@ export function timelineScene(model) {
       h: SIZE.attempt,
       node: model.nodes.get(item.attempt.node_id),
       attempt: item.attempt,
+      critical: critical.has(item.attempt.node_exec_id),
     };
     boxes.push(box);
     byExec.set(item.attempt.node_exec_id, { box, ...item });
@@ -74,6 +79,15 @@ export function timelineScene(model) {
     boxes,
     texts,
   };
+}
+
+/**
+ * What a node waited on before it could start: its dependencies and the planning calls that made it;
+ * a planning call (an appended stage) waits on the nodes planned before it.
+ */
+function waitedOn(model, nodeId) {
+  if (model.planning.includes(nodeId)) return model.order;
+  return [...(model.nodes.get(nodeId)?.depends_on || []), ...model.planning];
 }
 
 /**

@@ -39,10 +39,31 @@ export const LINK = {
 };
 
 export const INK = "#0f172a";
+/** The underline of the timeline's critical-path bars. */
+export const CRITICAL = "#0f172a";
 export const MUTED_INK = "#475569";
 export const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 export const PLANNING = { fill: "#f5f3ff", stroke: "#6d28d9", text: "#4c1d95" };
 export const BAND = { fill: "rgba(241, 245, 249, 0.7)", stroke: "#cbd5e1", text: "#475569" };
+
+/**
+ * The inks of the scene around the boxes (lane names, ticks, bands, the time grid) for the page's
+ * colour scheme: the stage's CSS custom properties (dag.css sets them in dark mode), else the light
+ * defaults. Boxes keep their status colours in both schemes.
+ * @param {Element} element  the drawing's host
+ */
+export function sceneInks(element) {
+  const style = getComputedStyle(element);
+  const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+  return {
+    text: read("--dag-scene-ink", MUTED_INK),
+    bandFill: read("--dag-band-fill", BAND.fill),
+    bandStroke: read("--dag-band-stroke", BAND.stroke),
+    bandText: read("--dag-band-text", BAND.text),
+    grid: read("--dag-grid", LINK.grid.color),
+    halo: read("--dag-halo", "#ffffff"),
+  };
+}
 
 /** Box sizes in world units (pixels at zoom 1). */
 export const SIZE = {

@@ -1,0 +1,73 @@
+"""In a real browser against daphne: every page works on a phone (390 px) and at 200 % zoom (a 1280 px
+window is then 640 CSS px wide): nothing scrolls sideways, Sign out is on screen, and the DAG keeps
+its height when a node is tapped."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphs.demo import demo_data_load, demo_pipeline_run
+from graphs.models import WorkGraphRun
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "correct horse battery staple"
+
+@pytest.fixture
+def demo(settings):
+    login, task = demo_data_load(password=PASSWORD)
+    demo_pipeline_run(task=task)
+    run = WorkGraphRun.objects.get(task=task)
+    node = run.executions.exclude(node_id__startswith="__").order_by("created_at").first()
+    looped = run.executions.filter(cause="loop_back").order_by("created_at").first()
+    first = run.executions.get(node_id=looped.node_id, attempt=1)
+    return {"user": login.username, "task": task, "run": run, "node": node, "looped": looped, "first": first}
+
+
+def _pages(demo) -> dict[str, str]:
+    task, run, node = demo["task"], demo["run"], demo["node"]
+    return {
+        "dashboard": "/",
+        "tasks": "/tasks/",
+        "runs": "/runs/",
+        "task-new": "/tasks/new/",
+        "task": f"/tasks/{task.pk}/",
+        "run-graph": f"/runs/{run.run_id}/",
+        "planning": f"/runs/{run.run_id}/planning/",
+        "node": f"/executions/{node.pk}/",
+        "compare-attempts": f"/executions/{demo['first'].pk}/compare/{demo['looped'].pk}/",
+        "skills": "/skills/",
+        "skill-new": "/skills/new/",
+    }
+
+
+@pytest.mark.parametrize("width", [390, 640])
+def test_no_page_scrolls_sideways_and_sign_out_is_on_screen(chromium, console_server, demo, width):
+    page = chromium.new_page(viewport={"width": width, "height": 844})
+    page.set_default_timeout(20_000)
+    sign_in(page, f"{console_server}/login/", demo["user"])
+    page.wait_for_selector("h1")
+    problems = {}
+    for name, path in _pages(demo).items():
+        page.goto(f"{console_server}{path}")
+        page.wait_for_load_state("networkidle")
+        overflow = page.evaluate(OVERFLOW)
+        if overflow["scroll"] > 0:
+            problems[name] = overflow
+        sign_out = page.locator(".signout button").bounding_box()
+        if not sign_out or sign_out["x"] + sign_out["width"] > width:
+            problems.setdefault(name, {})["sign_out"] = sign_out
+        page.screenshot(path=str(ARTIFACTS / f"narrow-{width}-{name}.png"), full_page=True)
+    assert problems == {}
+
+
+def test_tapping_a_node_on_a_phone_keeps_the_graph(chromium, console_server, demo):
+    page = chromium.new_page(viewport={"width": 390, "height": 844}, has_touch=True)
+    page.set_default_timeout(20_000)
+    sign_in(page, f"{console_server}/runs/{demo['run'].run_id}/", demo["user"])
+    page.wait_for_selector("#dag[data-placed='true']")
+    page.locator(".dag-box[data-node-id]").first.tap()
+    page.wait_for_selector("#panel:not([hidden])")
+    assert page.locator("#dag").bounding_box()["height"] > 300
+    assert page.evaluate(OVERFLOW)["scroll"] == 0

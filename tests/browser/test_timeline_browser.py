@@ -1,0 +1,73 @@
+"""In a real browser against daphne: the "as it ran" timeline of a 100-node run — one row per node,
+each bar saying how long it took, the critical path marked, lanes legible."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tests import factories
+from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.graphs import node, planned_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BARS = """
+() => [...document.querySelectorAll('#dag .dag-box--attempt')].map((box) => ({
+  id: box.dataset.nodeId, critical: box.dataset.critical === 'true', text: box.textContent,
+}))
+"""
+
+
+def _hundred_node_run(task):
+    # Ten branches of ten nodes; branch 7 is slow, so the critical path runs down it. Node b7_3 failed once.
+    nodes = [node("root")]
+    for branch in range(10):
+        previous = "root"
+        for step in range(10):
+            nodes.append(node(f"b{branch}_{step}", previous))
+            previous = f"b{branch}_{step}"
+    nodes = nodes[:100]
+    run = planned_run(task, {"nodes": nodes, "edges": []}, status="succeeded")
+    t0 = timezone.now() - timedelta(hours=1)
+    run.executions.filter(node_id="__planning__").update(started_at=t0 - timedelta(seconds=5), finished_at=t0)
+    factories.ExecutionFactory(run=run, node_id="root", status="succeeded", started_at=t0,
+                               finished_at=t0 + timedelta(seconds=3))
+    for spec in nodes[1:]:
+        branch, step = (int(part) for part in spec["node_id"][1:].split("_"))
+        took = 9 if branch == 7 else 2
+        start = t0 + timedelta(seconds=3 + step * (took + 1))
+        if spec["node_id"] == "b7_3":
+            factories.ExecutionFactory(run=run, node_id="b7_3", status="failed", attempt=1, started_at=start,
+                                       finished_at=start + timedelta(seconds=4))
+            start += timedelta(seconds=4)
+            factories.ExecutionFactory(run=run, node_id="b7_3", status="succeeded", attempt=2, cause="retry_self",
+                                       started_at=start, finished_at=start + timedelta(seconds=took - 4))
+            continue
+        factories.ExecutionFactory(run=run, node_id=spec["node_id"], status="succeeded", started_at=start,
+                                   finished_at=start + timedelta(seconds=took))
+    return run
+
+
+def test_the_timeline_of_a_hundred_nodes_is_readable_with_durations_and_its_critical_path(
+    chromium, console_server, alice, task
+):
+    run = _hundred_node_run(task)
+    page = chromium.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(20_000)
+    sign_in(page, f"{console_server}/runs/{run.run_id}/?view=timeline", "alice")
+    page.wait_for_selector("#dag[data-view='timeline'] .dag-box--attempt")
+    bars = page.evaluate(BARS)
+
+    assert len(bars) == 102  # one bar per attempt (and the planning call): b7_3 has two, on its one row
+    assert len({bar["id"] for bar in bars}) == 101
+    assert any("9.0 s" in bar["text"] for bar in bars), "bars say how long they took"
+    critical = [bar["id"] for bar in bars if bar["critical"]]
+    assert critical[:2] == ["__planning__", "root"] and set(critical[2:]) == {f"b7_{step}" for step in range(10)}
+    assert critical.count("b7_3") == 2, "the retry and the attempt it retried are both on the path"
+
+    lane = page.locator("#dag text").filter(has_text="b0_0 ·").first.bounding_box()
+    assert lane["height"] >= 9, "lane names stay legible"
+    page.screenshot(path=str(ARTIFACTS / "run-timeline-100.png"))

@@ -1,0 +1,51 @@
+"""What the node page gives its raw log viewer: each line with its kind for the filter, Follow ticked
+while the log is still written (and not once it is closed), and the JSONL download beside it.
+``tests/js/log-filter.test.mjs`` holds the viewer's rules; the browser tests drive it."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from graphs.logs import log_append, log_file_close
+from tests import factories
+from tests.graphs import node, planned_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client(alice) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def attempt(task):
+    run = planned_run(task, {"nodes": [node("a")], "edges": []}, status="running")
+    return factories.ExecutionFactory(run=run, node_id="a", status="running")
+
+
+def test_each_line_carries_its_kind_escaped(client, attempt):
+    log_append(execution=attempt, event="node_start", text="begin")
+    log_append(execution=attempt, event='x"><script>alert(1)</script>', text="odd kind")
+    log_file_close(execution=attempt)
+    html = client.get(f"/executions/{attempt.pk}/").content.decode()
+    assert 'data-event="node_start"' in html
+    assert "<script>alert(1)" not in html
+    assert 'data-event="x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"' in html
+
+
+def test_follow_is_ticked_while_the_log_is_written(client, attempt):
+    log_append(execution=attempt, event="node_start", text="begin")
+    html = client.get(f"/executions/{attempt.pk}/").content.decode()
+    assert '<input type="checkbox" id="log-follow" checked>' in html
+
+
+def test_a_closed_log_is_read_from_its_start_with_its_download_beside_it(client, attempt):
+    log_append(execution=attempt, event="node_start", text="begin")
+    log_file_close(execution=attempt)
+    html = client.get(f"/executions/{attempt.pk}/").content.decode()
+    assert '<input type="checkbox" id="log-follow">' in html
+    assert f'href="/executions/{attempt.pk}/log.jsonl">Download JSONL</a>' in html
