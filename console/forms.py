@@ -47,6 +47,8 @@ class TaskForm(forms.Form):
         queryset=Skill.objects.filter(status=Skill.Status.ACTIVE), required=False, to_field_name="skill_id",
         help_text="An active skill whose team template guides the planner (optional).",
     )
+    planning_mode = forms.ChoiceField(choices=Task.PlanningMode.choices, initial=Task.PlanningMode.GRAPH,
+                                      required=False)
 
     def __init__(self, *args, projects, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -60,6 +62,7 @@ class TaskForm(forms.Form):
             self.add_error("workflow_id", "A workflow task needs the id of its workflow.")
         if cleaned.get("task_type") == Task.TaskType.DYNAMIC:
             cleaned["workflow_id"] = ""
+        cleaned["planning_mode"] = cleaned.get("planning_mode") or Task.PlanningMode.GRAPH
         return cleaned
 
 

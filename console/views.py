@@ -183,7 +183,8 @@ def task_new(request: HttpRequest) -> HttpResponse:
             project=data["project"], title=data["title"], goal_text=data["goal_text"],
             deliverables=data["deliverables"], acceptance_criteria=data["acceptance_criteria"],
             constraints=data["constraints"], resources=data["resources"], task_type=data["task_type"],
-            workflow_id=data["workflow_id"], skill=data["skill"], created_by=request.user,
+            workflow_id=data["workflow_id"], skill=data["skill"], planning_mode=data["planning_mode"],
+            created_by=request.user,
         )
         messages.success(request, "Task created.")
         return redirect("task_detail", task_id=task.pk)

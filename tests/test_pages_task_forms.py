@@ -68,6 +68,20 @@ def test_the_task_list_filters_and_paginates(project, alice):
     assert "Report 17<" in client.get("/tasks/?q=report 17").content.decode()
 
 
+def test_a_lead_may_choose_gap_driven_planning_and_graph_is_the_default(project, alice):
+    client = signed_in(alice)
+    fields = {"project": project.pk, "goal_text": "Do it.", "deliverables": "A thing",
+              "acceptance_criteria": "It works", "task_type": "dynamic"}
+    client.post("/tasks/new/", {**fields, "title": "In rounds", "planning_mode": "gap_driven"})
+    client.post("/tasks/new/", {**fields, "title": "At once"})
+    modes = dict(Task.objects.filter(project=project).values_list("title", "planning_mode"))
+    assert modes == {"In rounds": "gap_driven", "At once": "graph"}
+    rounds = Task.objects.get(title="In rounds")
+    assert 'id="planning-mode">Planned in rounds' in client.get(f"/tasks/{rounds.pk}/").content.decode()
+    page = client.get("/tasks/new/").content.decode()
+    assert '<option value="gap_driven">Gap-driven (the planner plans in rounds until no gap is left)</option>' in page
+
+
 def test_a_task_can_name_an_active_skill_to_guide_its_planning(project, alice):
     active = factories.SkillFactory(skill_id="csv-howto", status="active")
     factories.SkillFactory(skill_id="old-way", status="deprecated")

@@ -25,9 +25,9 @@ WIDTHS = {"1440": {"width": 1440, "height": 900}, "390": {"width": 390, "height"
 READY = {"run-graph": "#dag[data-placed='true']", "timeline": "#dag[data-view='timeline'] .dag-box--attempt",
          "planning": ".mini-dag[data-painted='true']"}
 TOUR_PICTURES = [
-    "dashboard-1440-light", "runs-1440-light", "task-1440-light", "run-graph-1440-light", "run-graph-1440-dark", "timeline-1440-light",
-    "planning-1440-light", "node-1440-light", "compare-attempts-1440-light", "skill-edit-1440-light",
-    "run-graph-390-light", "task-390-dark",
+    "dashboard-1440-light", "runs-1440-light", "task-1440-light", "run-graph-1440-light", "run-graph-1440-dark",
+    "timeline-1440-light", "planning-1440-light", "node-1440-light", "compare-attempts-1440-light",
+    "skill-edit-1440-light", "run-graph-390-light", "task-390-dark",
 ]
 
 
