@@ -139,7 +139,8 @@ class _BracketSpans:
                     return
                 pos = resume
                 continue
-            limit = min(size, (pos // _SYNC_EVERY + 1) * _SYNC_EVERY)
+            # The regex engine clamps a limit past the end of the text to its length.
+            limit = (pos // _SYNC_EVERY + 1) * _SYNC_EVERY
             at = skip(text, pos, limit).end()
             if at == size:
                 return  # the text ends with brackets open: none of them is balanced
@@ -236,10 +237,9 @@ def _json_objects(text: str) -> Iterator[dict[str, Any]]:
     spans = _BracketSpans(text)
     decoder = json.JSONDecoder()
     failed_at: dict[int, int] = {}  # lexing path -> where the last decode that started on it failed
-    pos = 0
-    while (opening := _OBJECT_START.search(text, pos)) is not None:
+    openings = _OBJECT_START.finditer(text)
+    while (opening := next(openings, None)) is not None:
         start = opening.start()
-        pos = start + 1
         found = spans.object_at(start)
         if found is None:
             continue
@@ -256,7 +256,7 @@ def _json_objects(text: str) -> Iterator[dict[str, Any]]:
             failed_at[path] = end
             continue
         yield from _dicts_in(value)
-        pos = end
+        openings = _OBJECT_START.finditer(text, end)
 
 
 def _decode_object(decoder: json.JSONDecoder, text: str, start: int, close: int) -> tuple[Any, int]:
