@@ -78,8 +78,8 @@ _TRUNCATION_MARGIN = 16
 
 # Outside strings the lexer skips, in one step, everything but brackets and the strings it cannot
 # take whole: those with escapes or control characters, which _string_end follows.
-_SKIP_OUTSIDE_STRINGS = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\x00-\x1f]*+")*+')
-_OPENERS = re.compile(r"[{\[]+")
+# The same match then takes the run of openers that stops the skip, if one does.
+_SKIP_OUTSIDE_STRINGS = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\x00-\x1f]*+")*+([{\[]*+)')
 # Inside a string only these matter; a raw control character cannot appear in a JSON string.
 _STRING_SPECIAL = re.compile(r'["\\\x00-\x1f]')
 # A skip stops at every multiple of this many characters. Two paths that have come to read the
@@ -122,7 +122,7 @@ class _BracketSpans:
     def _lex_from(self, root: int) -> None:
         text, parent, path, close, depth = self._text, self._parent, self._path, self._close, self._depth
         enter, size = self._entries.setdefault, len(text)
-        skip, openers = _SKIP_OUTSIDE_STRINGS.match, _OPENERS.match
+        skip = _SKIP_OUTSIDE_STRINGS.match
         parent[root] = -1
         path[root] = root
         stack = [root]
@@ -139,8 +139,18 @@ class _BracketSpans:
                     return
                 pos = resume
                 continue
-            limit = min(size, (pos // _SYNC_EVERY + 1) * _SYNC_EVERY)
-            at = skip(text, pos, limit).end()
+            # The regex engine clamps a limit past the end of the text to its length.
+            limit = (pos // _SYNC_EVERY + 1) * _SYNC_EVERY
+            at, opened_to = skip(text, pos, limit).span(1)
+            if at < opened_to:
+                for opened in range(at, opened_to):
+                    parent[opened] = top
+                    path[opened] = root
+                    stack.append(opened)
+                    inner.append(0)
+                    top = opened
+                pos = opened_to
+                continue
             if at == size:
                 return  # the text ends with brackets open: none of them is balanced
             if at == limit:
@@ -152,14 +162,6 @@ class _BracketSpans:
                 if end < 0:
                     return  # an unterminated string leaves every open bracket unbalanced
                 pos = end + 1
-            elif first in "{[":
-                pos = openers(text, at).end()
-                for opened in range(at, pos):
-                    parent[opened] = top
-                    path[opened] = root
-                    stack.append(opened)
-                    inner.append(0)
-                    top = opened
             else:
                 # Pairs are recorded whatever their kinds: a mismatch only makes that span invalid
                 # JSON, which object_at and the decoder reject, while the path itself goes on.
@@ -236,10 +238,9 @@ def _json_objects(text: str) -> Iterator[dict[str, Any]]:
     spans = _BracketSpans(text)
     decoder = json.JSONDecoder()
     failed_at: dict[int, int] = {}  # lexing path -> where the last decode that started on it failed
-    pos = 0
-    while (opening := _OBJECT_START.search(text, pos)) is not None:
+    openings = _OBJECT_START.finditer(text)
+    while (opening := next(openings, None)) is not None:
         start = opening.start()
-        pos = start + 1
         found = spans.object_at(start)
         if found is None:
             continue
@@ -256,7 +257,7 @@ def _json_objects(text: str) -> Iterator[dict[str, Any]]:
             failed_at[path] = end
             continue
         yield from _dicts_in(value)
-        pos = end
+        openings = _OBJECT_START.finditer(text, end)
 
 
 def _decode_object(decoder: json.JSONDecoder, text: str, start: int, close: int) -> tuple[Any, int]:
