@@ -14,7 +14,6 @@ import re
 import threading
 
 import pytest
-from django.db import connection
 
 from graphs import logs
 from graphs.engine import run_start
@@ -22,7 +21,7 @@ from graphs.logs import log_append, log_file_open
 from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.graphs import node, planned_run
+from tests.graphs import drained_in_background, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,65 +60,56 @@ def test_the_trace_follows_a_running_claude_call_live(
     run_start(run=run)
     execution = run.executions.get(node_id="tests")
 
-    def work() -> None:
+    # Opening the gate as the block ends lets the held call finish; the jobs are joined then.
+    with drained_in_background(inline_executor, gate=gate):
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=console_server)
+        page = context.new_page()
+        page.set_default_timeout(20_000)
         try:
-            inline_executor.drain()
+            assert stored_events("agent_init").wait(20), "the CLI never started"
+            sign_in(page, f"{console_server}/executions/{execution.pk}/", "alice")
+            # Held before its tool call: the call is under way, its session known, no tool call yet.
+            page.wait_for_selector("#trace-header [data-field='model']:text-is('claude-sonnet-4-5-20250929')")
+            page.wait_for_selector("#log-state:text-is('open')")
+            assert page.locator(".trace-call").count() == 0
+
+            gate.with_name("gate.call").touch()
+            call = page.locator(".trace-call[data-tool-use-id='toolu_06Pytest']")
+            call.wait_for()
+            assert WorkNodeExecution.objects.get(pk=execution.pk).status == "running"
+            assert call.get_attribute("data-state") == "running"
+            assert (call.locator(".trace-tool").inner_text(), call.locator(".trace-summary").inner_text()) == (
+                "Bash", "pytest -q")
+            assert call.locator(".trace-time").inner_text() == "running…"
+            assert page.locator(".trace-text").first.inner_text() == "I'll run the tests."
+            assert page.locator(".trace-group h3").all_inner_texts() == ["Node call"]
+            assert page.inner_text("[data-field='cost']") == "—"
+            page.screenshot(path=str(ARTIFACTS / "node-trace-running.png"), full_page=True)
+
+            gate.touch()
+            page.wait_for_selector(".trace-call[data-tool-use-id='toolu_06Pytest'][data-state='ok']")
+            assert re.fullmatch(r"\d+ ms|\d+\.\d s", call.locator(".trace-time").inner_text())
+            result = call.locator("details.trace-result")
+            assert not result.locator("pre").is_visible()  # collapsed until opened
+            result.locator("summary").click()
+            assert result.locator("pre").inner_text() == "3 passed in 0.41s\n"
+            page.wait_for_selector("[data-field='cost']:text-is('$0.2113')")
+            assert page.inner_text("[data-field='turns']") == "2"
+            assert page.inner_text("[data-field='tokens']") == "27,831"
+            assert page.inner_text("#resume-command") == f"claude --resume {SESSION}"
+            assert page.locator("[data-resume]").is_visible()
+            page.wait_for_selector("#log-state:text-is('log complete')")
+            page.click("#resume-copy")
+            page.wait_for_selector("#resume-copy:text-is('Copied')")
+            assert page.evaluate("navigator.clipboard.readText()") == f"claude --resume {SESSION}"
+            page.screenshot(path=str(ARTIFACTS / "node-trace-finished.png"), full_page=True)
+            page.set_viewport_size({"width": 390, "height": 844})
+            page.screenshot(path=str(ARTIFACTS / "node-trace-narrow.png"), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
         finally:
-            connection.close()
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=console_server)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    try:
-        assert stored_events("agent_init").wait(20), "the CLI never started"
-        sign_in(page, f"{console_server}/executions/{execution.pk}/", "alice")
-        # Held before its tool call: the call is under way, its session known, no tool call yet.
-        page.wait_for_selector("#trace-header [data-field='model']:text-is('claude-sonnet-4-5-20250929')")
-        page.wait_for_selector("#log-state:text-is('open')")
-        assert page.locator(".trace-call").count() == 0
-
-        gate.with_name("gate.call").touch()
-        call = page.locator(".trace-call[data-tool-use-id='toolu_06Pytest']")
-        call.wait_for()
-        assert WorkNodeExecution.objects.get(pk=execution.pk).status == "running"
-        assert call.get_attribute("data-state") == "running"
-        assert (call.locator(".trace-tool").inner_text(), call.locator(".trace-summary").inner_text()) == (
-            "Bash", "pytest -q")
-        assert call.locator(".trace-time").inner_text() == "running…"
-        assert page.locator(".trace-text").first.inner_text() == "I'll run the tests."
-        assert page.locator(".trace-group h3").all_inner_texts() == ["Node call"]
-        assert page.inner_text("[data-field='cost']") == "—"
-        page.screenshot(path=str(ARTIFACTS / "node-trace-running.png"), full_page=True)
-
-        gate.touch()
-        page.wait_for_selector(".trace-call[data-tool-use-id='toolu_06Pytest'][data-state='ok']")
-        assert re.fullmatch(r"\d+ ms|\d+\.\d s", call.locator(".trace-time").inner_text())
-        result = call.locator("details.trace-result")
-        assert not result.locator("pre").is_visible()  # collapsed until opened
-        result.locator("summary").click()
-        assert result.locator("pre").inner_text() == "3 passed in 0.41s\n"
-        page.wait_for_selector("[data-field='cost']:text-is('$0.2113')")
-        assert page.inner_text("[data-field='turns']") == "2"
-        assert page.inner_text("[data-field='tokens']") == "27,831"
-        assert page.inner_text("#resume-command") == f"claude --resume {SESSION}"
-        assert page.locator("[data-resume]").is_visible()
-        page.wait_for_selector("#log-state:text-is('log complete')")
-        page.click("#resume-copy")
-        page.wait_for_selector("#resume-copy:text-is('Copied')")
-        assert page.evaluate("navigator.clipboard.readText()") == f"claude --resume {SESSION}"
-        page.screenshot(path=str(ARTIFACTS / "node-trace-finished.png"), full_page=True)
-        page.set_viewport_size({"width": 390, "height": 844})
-        page.screenshot(path=str(ARTIFACTS / "node-trace-narrow.png"), full_page=True)
-        assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    finally:
-        gate.with_name("gate.call").touch()
-        gate.touch()
-        worker.join(30)
-        context.close()
-    assert not worker.is_alive()
+            gate.with_name("gate.call").touch()
+            context.close()
 
 
 def test_hostile_agent_text_in_the_trace_shows_literally_and_runs_nothing(chromium, console_server, alice, task):
