@@ -310,11 +310,11 @@ def test_a_fork_among_busy_runs_reruns_only_the_chosen_node_and_its_downstream(p
     assert (after["release"].error, after["release"].worker) == ("blocked: upstream gate did not succeed", "")
     assert sorted(node_rows(original).values_list("pk", "status", "finished_at")) == original_rows
 
-    # Under load: the other runs' nodes were running while the fork's were.
-    ran = [after[node_id] for node_id in ("api", "api_tests", "gate")]
-    window_start, window_end = min(row.started_at for row in ran), max(row.finished_at for row in ran)
-    overlapping = node_rows(*busy).filter(started_at__lt=window_end, finished_at__gt=window_start).count()
-    assert overlapping, "no node of the other runs ran while the fork ran"
+    # Under load: the other runs' nodes ran while the fork was in flight. The window is the fork's whole
+    # life, not only its three agent calls: those take milliseconds with this agent, and the workers may
+    # well run them back to back between two of the other runs' nodes.
+    overlapping = node_rows(*busy).filter(started_at__lt=fork.finished_at, finished_at__gt=fork.created_at).count()
+    assert overlapping, "no node of the other runs ran while the fork was in flight"
     _wait_finished(busy, timeout=RUN_TIMEOUT, pair=pair)
     _assert_every_node_succeeded_once(busy, busy_manifest)
     fork_wall = (fork.finished_at - fork.started_at) / timedelta(seconds=1)
