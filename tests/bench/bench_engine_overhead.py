@@ -14,36 +14,46 @@ The same graphs (``tests.bench.overhead``: a 40-node chain, a 500-node fan-out/f
 - the peer, Prefect 3.9.1 on its local ephemeral server, in a virtualenv of its own that this module
   creates under ``var/`` (from PyPI, once), see ``tests.bench.prefect_peer``;
 - the floor, a bare Celery chain and chord of no-op tasks on the same Redis, two prefork processes,
-  see ``tests.bench.floor``; its runs take turns with the Celery mode's, so a drift of the machine
-  moves both alike.
+  see ``tests.bench.floor``.
 
 Before the measured runs of the Celery mode the database is ANALYZEd, as a database in use would be:
 pytest-django's fresh database has no planner statistics. The engine's agent is ``tests.bench.instant``,
-installed in every engine process by ``tests.bench.instant_settings``. Each system warms up, then runs
-each graph ``REPETITIONS[graph]`` times (the Celery mode and the floor by turns, the others in a row);
-a row of the table shows the median wall time and the
-waits of every run pooled. The table (plain and markdown) is printed once every system has run, with each
-engine row's wall time over the floor's and the peer's, and the machine's load average.
+installed in every engine process by ``tests.bench.instant_settings``. Each system warms up, then the
+systems take turns, graph by graph (``tests.bench.by_turns``): ``REPETITIONS[graph]`` rounds in which
+each of the four runs the graph once, so a drift of the machine moves them all alike. A row of the table
+shows the median wall time and the waits of every run pooled, each engine row's wall time over the
+floor's and the peer's; then the machine's load average and each of issue 22's targets, met or not.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from graphs.jobs import executor_set
 from tests.bench import floor
-from tests.bench.overhead import FLOOR, GRAPHS, PEER, Measurement, Row, combined, comparison, graph_run
+from tests.bench.by_turns import TurnTaker
+from tests.bench.overhead import (
+    CELERY,
+    CELERY_CONCURRENCY,
+    EMBEDDED,
+    FLOOR,
+    GRAPHS,
+    PEER,
+    Measurement,
+    Row,
+    combined,
+    comparison,
+    graph_run,
+    targets,
+)
 from tests.celery_worker import (
     BASE_DIR,
     Worker,
@@ -59,28 +69,12 @@ from tests.celery_worker import (
 REPETITIONS = {"chain40": 9, "fanout500": 5}
 # Every repetition of a graph, then the next graph: no chain runs in the wake of a fan-out.
 RUNS = [graph for graph in GRAPHS for _ in range(REPETITIONS[graph])]
-CELERY_CONCURRENCY = 2
 EMBEDDED_TIMEOUT = 900.0
 FLOOR_TIMEOUT = 120.0
 PEER_VERSION = "3.9.1"
 PEER_VENV = BASE_DIR / "var" / "bench-prefect-venv"
 PEER_INSTALL_TIMEOUT = 900.0
 PEER_TIMEOUT = 900.0
-
-
-# Session-scoped: pytest-django runs transactional tests apart from the others, so this module's
-# tests need not run one after the other; the table is printed once all of them have.
-@pytest.fixture(scope="session")
-def results() -> Iterator[list[Row]]:
-    rows: list[Row] = []
-    load_before = os.getloadavg()
-    yield rows
-    text, markdown = comparison(rows)
-    load = ", ".join(f"{value:.2f}" for value in load_before)
-    print(
-        f"\n\nOrchestration overhead, instant agent / no-op tasks ({os.cpu_count()} cores; load average"
-        f" {load} before, {os.getloadavg()[0]:.2f} after)\n{text}\n\n{markdown}\n"
-    )
 
 
 def _rows(system: str, measurements: list[Measurement]) -> list[Row]:
@@ -93,12 +87,8 @@ def _rows(system: str, measurements: list[Measurement]) -> list[Row]:
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_engine_on_celery_and_redis_by_turns_with_the_floor(task, tmp_path, results):
-    """The engine's Celery mode and the bare-Celery floor, one run of each by turns.
-
-    This machine's speed drifts by ±15% within minutes; measured one after the other, a drift between
-    the two systems moved their ratio by as much. Run by turns, both see the same machine.
-    """
+def test_engine_peer_and_floor_by_turns(task, tmp_path):
+    """Every system runs each graph once per round, one after the other: all four see the same machine."""
     engine_broker = broker_create(prefix="workgraph-bench")
     floor_broker = broker_create(prefix="workgraph-floor")
     previous = executor_set(engine_broker.executor())
@@ -110,46 +100,49 @@ def test_engine_on_celery_and_redis_by_turns_with_the_floor(task, tmp_path, resu
         env=worker_env(broker=engine_broker, settings_module="tests.bench.instant_settings"),
     )
     floor_worker = _floor_worker_start(redis_url=floor_broker.url, queue=floor_broker.queue, log_dir=tmp_path)
+    peer = _peer_start(tmp_path)
+    embedded = _embedded_start(tmp_path)
+    load_before = os.getloadavg()
+    measured: dict[str, list[Measurement]] = {system: [] for system in (CELERY, EMBEDDED, PEER, FLOOR)}
     try:
         engine_worker.wait_ready()
         wait_until(lambda: " ready." in floor_worker.log_text(), timeout=60, alive=floor_worker.process,
                    message=lambda: floor_worker.log_text()[-4000:])
-        # Warm-up: worker processes, connections, imports.
-        graph_run(task=task, graph="chain40")
-        graph_run(task=task, graph="fanout500")
-        _floor_run("chain40")
+        peer.wait_ready(timeout=PEER_TIMEOUT)
+        embedded.wait_ready(timeout=EMBEDDED_TIMEOUT)
+        # Warm-up: worker processes, connections, imports, the peer's server.
+        for graph in GRAPHS:
+            graph_run(task=task, graph=graph)
+            _floor_run(graph)
+            peer.run(graph, timeout=PEER_TIMEOUT)
+            embedded.run(graph, timeout=EMBEDDED_TIMEOUT)
         # A database in use has planner statistics; pytest-django's fresh one has none until
         # autovacuum gets to it, and without them PostgreSQL scans a run's rows where an index serves.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        engine_runs, floor_runs = [], []
         for graph in RUNS:
-            engine_runs.append(graph_run(task=task, graph=graph))
-            floor_runs.append(_floor_run(graph))
+            measured[CELERY].append(graph_run(task=task, graph=graph))
+            measured[FLOOR].append(_floor_run(graph))
+            measured[PEER].append(_peer_measurement(peer.run(graph, timeout=PEER_TIMEOUT)))
+            measured[EMBEDDED].append(Measurement(**embedded.run(graph, timeout=EMBEDDED_TIMEOUT)))
     finally:
+        peer.stop()
+        embedded.stop()
         engine_worker.stop()
         floor_worker.stop()
         executor_set(previous)
         broker_delete(engine_broker)
         broker_delete(floor_broker)
-    results.extend(_rows(f"engine, Celery + Redis ({CELERY_CONCURRENCY} processes)", engine_runs))
-    results.extend(_rows(FLOOR, floor_runs))
-
-
-def test_engine_embedded(tmp_path, results):
-    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(DJANGO_SETTINGS_MODULE="tests.bench.instant_settings", WORKGRAPH_VAR_DIR=str(tmp_path))
-    completed = subprocess.run(
-        [sys.executable, "-m", "tests.bench.embedded", "chain40", *RUNS],
-        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=EMBEDDED_TIMEOUT, check=False,
+    rows = [row for system, measurements in measured.items() for row in _rows(system, measurements)]
+    text, markdown = comparison(rows)
+    print(
+        f"\n\nOrchestration overhead, instant agent / no-op tasks ({os.cpu_count()} cores; load average"
+        f" {', '.join(f'{value:.2f}' for value in load_before)} before, {os.getloadavg()[0]:.2f} after)\n{text}"
+        f"\n\n{markdown}\n\nIssue 22's targets:\n" + "\n".join(target.line() for target in targets(rows)) + "\n"
     )
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    measurements = [Measurement(**json.loads(line)) for line in completed.stdout.splitlines()][1:]  # warm-up
-    results.extend(_rows(f"engine, embedded (SQLite, {settings.WORKGRAPH_EMBEDDED_WORKERS} threads)", measurements))
 
 
-def test_peer_prefect(tmp_path, results):
-    python = _peer_python()
+def _peer_start(tmp_path: Path) -> TurnTaker:
     env = {
         **os.environ,
         "PREFECT_HOME": str(tmp_path / "prefect"),
@@ -159,17 +152,18 @@ def test_peer_prefect(tmp_path, results):
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
     }
     env.pop("PREFECT_API_URL", None)
-    completed = subprocess.run(
-        [str(python), str(Path(__file__).with_name("prefect_peer.py")), *RUNS],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PEER_TIMEOUT, check=False,
-    )
-    lines = [line.removeprefix("BENCH ") for line in completed.stdout.splitlines() if line.startswith("BENCH ")]
-    assert completed.returncode == 0 and lines, (completed.stdout + completed.stderr)[-4000:]
-    measurements = [
-        Measurement.from_spans(graph=run["graph"], wall_s=run["wall_s"], spans=run["spans"])
-        for run in map(json.loads, lines)
-    ]
-    results.extend(_rows(PEER, measurements))
+    return TurnTaker([str(_peer_python()), str(Path(__file__).with_name("prefect_peer.py"))], cwd=tmp_path, env=env,
+                     name="the peer")
+
+
+def _peer_measurement(run: dict) -> Measurement:
+    return Measurement.from_spans(graph=run["graph"], wall_s=run["wall_s"], spans=run["spans"])
+
+
+def _embedded_start(tmp_path: Path) -> TurnTaker:
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(DJANGO_SETTINGS_MODULE="tests.bench.instant_settings", WORKGRAPH_VAR_DIR=str(tmp_path / "embedded"))
+    return TurnTaker([sys.executable, "-m", "tests.bench.embedded"], cwd=BASE_DIR, env=env, name="the embedded mode")
 
 
 def _floor_worker_start(*, redis_url: str, queue: str, log_dir: Path) -> Worker:

@@ -5,9 +5,11 @@ The embedded mode is defined by its environment — no ``DATABASE_URL`` (a SQLit
 ``WORKGRAPH_EMBEDDED_WORKERS`` threads) — so it cannot run inside a test session on PostgreSQL::
 
     env -u DATABASE_URL -u REDIS_URL WORKGRAPH_VAR_DIR=$(mktemp -d) \\
-        DJANGO_SETTINGS_MODULE=tests.bench.instant_settings python -m tests.bench.embedded chain40 fanout500
+        DJANGO_SETTINGS_MODULE=tests.bench.instant_settings python -m tests.bench.embedded
 
-prints one JSON object of measurements per graph on stdout.
+prints ``READY`` once migrated, then reads graph names on stdin, one a line, and answers each with a line
+``BENCH {measurement}`` once that graph has run, so the benchmark can run it by turns with the other
+systems (see ``tests.bench.by_turns``).
 """
 
 import json
@@ -21,15 +23,17 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 
 from tests import factories  # noqa: E402
-from tests.bench.overhead import GRAPHS, graph_run  # noqa: E402
+from tests.bench.overhead import graph_run  # noqa: E402
 
 
-def main(graphs: list[str]) -> None:
+def main() -> None:
     call_command("migrate", verbosity=0)
     task = factories.TaskFactory()
-    for graph in graphs:
-        print(json.dumps(asdict(graph_run(task=task, graph=graph))), flush=True)
+    print("READY", flush=True)
+    for line in sys.stdin:
+        measurement = graph_run(task=task, graph=line.strip())
+        print("BENCH " + json.dumps(asdict(measurement)), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(GRAPHS))
+    main()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
@@ -125,6 +126,46 @@ class Row:
 
 FLOOR = "bare Celery (floor)"
 PEER = "Prefect 3.9.1 (peer)"
+CELERY_CONCURRENCY = 2
+CELERY = f"engine, Celery + Redis ({CELERY_CONCURRENCY} processes)"
+EMBEDDED = f"engine, embedded (SQLite, {settings.WORKGRAPH_EMBEDDED_WORKERS} threads)"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One of issue 22's targets: a ratio of the engine's figure to another system's, at most ``limit``."""
+
+    label: str
+    ratio: float
+    limit: float
+
+    @property
+    def met(self) -> bool:
+        return self.ratio <= self.limit
+
+    def line(self) -> str:
+        verdict = "met" if self.met else "NOT met"
+        return f"{self.label}: {self.ratio:.2f}x (target <= {self.limit:.2f}x): {verdict}"
+
+
+def targets(rows: list[Row]) -> list[Target]:
+    """The fan-out's targets in both modes (wall against the peer and the floor, the scheduling latency's
+    p95 against the peer's) and the chain's against the floor in the Celery mode."""
+    found = {(row.system, row.measurement.graph): row.measurement for row in rows}
+    wanted: list[tuple[str, str, str, str, float]] = []  # (label, system, graph, figure, over which system)
+    for system, mode in ((CELERY, "Celery"), (EMBEDDED, "embedded")):
+        wanted += [
+            (f"fan-out 500, {mode}: wall / Prefect's", system, "fanout500", "wall_s", PEER, 0.5),
+            (f"fan-out 500, {mode}: wall / the floor's", system, "fanout500", "wall_s", FLOOR, 1.5),
+            (f"fan-out 500, {mode}: deps met -> start p95 / Prefect's", system, "fanout500", "wait_p95_ms", PEER,
+             1.0),
+        ]
+    wanted.append(("chain 40, Celery: wall / the floor's", CELERY, "chain40", "wall_s", FLOOR, 2.0))
+    return [
+        Target(label=label, ratio=getattr(ours, figure) / getattr(theirs, figure), limit=limit)
+        for label, system, graph, figure, other, limit in wanted
+        if (ours := found.get((system, graph))) and (theirs := found.get((other, graph)))
+    ]
 
 
 def comparison(rows: list[Row]) -> tuple[str, str]:

@@ -3,15 +3,16 @@
 It needs Prefect 3, which the project does not depend on, so it runs in a virtualenv of its own
 (``bench_engine_overhead`` creates it) against Prefect's local ephemeral server::
 
-    var/bench-prefect-venv/bin/python tests/bench/prefect_peer.py chain40 chain40 fanout500
+    var/bench-prefect-venv/bin/python tests/bench/prefect_peer.py
 
-runs each graph named, in the order named.
+reads graph names on stdin, one a line, and runs each as it comes, so the benchmark can run the peer by
+turns with the other systems (see ``tests.bench.by_turns``).
 
 It imports nothing from the project. The chain calls its tasks one after the other, as a Prefect
 flow written for a chain would; the fan-out submits them, the join taking every leaf's future. Each
 task receives its upstream results, as the engine's nodes receive their upstream outputs. After a
-warm-up flow, every run prints one line ``BENCH {"graph", "wall_s", "spans"}``, where ``spans`` maps
-each task to the wall-clock seconds its body started and finished.
+warm-up flow it prints ``READY``; then every run prints one line ``BENCH {"graph", "wall_s", "spans"}``,
+where ``spans`` maps each task to the wall-clock seconds its body started and finished.
 
 The server records a flow's task runs from events, after the flow has returned; a 500-task fan-out
 leaves it busy for seconds, which would slow whatever runs next. So before the next run starts, the
@@ -85,9 +86,11 @@ def settle(state: Any, tasks: int) -> None:
             time.sleep(0.2)
 
 
-def main(runs: list[str]) -> None:
+def main() -> None:
     state, tasks = warm_up(return_state=True), 1
-    for graph in runs:
+    print("READY", flush=True)
+    for line in sys.stdin:
+        graph = line.strip()
         settle(state, tasks)
         started = time.time()
         state = FLOWS[graph](return_state=True)
@@ -98,4 +101,4 @@ def main(runs: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
