@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from graphs.engine import node_execution_run, run_start, scheduler
 from graphs.models import WorkGraphRun
@@ -51,3 +54,53 @@ def test_a_failed_leaf_still_blocks_the_join_under_the_lock(task, scripted_runne
     rows = latest(run)
     assert (rows["a"].status, rows["b"].status, rows["join"].status) == ("succeeded", "failed", "blocked")
     assert WorkGraphRun.objects.get(pk=run.pk).status == "failed"
+
+
+def _fan_out(task, leaves: int) -> WorkGraphRun:
+    leaf_ids = [f"leaf{i:02d}" for i in range(leaves)]
+    nodes = [node("root"), *(node(leaf, "root") for leaf in leaf_ids), node("join", *leaf_ids)]
+    return planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fan_out_leaf_costs_a_fixed_number_of_queries(task, scripted_runner, inline_executor):
+    """Per leaf: its upstream's output; its result, log line and log's close, committed with the claim of
+    the next queued sibling (its row, its run, the claim, its log row) — one transaction, its two
+    statements; then the rows that tell the join still waits, with the run's status, and, when the
+    join's last few dependencies have all finished, a probe of the others. Growing this is
+    growing every leaf's cost; outside a test transaction, as in a worker. Both fan-outs are wider
+    than the jobs handed out at once, whose claims (found taken) are the same number in both."""
+    counts = {}
+    for leaves in (scheduler.FAN_OUT_JOBS + 4, scheduler.FAN_OUT_JOBS + 20):
+        run = _fan_out(task, leaves)
+        run_start(run=run)
+        with CaptureQueriesContext(connection) as queries:
+            inline_executor.drain()
+        assert WorkGraphRun.objects.get(pk=run.pk).status == "succeeded"
+        counts[leaves] = len(queries)
+    assert (counts[scheduler.FAN_OUT_JOBS + 20] - counts[scheduler.FAN_OUT_JOBS + 4]) / 16 <= 12
+
+
+def test_a_leaf_that_finishes_after_an_append_takes_the_locked_path(task, scripted_runner, monkeypatch):
+    """The run's manifest moved on while the leaf ran (an append): its advance is the full one, under the
+    lock, with the new version's shape."""
+    run = _fan_out(task, 3)
+    run_start(run=run)
+    node_execution_run(node_exec_id=run.executions.get(node_id="root").pk)
+
+    def appended_meanwhile(call):
+        WorkGraphRun.objects.filter(pk=run.pk).update(manifest_version=F("manifest_version") + 1)
+        return "leaf00 done"
+
+    scripted_runner.replies[("node", "leaf00")] = appended_meanwhile
+    locked: list[object] = []
+    run_locked = scheduler.run_locked
+
+    def counting(run_id, **kwargs):
+        locked.append(run_id)
+        return run_locked(run_id, **kwargs)
+
+    monkeypatch.setattr(scheduler, "run_locked", counting)
+    node_execution_run(node_exec_id=run.executions.get(node_id="leaf00").pk)
+    assert locked == [run.pk]
+    assert run.executions.get(node_id="join").status == "pending"

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
 from graphs.engine.calls import attempt_agent_call
+from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.external import attempt_external_wait
@@ -32,7 +33,7 @@ from graphs.engine.on_fail import (
 )
 from graphs.engine.record import attempt_failure_facts, attempt_finish, attempt_input_keep, attempt_passed_recorder
 from graphs.engine.recovery import attempt_lost
-from graphs.engine.scheduler import Continuation, advance_after, run_advance
+from graphs.engine.scheduler import advance_after, run_advance
 from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
 from graphs.events import node_states_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
@@ -92,11 +93,8 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
         _attempt_run(execution, runner=runner or get_runner())
 
 
-def _attempt_claim(node_exec_id: Any, *, task: Task | None = None) -> WorkNodeExecution | None:
-    """Take a queued attempt for this worker and open its log; None when it is not queued (any more).
-
-    ``task``, the run's task with its project as this worker already holds them, spares reading them again.
-    """
+def _attempt_claim(node_exec_id: Any) -> WorkNodeExecution | None:
+    """Take a queued attempt for this worker and open its log; None when it is not queued (any more)."""
     now = timezone.now()
     # Claim, read and open the log in one transaction, which need not wait for the disk: a claim a
     # database crash loses leaves the attempt queued for the reaper (see graphs.transactions).
@@ -107,38 +105,23 @@ def _attempt_claim(node_exec_id: Any, *, task: Task | None = None) -> WorkNodeEx
         if claimed != 1:
             return None  # another worker has it, or it was cancelled/reaped: a redelivered job does nothing
         # The manifest comes from the run's shape, parsed once per version, not with every attempt.
-        related = "run" if task is not None else "run__task__project"
-        execution = WorkNodeExecution.objects.select_related(related).defer("run__graph_manifest").get(pk=node_exec_id)
-        if task is not None:
-            execution.run.task = task
+        execution = (
+            WorkNodeExecution.objects.select_related("run__task__project").defer("run__graph_manifest")
+            .get(pk=node_exec_id)
+        )
         node_states_emit(run_id=execution.run_id, rows=[execution])
         log_file_open(execution=execution)
     return execution
 
 
 def _attempt_claim_next(run_id: Any, *, task: Task) -> WorkNodeExecution | None:
-    """Claim for this worker a queued attempt of the run that may start now, if there is one.
-
-    ``SKIP LOCKED`` lets every worker draining a fan-out take a different one without waiting on the
-    others; where it is not available (SQLite), a claim lost to another worker is retried a few times.
-    """
-    for _ in range(3):
-        now = timezone.now()
-        with transaction_unflushed():
-            pk = (
-                WorkNodeExecution.objects.select_for_update(skip_locked=True)
-                .filter(run_id=run_id, status=Status.QUEUED)
-                .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
-                .order_by("ready_at")
-                .values_list("pk", flat=True)
-                .first()
-            )
-            if pk is None:
-                return None
-            execution = _attempt_claim(pk, task=task)
-        if execution is not None:
-            return execution
-    return None
+    """Claim for this worker a queued attempt of the run that may start now, if there is one."""
+    # A claim a database crash loses leaves the attempt queued for the reaper (see graphs.transactions).
+    with transaction_unflushed():
+        execution = queued_attempt_claim(run_id=run_id, worker=worker_name(), project_id=task.project_id)
+    if execution is not None:
+        execution.run.task = task
+    return execution
 
 
 def _attempt_run(

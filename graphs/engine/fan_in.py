@@ -8,17 +8,19 @@ from typing import Any
 
 from django.db import transaction
 
+from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.state import (
+    LATEST_FIELDS,
     GraphShape,
     RunStatus,
     Status,
     any_active,
-    graph_shape,
     latest_rows,
     upstream_bad,
     upstream_done,
 )
 from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.run_facts import latest_by_node
 
 # How many of a fan-in's dependencies are checked alone before all of them (see dependencies_verdict).
 _ACTIVE_PROBE = 8
@@ -30,29 +32,42 @@ def feeds_only_fan_ins(shape: GraphShape, node_id: str) -> bool:
     return bool(dependants) and all(len(shape.dependencies.get(d, [])) > 1 for d in dependants)
 
 
-def fan_in_leaf_settled(*, run_id: Any, node_id: str, record: Callable[[], None]) -> bool:
+def fan_in_leaf_settled(
+    *, run_id: Any, node_id: str, record: Callable[[], None], shape: GraphShape,
+    continuation: Continuation | None = None,
+) -> bool:
     """Commit the result of a node whose dependants all wait on other nodes too, then look — without the
     run lock — whether every dependant still waits on an active dependency. Return True when so: no
     advance is needed, and the lock every leaf of a wide fan-in would otherwise queue on is not taken.
 
     Safe because every finisher commits before it looks: of two dependencies finishing at once, the one
     that commits last sees the other's result, so a dependant that becomes ready is always seen by
-    someone, who takes the locked path (it is queued only while pending, so never twice). The manifest
-    is read after the commit for the same reason: an append advances the run after committing its new
-    nodes, so whichever of the two comes second sees the other. Anything but "waiting", or no pending
-    dependant at all, answers False: the caller takes the locked path.
+    someone, who takes the locked path (it is queued only while pending, so never twice). The run's
+    status and manifest version are read after the commit, with the rows, for the same reason: an
+    append advances the run after committing its new nodes, so whichever of the two comes second sees
+    the other; a version other than ``shape``'s (the one the attempt ran with) answers False. Anything
+    but "waiting", or no pending dependant at all, answers False: the caller takes the locked path.
+
+    With ``continuation``, a queued sibling is claimed for the continuing worker in the transaction that
+    records this result: one commit for both.
     """
     with transaction.atomic():
         record()
-    run = WorkGraphRun.objects.defer("graph_manifest").get(pk=run_id)
-    if run.status != RunStatus.RUNNING:
-        return False
-    shape = graph_shape(run)
+        if continuation is not None:
+            continuation.claimed = queued_attempt_claim(run_id=run_id, worker=continuation.worker,
+                                                        project_id=continuation.project_id)
     dependants = shape.dependants.get(node_id, [])
-    known = latest_rows(run, node_ids=rows_to_read(shape, node_id, dependants))
+    rows = list(
+        WorkNodeExecution.objects.filter(run_id=run_id, node_id__in=rows_to_read(shape, node_id, dependants))
+        .values(*LATEST_FIELDS, "run__status", "run__manifest_version")
+    )
+    if not rows or (rows[0]["run__status"], rows[0]["run__manifest_version"]) != (RunStatus.RUNNING, shape.version):
+        return False
+    known = latest_by_node(rows)
     finished = known.get(node_id)
     if finished is None or not upstream_done(shape.manifest, node_id, finished["status"]):
         return False
+    run = WorkGraphRun(pk=run_id)  # all the checks below need of the run is its id
     waiting = False
     for dependant in dependants:
         row = known.get(dependant)

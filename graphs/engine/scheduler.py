@@ -9,7 +9,6 @@ that the worker which readied it runs next goes from ``pending`` to ``running`` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -20,6 +19,7 @@ from django.utils import timezone
 
 from graphs import manifest as manifest_lib
 from graphs.accounting import ACCOUNTING_DEFAULTS
+from graphs.engine.claims import Continuation
 from graphs.engine.fan_in import (
     dependencies_verdict,
     fan_in_leaf_settled,
@@ -58,15 +58,6 @@ from graphs.run_status import run_status_set
 # cost a worker a round trip for every attempt another job already took.
 FAN_OUT_JOBS = 16
 DISPATCH_EVERY_SECONDS = 1.0
-
-
-@dataclass
-class Continuation:
-    """The worker a dependant made ready may be claimed for, in the advance that readies it."""
-
-    worker: str
-    project_id: Any
-    claimed: WorkNodeExecution | None = None
 
 
 def run_start(*, run: WorkGraphRun, max_cost_usd: Decimal | None = None) -> None:
@@ -185,7 +176,8 @@ def advance_after(
     attempt, a dependant to block — takes the full pass, which also handles blocking in cascade.
     """
     if record is not None and shape_hint is not None and feeds_only_fan_ins(shape_hint, node_id):
-        if fan_in_leaf_settled(run_id=run_id, node_id=node_id, record=_both(record, close_log)):
+        if fan_in_leaf_settled(run_id=run_id, node_id=node_id, record=_both(record, close_log), shape=shape_hint,
+                               continuation=continuation):
             return
         record = close_log = None
     with run_locked(run_id, with_manifest=False) as run:
@@ -249,7 +241,7 @@ def queue(run: WorkGraphRun, ready: list[dict], *, now, continuation: Continuati
     if not ready:
         return []
     kept = None
-    if continuation is not None:
+    if continuation is not None and continuation.claimed is None:
         kept = next((row for row in ready if _start_delay(row, now) <= 0), None)
         if kept is not None and _claim_for(continuation, run=run, row=kept, now=now):
             kept["status"] = Status.RUNNING

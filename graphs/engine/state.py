@@ -60,6 +60,7 @@ class GraphShape:
     dependants: dict[str, list[str]]
     position: dict[str, int]
     zero_token: frozenset[str]
+    version: int
 
 
 _shapes: dict[tuple[str, int], GraphShape] = {}
@@ -97,12 +98,17 @@ def graph_shape(run: WorkGraphRun) -> GraphShape:
         dependants=dependants,
         position={node_id: index for index, node_id in enumerate(order)},
         zero_token=_zero_token_nodes(manifest),
+        version=version,
     )
     with _shapes_lock:
         if len(_shapes) >= _SHAPES_KEPT:
             _shapes.pop(next(iter(_shapes)))
         _shapes[(str(run.run_id), version)] = shape
     return shape
+
+
+# What a scheduling decision reads of each node's latest attempt.
+LATEST_FIELDS = ("pk", "node_id", "attempt", "status", "cause", "not_before")
 
 
 def latest_rows(
@@ -118,7 +124,7 @@ def latest_rows(
     else:
         # Manifest node ids never take the planning calls' reserved prefix (graphs.manifest checks).
         rows = WorkNodeExecution.objects.filter(run_id=run.pk, node_id__in=node_ids)
-    fields = ["pk", "node_id", "attempt", "status", "cause", "not_before"]
+    fields = list(LATEST_FIELDS)
     if runnable:
         fields += [name for name in RUNNABLE_FIELDS if name not in fields]
     return latest_by_node(rows.values(*fields))
