@@ -70,8 +70,10 @@ class ManifestError(ValueError):
 # nest about five levels deep.
 _MAX_JSON_NESTING = 100
 
-# Only a brace followed by a quote or a closing brace can start a JSON object.
-_OBJECT_START = re.compile(r'\{[ \t\n\r]*["}]')
+# Only a brace followed by a quote or a closing brace can start a JSON object. The scan for them runs
+# over a byte copy of the text (see _BracketSpans.objects_from).
+_OBJECT_START = re.compile(rb'\{[ \t\n\r]*["}]')
+_HIDDEN = 0  # what a read brace that no ``}`` closes is replaced with in that copy
 # Decoding starts on this much of a candidate span; a number, literal or escape cut at the window's
 # end fails within _TRUNCATION_MARGIN characters of it.
 _FIRST_DECODE_WINDOW = 4096
@@ -82,10 +84,10 @@ _TRUNCATION_MARGIN = 16
 # by ending strings at the same quote, and the later of the two opening quotes is then an escaped
 # quote inside the earlier string: so a string that neither holds a backslash nor follows one is
 # never such a meeting place, and the skip takes it. The step then takes what stopped it: a run of
-# openers, a closer, or a string that could be a meeting place, whole when it is short. A longer or
-# unterminated one is left at its quote for _string_end, whose memo keeps long stretches of escapes
-# from being walked once per reading. Every step matches, the last one empty at the end of the text,
-# so the scan never retries a failed match at the next place.
+# openers, a closer, or a string that could be a meeting place, whole when it is short (each reading
+# that reaches it matches it again, which costs little). A longer or unterminated one is left at its
+# quote for _string_end, whose memo keeps long stretches of escapes from being walked once per
+# reading. A step always matches: at the end of the text, with no group.
 _LEXING_STEP = re.compile(
     r'(?:[^"{}\[\]\\]++|\\++(?!")|"[^"\\\x00-\x1f]*+")*+'
     r'(?:([{\[]++)|([}\]])|\\*+("(?:[^"\\\x00-\x1f]|\\.){0,64}+")|\\*+("))?',
@@ -121,6 +123,9 @@ class _BracketSpans:
 
     def __init__(self, text: str) -> None:
         self._text = text
+        # The candidate scan's copy of the text, one byte per character; a character latin-1 lacks
+        # becomes a "?", which is neither a brace nor a quote.
+        self._scanned = bytearray(text, "latin-1", "replace")
         size = len(text) + 1
         self._parent = array("i", [_UNSEEN]) * size  # bracket -> enclosing bracket on its path, -1 for a root
         self._close = array("i", [-1]) * size  # bracket -> the bracket closing it, -1 while none does
@@ -133,86 +138,100 @@ class _BracketSpans:
         self._string_ends: dict[int, int] = {}  # special character inside a string -> that string's end
 
     def objects_from(self, pos: int) -> Iterator[tuple[int, int, int, int]]:
-        """``(start, close, nesting, path)`` for each candidate ``{`` from ``pos`` closed by a ``}``."""
-        text, parent, close, depth, path = self._text, self._parent, self._close, self._depth, self._path
-        for opening in _OBJECT_START.finditer(text, pos):
+        """``(start, close, nesting, path)`` for each candidate ``{`` from ``pos`` closed by a ``}``.
+
+        Lexing hides, in the scanned copy, every brace it reads until a ``}`` closes it, so the scan
+        skips in C the braces that cannot be objects: hostile text holds a great many of them.
+        """
+        text, scanned, parent, close, depth, path, inner = (
+            self._text, self._scanned, self._parent, self._close, self._depth, self._path, self._inner
+        )
+        find = _OBJECT_START.search
+        # A fresh search each time: lexing writes to the copy ahead of the scan.
+        while (opening := find(scanned, pos)) is not None:
             start = opening.start()
+            pos = start + 1
             if parent[start] == _UNSEEN:
-                self._lex_from(start)
+                open_brackets = self._lex(start)
+                # The brackets left open keep their counts; the next path starts from zeros. Most
+                # paths on hostile text end at their first meeting place with one bracket open.
+                if open_brackets == 1:
+                    inner[0] = 0
+                elif open_brackets:
+                    inner[:open_brackets] = array("i", [0]) * open_brackets
             end = close[start]
             if end >= 0 and text[end] == "}":
                 yield start, end, depth[start], path[start]
 
-    def _lex_from(self, root: int) -> None:
-        open_brackets = self._lex(root)
-        # The brackets left open keep their counts; the next path starts from zeros.
-        self._inner[:open_brackets] = array("i", [0]) * open_brackets
-
     def _lex(self, root: int) -> int:
         """Lex the path started at ``root``; returns how many of its brackets are left open."""
-        text, parent, close, depth, path, entries, inner = (
-            self._text, self._parent, self._close, self._depth, self._path, self._entries, self._inner
+        text, scanned, parent, close, depth, path, entries, inner = (
+            self._text, self._scanned, self._parent, self._close, self._depth, self._path, self._entries,
+            self._inner,
         )
         parent[root] = -1
         # The path's innermost open bracket and how many are open: the parent links are its stack.
         top, level = root, 1
+        step_at = _LEXING_STEP.match
         pos = root + 1
         while True:
-            for step in _LEXING_STEP.finditer(text, pos):
-                kind = step.lastindex
-                if kind == _OPENERS:
-                    # Inside a run each opener's parent is the one before it, so only the run's
-                    # first opener records its parent, and its last (the only one a candidate brace
-                    # can be) is marked as read.
-                    at, end = step.span(kind)
-                    parent[at] = top
-                    top = end - 1
-                    if top != at:
-                        parent[top] = _IN_RUN
-                    level += end - at
-                elif kind == _CLOSER:
-                    # Pairs are recorded whatever their kinds: a mismatch only makes that span invalid
-                    # JSON, which the decoder rejects, while the path itself goes on.
-                    at = step.end() - 1
-                    level -= 1
-                    nesting = inner[level] + 1
-                    inner[level] = 0
-                    close[top] = at
-                    depth[top] = nesting
-                    path[top] = root
-                    if not level:
-                        return 0
-                    above = parent[top]
-                    top = top - 1 if above < -1 else above
-                    if nesting > inner[level - 1]:
-                        inner[level - 1] = nesting
-                    # A later path that borrows this bracket's close resumes here.
-                    entries[at + 1] = top
-                elif kind is None:
-                    return level  # the text ends with brackets open: none of them is balanced
-                else:
-                    if kind == _SHORT_STRING:
-                        after = step.end()
-                    else:
-                        end = self._string_end(step.start(kind))
-                        if end < 0:
-                            return level  # an unterminated string leaves every open bracket unbalanced
-                        after = end + 1
-                    theirs = entries.get(after, -1)
-                    if theirs < 0:
-                        entries[after] = top
-                        if kind == _SHORT_STRING:
-                            continue
-                        pos = after
-                        break
-                    pos, top, level = self._borrow(top, level, theirs, root)
-                    # Another path may have resumed here already.
-                    while pos >= 0 and (theirs := entries.get(pos, -1)) >= 0:
-                        pos, top, level = self._borrow(top, level, theirs, root)
-                    if pos < 0:
-                        return level
+            # One match per step: most paths end within a few steps, and a match costs less than
+            # setting up an iterator.
+            step = step_at(text, pos)
+            pos = step.end()
+            kind = step.lastindex
+            if kind == _OPENERS:
+                # Inside a run each opener's parent is the one before it, so only the run's first
+                # opener records its parent, and its last (the only one a candidate brace can be) is
+                # marked as read.
+                at = step.start(kind)
+                parent[at] = top
+                top = pos - 1
+                if top != at:
+                    parent[top] = _IN_RUN
+                scanned[top] = _HIDDEN
+                level += pos - at
+            elif kind == _CLOSER:
+                # Pairs are recorded whatever their kinds: a mismatch only makes that span invalid
+                # JSON, which the decoder rejects, while the path itself goes on.
+                at = pos - 1
+                level -= 1
+                nesting = inner[level] + 1
+                inner[level] = 0
+                close[top] = at
+                depth[top] = nesting
+                path[top] = root
+                if text[at] == "}":
+                    scanned[top] = ord(text[top])
+                if not level:
+                    return 0
+                above = parent[top]
+                top = top - 1 if above < -1 else above
+                if nesting > inner[level - 1]:
+                    inner[level - 1] = nesting
+                # A later path that borrows this bracket's close resumes here.
+                entries[pos] = top
+            elif kind is None:
+                return level  # the text ends with brackets open: none of them is balanced
+            else:
+                if kind != _SHORT_STRING:
+                    end = self._string_end(step.start(kind))
+                    if end < 0:
+                        return level  # an unterminated string leaves every open bracket unbalanced
+                    pos = end + 1
+                theirs = entries.get(pos, -1)
+                if theirs < 0:
                     entries[pos] = top
-                    break
+                    continue
+                if close[theirs] < 0:
+                    return level  # their innermost bracket never closes, so none of ours does
+                pos, top, level = self._borrow(top, level, theirs, root)
+                # Another path may have resumed here already.
+                while pos >= 0 and (theirs := entries.get(pos, -1)) >= 0:
+                    pos, top, level = self._borrow(top, level, theirs, root)
+                if pos < 0:
+                    return level
+                entries[pos] = top
 
     def _borrow(self, ours: int, level: int, theirs: int, root: int) -> tuple[int, int, int]:
         """Close our open brackets where an earlier path's did, from ``ours`` and ``theirs`` (each
@@ -222,12 +241,16 @@ class _BracketSpans:
         the earlier path's bracket never closed (so ours cannot); then our innermost open bracket and
         how many are still open.
         """
-        close, depth, parent, path, inner = self._close, self._depth, self._parent, self._path, self._inner
+        text, scanned, close, depth, parent, path, inner = (
+            self._text, self._scanned, self._close, self._depth, self._parent, self._path, self._inner
+        )
         nesting = 0
         while True:
             end = close[theirs]
             if end < 0:
                 return -1, ours, level
+            if text[end] == "}":
+                scanned[ours] = ord(text[ours])
             level -= 1
             # Their count also covers what they nested before the paths met: an overestimate, which
             # only makes the nesting guard more cautious.
