@@ -14,17 +14,21 @@ from tests.graphs import edges_for, latest, node, planned_run
 pytestmark = pytest.mark.django_db
 
 
-def test_only_the_last_leaf_takes_the_run_lock_and_the_join_runs_once(
-    task, scripted_runner, inline_executor, monkeypatch
-):
-    locked: list[object] = []
+@pytest.fixture
+def locked(monkeypatch) -> list[object]:
+    """The run ids the scheduler takes the run lock of, in order."""
+    taken: list[object] = []
     run_locked = scheduler.run_locked
 
     def counting(run_id, **kwargs):
-        locked.append(run_id)
+        taken.append(run_id)
         return run_locked(run_id, **kwargs)
 
     monkeypatch.setattr(scheduler, "run_locked", counting)
+    return taken
+
+
+def test_only_the_last_leaf_takes_the_run_lock_and_the_join_runs_once(task, scripted_runner, inline_executor, locked):
     leaves = ["a", "b", "c"]
     nodes = [node("root"), *(node(leaf, "root") for leaf in leaves), node("join", *leaves)]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
@@ -81,26 +85,19 @@ def test_a_fan_out_leaf_costs_a_fixed_number_of_queries(task, scripted_runner, i
     assert (counts[scheduler.FAN_OUT_JOBS + 20] - counts[scheduler.FAN_OUT_JOBS + 4]) / 16 <= 12
 
 
-def test_a_leaf_that_finishes_after_an_append_takes_the_locked_path(task, scripted_runner, monkeypatch):
+def test_a_leaf_that_finishes_after_an_append_takes_the_locked_path(task, scripted_runner, locked):
     """The run's manifest moved on while the leaf ran (an append): its advance is the full one, under the
     lock, with the new version's shape."""
     run = _fan_out(task, 3)
     run_start(run=run)
     node_execution_run(node_exec_id=run.executions.get(node_id="root").pk)
+    locked.clear()
 
     def appended_meanwhile(call):
         WorkGraphRun.objects.filter(pk=run.pk).update(manifest_version=F("manifest_version") + 1)
         return "leaf00 done"
 
     scripted_runner.replies[("node", "leaf00")] = appended_meanwhile
-    locked: list[object] = []
-    run_locked = scheduler.run_locked
-
-    def counting(run_id, **kwargs):
-        locked.append(run_id)
-        return run_locked(run_id, **kwargs)
-
-    monkeypatch.setattr(scheduler, "run_locked", counting)
     node_execution_run(node_exec_id=run.executions.get(node_id="leaf00").pk)
     assert locked == [run.pk]
     assert run.executions.get(node_id="join").status == "pending"
