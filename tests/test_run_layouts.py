@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import stat
 
 import pytest
@@ -17,6 +18,7 @@ from tests.graphs import edges_for, node, planned_run
 
 # Run events reach their listeners once the transaction commits, as in production.
 pytestmark = pytest.mark.django_db(transaction=True)
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed (make setup needs it)")
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +46,7 @@ def _fake_node(tmp_path, script: str) -> str:
     return str(path)
 
 
+@needs_node
 def test_a_new_manifest_version_is_laid_out_stored_and_served_with_the_graph(task, alice, inline_executor):
     run = plan_fresh(task=task)
     inline_executor.drain()
@@ -59,6 +62,7 @@ def test_a_new_manifest_version_is_laid_out_stored_and_served_with_the_graph(tas
     assert set(_positions(row.layout)) == drawn
 
 
+@needs_node
 def test_appended_nodes_get_a_layout_of_their_own_and_every_earlier_box_stays_where_it_was(
     task, alice, inline_executor
 ):
@@ -80,6 +84,7 @@ def test_appended_nodes_get_a_layout_of_their_own_and_every_earlier_box_stays_wh
     assert _graph_json(alice, run)["layout"]["placed"] == latest.layout
 
 
+@needs_node
 def test_a_drawing_is_laid_out_once(task, inline_executor, monkeypatch):
     run = plan_fresh(task=task)
     inline_executor.drain()
@@ -90,6 +95,7 @@ def test_a_drawing_is_laid_out_once(task, inline_executor, monkeypatch):
     assert RunLayout.objects.filter(run=run).count() == 1
 
 
+@needs_node
 def test_graph_json_queues_the_layout_of_a_drawing_that_has_none(task, alice, inline_executor):
     nodes = [node("spec"), node("build", "spec"), node("ship", "build")]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})  # stored without a run event
@@ -148,6 +154,7 @@ def test_a_layout_past_its_timeout_is_stopped_and_recorded(task, inline_executor
     assert RunLayout.objects.get(run=run).error == "the layout took longer than 1 s and was stopped"
 
 
+@needs_node
 def test_a_layout_left_computing_by_a_dead_worker_is_taken_over(task, inline_executor, settings):
     run = plan_fresh(task=task)
     settings.WORKGRAPH_SERVER_LAYOUT = False
