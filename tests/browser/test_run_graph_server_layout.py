@@ -35,6 +35,9 @@ for (const name of ["dag:painted", "dag:placed"]) {
 WORKER_LOADED = """() => performance.getEntriesByType("resource")
   .some((entry) => entry.name.includes("layout-worker.js") || entry.name.includes("elk.bundled.js"))"""
 
+GRAPH_FETCHES = """() => performance.getEntriesByType("resource")
+  .filter((entry) => new URL(entry.name).pathname.endsWith("/graph.json")).length"""
+
 
 def _layered_manifest(*, layers: int, width: int) -> dict:
     """``layers`` rows of ``width`` coder nodes, each needing one or two nodes of the row above."""
@@ -92,6 +95,7 @@ def test_the_page_paints_the_servers_layout_without_starting_the_layout_worker(
     assert painted["at"] == placed["at"], "a sketch was drawn first"
     assert placed["at"] == {node_id: _translate(box) for node_id, *box in row.layout["pos"]}
     assert not page.evaluate(WORKER_LOADED)
+    assert page.evaluate(GRAPH_FETCHES) == 1, "the page fetched graph.json besides its preload"
     assert page.locator("#dag .dag-box[data-node-id]").count() == 301
     assert page.evaluate("() => window.__owned") is None
     assert page.locator("#dag img").count() == 0
