@@ -132,10 +132,13 @@ export function createRunGraph(
       renderer = kind === "svg" ? createSvgRenderer(ui.stage) : createCanvasRenderer(ui.stage);
       rendererKind = kind;
     }
-    renderer.setScene(scene);
+    // Framed before the scene is built: fitting reads the stage's size, which, once a new drawing is
+    // in the document, makes the browser lay all of it out there and then (at 100 SVG boxes, tens of
+    // milliseconds), and again once the frame is moved.
     const saved = views[name].transform;
     if (refit || !saved) fitScene(name, scene);
     else viewport.set(saved);
+    renderer.setScene(scene);
   }
 
   function fitScene(name, scene) {
