@@ -5,6 +5,7 @@ environment at all the console runs in the embedded mode: SQLite, an in-memory c
 in-process execution and the offline agent.
 """
 
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -169,6 +170,12 @@ WORKGRAPH_EXTERNAL_DEADLINE_SECONDS = env_int("WORKGRAPH_EXTERNAL_DEADLINE_SECON
 # How many planning rounds a gap-driven task's run may take (the first plan included) before it ends
 # failed with the gap still open.
 WORKGRAPH_GAP_MAX_ROUNDS = env_int("WORKGRAPH_GAP_MAX_ROUNDS", 5, minimum=1, maximum=100)
+# The run graph page's ELK layout, computed on the server with Node.js (graphs.layouts) whenever a run's
+# drawing changes, so a first visit paints it without laying it out. Off, or with no Node.js, the page
+# lays the graph out in the browser as before.
+WORKGRAPH_SERVER_LAYOUT = env_bool("WORKGRAPH_SERVER_LAYOUT", True)
+WORKGRAPH_NODE_BINARY = env_str("WORKGRAPH_NODE_BINARY", shutil.which("node") or "")
+WORKGRAPH_LAYOUT_TIMEOUT_SECONDS = env_float("WORKGRAPH_LAYOUT_TIMEOUT_SECONDS", 120.0, minimum=1.0)
 # Logs live in the database. A directory here also gets a JSONL copy of every log, for tools that read
 # files; nothing in the console reads it.
 # Where attempts' git worktrees are made (one a running attempt; removed when it ends).

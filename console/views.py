@@ -46,6 +46,7 @@ from graphs.models import (
     WorkGraphRun,
 )
 from graphs.review import run_plan_approve, run_plan_reject
+from graphs.run_layouts import run_graph_with_layout
 from graphs.task_service import task_create
 from graphs.trace import attempt_trace_header
 from graphs.workspaces import change_diff, repository_of
@@ -319,7 +320,7 @@ def _diff_shown(change: RunWorkspace | AttemptChange | None) -> dict[str, Any] |
 @login_required
 def run_graph_json(request: HttpRequest, run_id) -> JsonResponse:
     run, _ = run_for_member(request.user, run_id)
-    return JsonResponse(selectors.run_graph_data(run))
+    return JsonResponse(run_graph_with_layout(run=run))
 
 
 @login_required

@@ -72,6 +72,17 @@ class WorkGraphRunAdmin(admin.ModelAdmin):
     inlines = [ExecutionInline]
 
 
+@admin.register(models.RunLayout)
+class RunLayoutAdmin(admin.ModelAdmin):
+    """The server's layouts, to see why one failed (``error``); the page never needs them edited."""
+
+    list_display = ["run", "manifest_version", "status", "node_count", "compute_ms", "created_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["run"]
+    readonly_fields = ["run", "digest", "manifest_version", "status", "node_count", "compute_ms", "error"]
+    exclude = ["layout"]
+
+
 @admin.register(models.WorkNodeExecution)
 class WorkNodeExecutionAdmin(admin.ModelAdmin):
     list_display = ["node_id", "attempt", "cause", "subagent_type", "status", "run", "started_at"]

@@ -15,6 +15,7 @@ class GraphsConfig(AppConfig):
         from graphs.jobs import job_handlers_install
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs import log_close_listener_register, log_listener_register
+        from graphs.run_layouts import run_layout_on_event
         from graphs.tokens import user_tokens_revoke_on_credentials_change
 
         # A judgment kind the manifest accepts but nothing judges would pass every output: refuse to start.
@@ -26,6 +27,8 @@ class GraphsConfig(AppConfig):
         log_listener_register(log_line_publish)
         log_close_listener_register(log_closed_publish)
         run_event_listener_register(run_event_publish)
+        # A run whose drawing changed is laid out again on the server, for the next page to paint at once.
+        run_event_listener_register(run_layout_on_event)
         # A token must not outlive the password it was minted under, nor its user's deactivation.
         pre_save.connect(user_tokens_revoke_on_credentials_change, sender=get_user_model(),
                          dispatch_uid="graphs.tokens.revoke_on_credentials_change")

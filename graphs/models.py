@@ -518,6 +518,36 @@ class DagSpec(models.Model):
         return f"DAG spec {self.source_name or self.run_id}"
 
 
+class RunLayout(models.Model):
+    """ELK's placement of a run's DAG, computed once on the server (graphs.layouts) for one drawing
+    input: the nodes, their org nodes and the edges graph.json gives the page. ``digest`` names that
+    input, so a new manifest version, a planning call or a new owner of a node gets a layout of its own
+    while the earlier ones stay, each the ``previous`` the next one keeps its positions from."""
+
+    class Status(models.TextChoices):
+        COMPUTING = "computing", "Computing"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="layouts")
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the drawing input (layouts.layout_input).")
+    manifest_version = models.PositiveIntegerField(help_text="The run's manifest version the input was read at.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPUTING, db_index=True)
+    layout = models.JSONField(null=True, blank=True, help_text="layout.js's layoutToJSON once ready.")
+    node_count = models.PositiveIntegerField(default=0)
+    compute_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Node.js's whole call, once ended.")
+    error = models.TextField(blank=True, help_text="Why the layout failed: the page lays the graph out itself.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "digest"], name="run_layout_once_per_input")]
+        indexes = [models.Index(fields=["run", "status", "-created_at"], name="run_layout_newest")]
+
+    def __str__(self) -> str:
+        return f"layout {self.digest[:8]} of run {self.run_id} ({self.status})"
+
+
 class AttemptChange(models.Model):
     """What one attempt changed in its own worktree: the commit it started from, the commit of its
     change, the merge that landed it on the run's branch (a failed attempt's change is kept on its

@@ -6,6 +6,9 @@ import tempfile
 os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-not-for-deployment")
 os.environ.setdefault("WORKGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="workgraph-test-"))
 os.environ.setdefault("WORKGRAPH_OFFLINE_LINE_DELAY", "0")
+# No server layouts unless a test asks for them (tests/test_run_layouts.py and the browser tests of the
+# layout turn them on): the engine's tests count the jobs they drain, and each layout starts Node.js.
+os.environ.setdefault("WORKGRAPH_SERVER_LAYOUT", "0")
 
 from console.env import env_list
 from console.settings import *  # noqa: F403

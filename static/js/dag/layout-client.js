@@ -26,7 +26,10 @@ class LayoutClient {
     this.nextId = 1;
   }
 
-  /** Starts the worker now, so ELK loads while the page fetches its data. */
+  /**
+   * Starts the worker, at the first layout: a page painting the server's layout or a cached one never
+   * pays for loading ELK (its script is compiled on the worker's thread, but the cores are shared).
+   */
   warm() {
     if (this.worker) return;
     const url = new URL(WORKER_URL);

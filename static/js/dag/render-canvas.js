@@ -3,7 +3,8 @@
  * makes layout, painting and every pan/zoom frame slow. Link geometry becomes one Path2D per link
  * style, built once per scene, so a frame strokes a handful of paths; boxes and text outside the
  * view are skipped, and below readable zoom boxes are drawn as solid status-coloured blocks without
- * text. Clicks are hit-tested against a uniform grid of box rectangles.
+ * text. Clicks are hit-tested against a uniform grid of box rectangles, built at the first click
+ * rather than with the scene, which is on the way to the first paint.
  *
  * @typedef {object} Renderer
  * @property {Element} element
@@ -31,7 +32,8 @@ export function createCanvasRenderer(host) {
   const ctx = canvas.getContext("2d");
   let scene = null;
   let strokes = [];
-  let grid = new Map();
+  /** @type {Map<string, object[]> | null} */
+  let grid = null;
   let transform = { scale: 1, tx: 0, ty: 0 };
   let frame = 0;
   let inks = sceneInks(host);
@@ -43,7 +45,7 @@ export function createCanvasRenderer(host) {
     scene = next;
     inks = sceneInks(host);
     strokes = buildStrokes(scene.links);
-    grid = buildGrid(scene.boxes);
+    grid = null;
     schedule();
   }
 
@@ -232,6 +234,8 @@ export function createCanvasRenderer(host) {
       schedule();
     },
     pick(_event, world) {
+      if (!scene) return null;
+      grid ||= buildGrid(scene.boxes);
       const cell = grid.get(cellKey(Math.floor(world.x / CELL), Math.floor(world.y / CELL))) || [];
       for (let i = cell.length - 1; i >= 0; i--) {
         const box = cell[i];
@@ -257,30 +261,33 @@ function cellKey(cx, cy) {
 }
 
 /**
- * One Path2D of lines and one of arrowheads per link style. The lines of a style are parsed as one
- * joined path string (every link's path starts with its own M), several times faster than a
- * Path2D per link for thousands of links.
+ * One Path2D of lines and one of arrowheads per link style. Each is parsed from one joined path
+ * string (every link's path starts with its own M): for thousands of links that is several times
+ * faster than a Path2D per link, and than drawing the heads with a call per point.
  */
 function buildStrokes(links) {
   const byStyle = new Map();
   for (const link of links) {
-    if (!byStyle.has(link.style)) byStyle.set(link.style, { style: link.style, paths: [], heads: new Path2D() });
+    if (!byStyle.has(link.style)) byStyle.set(link.style, { style: link.style, paths: [], heads: [] });
     const entry = byStyle.get(link.style);
     entry.paths.push(link.d);
-    if (link.arrow) addHead(entry.heads, link.arrow);
+    if (link.arrow) entry.heads.push(headPath(link.arrow));
   }
-  return [...byStyle.values()].map(({ style, paths, heads }) => ({ style, path: new Path2D(paths.join("")), heads }));
+  return [...byStyle.values()].map(({ style, paths, heads }) => ({
+    style,
+    path: new Path2D(paths.join("")),
+    heads: new Path2D(heads.join("")),
+  }));
 }
 
-function addHead(path, [x, y, angle]) {
+/** @returns {string} the arrowhead at (x, y) pointing along `angle`, as a closed path */
+function headPath([x, y, angle]) {
   const back = ARROW;
   const half = ARROW * 0.45;
   const cos = Math.cos(angle);
   const sin = Math.sin(angle);
-  path.moveTo(x, y);
-  path.lineTo(x - back * cos + half * sin, y - back * sin - half * cos);
-  path.lineTo(x - back * cos - half * sin, y - back * sin + half * cos);
-  path.closePath();
+  return `M${x},${y}L${x - back * cos + half * sin},${y - back * sin - half * cos}` +
+    `L${x - back * cos - half * sin},${y - back * sin + half * cos}Z`;
 }
 
 function buildGrid(boxes) {

@@ -12,13 +12,17 @@
  * The container gets `data-painted="true"` and a `dag:painted` CustomEvent ({nodes, ms}) once the
  * first full drawing is on screen, and `data-placed="true"` with `dag:placed` once that drawing uses
  * ELK's layout. They coincide except on a cold load of a graph of several bands, which is first
- * drawn from a quick sketch (layout.js) and redrawn when ELK's layout arrives. Layout runs in a Web
- * Worker (layout-client.js), placed band by band (layout.js) and cached per run and manifest version
- * (layout-cache.js); scenes (scene-*.js) are drawn as SVG when small and on a canvas when large
- * (render-*.js).
+ * drawn from a quick sketch (layout.js) and redrawn when ELK's layout arrives.
+ *
+ * Where the layout comes from, first that applies: the server's (graph.json's `layout.placed`, ELK's
+ * layout made with these same modules in Node.js by graphs/run_layouts.py), or this browser's cache of
+ * the run (layout-cache.js), when either places every node; else it is computed here in a Web Worker
+ * (layout-client.js), band by band (layout.js), keeping the positions of whichever of the two places
+ * only some of the nodes, and cached. The worker starts only then. Scenes (scene-*.js) are drawn as SVG
+ * when small and on a canvas when large (render-*.js).
  */
 import { cacheRead, cacheWrite } from "./layout-cache.js";
-import { layoutPlace, layoutPlan, layoutSketch, layoutStages } from "./layout.js";
+import { layoutFromJSON, layoutPlace, layoutPlan, layoutSketch, layoutStages } from "./layout.js";
 import { layoutClient } from "./layout-client.js";
 import { createLegend } from "./legend.js";
 import { modelApplyUpdates, modelFromPayload } from "./model.js";
@@ -46,7 +50,6 @@ export function createRunGraph(
   container, { onSelect = () => {}, onView = () => {}, highlight = [], compact = false, elkUrl } = {},
 ) {
   const client = layoutClient(elkUrl);
-  client.warm();
   const ui = buildChrome(container, compact);
   const highlighted = new Set(highlight);
   // `fitted` is the transform of the view's last automatic fit: while the view still has it, the
@@ -129,10 +132,13 @@ export function createRunGraph(
       renderer = kind === "svg" ? createSvgRenderer(ui.stage) : createCanvasRenderer(ui.stage);
       rendererKind = kind;
     }
-    renderer.setScene(scene);
+    // Framed before the scene is built: fitting reads the stage's size, which, once a new drawing is
+    // in the document, makes the browser lay all of it out there and then (at 100 SVG boxes, tens of
+    // milliseconds), and again once the frame is moved.
     const saved = views[name].transform;
     if (refit || !saved) fitScene(name, scene);
     else viewport.set(saved);
+    renderer.setScene(scene);
   }
 
   function fitScene(name, scene) {
@@ -169,16 +175,31 @@ export function createRunGraph(
   }
 
   /**
-   * The run's cached layout if every node it places is still in `next`, with `complete` when it
-   * also places all of `next` (same manifest version): then no layout is needed at all.
+   * The layout a load starts from: the server's (`served`) or the run's cached one, if every node it
+   * places is still in `next`, with `complete` when it places all of `next` (the cache's also for the
+   * same manifest version): then no layout is needed at all. The server's comes first: it is the one
+   * every visitor sees. Neither complete, the one placing more nodes is kept and the rest placed.
+   * @param {import("./model.js").Model} next
+   * @param {object | null} served  graph.json's `layout.placed` (layoutToJSON), or null
    * @returns {{layout: import("./layout.js").Layout, complete: boolean} | null}
    */
-  function cachedLayout(next) {
+  function startingLayout(next, served) {
+    const drawn = (layout) => [...layout.pos.keys()].every((id) => next.nodes.has(id));
+    const placesAll = (layout) => [...next.planning, ...next.order].every((id) => layout.pos.has(id));
+    const candidates = [];
+    if (served) {
+      const layout = layoutFromJSON(served);
+      if (drawn(layout)) candidates.push({ layout, complete: placesAll(layout) });
+    }
     const cached = cacheRead(next.run.run_id);
-    if (!cached || ![...cached.layout.pos.keys()].every((id) => next.nodes.has(id))) return null;
-    const complete = cached.manifestVersion === next.run.manifest_version &&
-      [...next.planning, ...next.order].every((id) => cached.layout.pos.has(id));
-    return { layout: cached.layout, complete };
+    if (cached && drawn(cached.layout)) {
+      const complete = cached.manifestVersion === next.run.manifest_version && placesAll(cached.layout);
+      candidates.push({ layout: cached.layout, complete });
+    }
+    const whole = candidates.find((candidate) => candidate.complete);
+    if (whole) return whole;
+    candidates.sort((a, b) => b.layout.pos.size - a.layout.pos.size);
+    return candidates[0] || null;
   }
 
   /** Lays out what the plan holds (layout.js) and caches the result. */
@@ -213,18 +234,26 @@ export function createRunGraph(
   function load(payload) {
     return serial(async () => {
       const started = performance.now();
+      // Each step of a load in a task of its own: at 3,000 nodes parsing graph.json, indexing it,
+      // reading the layout, building the scene and the renderer's paths take tens of milliseconds
+      // each, and together they would hold up input for a few hundred.
+      await nextTask();
       model = modelFromPayload(payload);
       timelineDirty = true;
+      await nextTask();
+      if (destroyed) return;
       if (model.order.length > SIZE_GUARD) {
         showStages();
       } else {
-        const cached = cachedLayout(model);
+        const start = startingLayout(model, servedLayout(payload));
+        await nextTask();
+        if (destroyed) return;
         let refit = true;
-        if (cached && cached.complete) {
-          layout = cached.layout;
+        if (start && start.complete) {
+          layout = start.layout;
         } else {
           say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
-          const plan = layoutPlan({ model, previous: cached && cached.layout });
+          const plan = layoutPlan({ model, previous: start && start.layout });
           const [placed] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
           if (destroyed) return;
           layout = placed;
@@ -232,7 +261,10 @@ export function createRunGraph(
           // Someone who zoomed or panned the sketch keeps that view; otherwise ELK's drawing is fitted.
           refit = !userMoved("graph");
         }
-        show("graph", graphScene(model, layout, highlighted), { refit });
+        const scene = graphScene(model, layout, highlighted);
+        await nextTask();
+        if (destroyed) return;
+        show("graph", scene, { refit });
       }
       if (view === "timeline") refreshTimeline();
       announce("painted", started);
@@ -254,7 +286,11 @@ export function createRunGraph(
         if (stages) showStages();
         return;
       }
-      const placed = await place(next, layoutPlan({ model: next, previous: layout }));
+      const served = servedLayout(payload);
+      const ready = served && layoutFromJSON(served);
+      const placed = ready && keepsEveryPosition(ready, layout, next)
+        ? ready
+        : await place(next, layoutPlan({ model: next, previous: layout }));
       if (destroyed) return;
       const added = next.order.filter((id) => !model.nodes.has(id)).length;
       model = next;
@@ -359,6 +395,24 @@ export function createRunGraph(
 
   container.dataset.view = view;
   return { load, append, updateNodes, setView, fit, destroy };
+}
+
+/** @param {object} payload graph.json @returns {object | null} the server's layout of the run, if any */
+function servedLayout(payload) {
+  return (payload.layout && payload.layout.placed) || null;
+}
+
+/**
+ * Whether `candidate` places every node of `next` and keeps every box of `drawn` where it is: then an
+ * append can take it whole, and nothing on screen moves.
+ */
+function keepsEveryPosition(candidate, drawn, next) {
+  if (![...next.planning, ...next.order].every((id) => candidate.pos.has(id))) return false;
+  for (const [id, rect] of drawn.pos) {
+    const kept = candidate.pos.get(id);
+    if (!kept || kept.x !== rect.x || kept.y !== rect.y) return false;
+  }
+  return true;
 }
 
 /** @returns {Promise<void>} resolved in a later task, so the browser can handle input and draw between */

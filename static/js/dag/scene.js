@@ -16,12 +16,21 @@
  *            links: SceneLink[], boxes: SceneBox[], texts: SceneText[]}} Scene
  */
 
-/** Builds the path and arrowhead of a polyline, rounding its corners. */
+/**
+ * Builds the path and arrowhead of a polyline, rounding its corners. Indexes the flat array rather
+ * than destructuring each corner: a large graph has thousands of routes, and the arrays that would
+ * allocate make the garbage collector run during the first paint.
+ */
 export function roundedPolyline(points, radius = 8) {
   const count = points.length / 2;
   let d = `M${points[0]},${points[1]}`;
   for (let i = 1; i < count - 1; i++) {
-    const [px, py, cx, cy, nx, ny] = [points[i * 2 - 2], points[i * 2 - 1], points[i * 2], points[i * 2 + 1], points[i * 2 + 2], points[i * 2 + 3]];
+    const px = points[i * 2 - 2];
+    const py = points[i * 2 - 1];
+    const cx = points[i * 2];
+    const cy = points[i * 2 + 1];
+    const nx = points[i * 2 + 2];
+    const ny = points[i * 2 + 3];
     const inLength = Math.hypot(cx - px, cy - py);
     const outLength = Math.hypot(nx - cx, ny - cy);
     const r = Math.min(radius, inLength / 2, outLength / 2);
@@ -32,9 +41,11 @@ export function roundedPolyline(points, radius = 8) {
     const by = cy + ((ny - cy) / outLength) * r;
     d += `L${ax},${ay}Q${cx},${cy} ${bx},${by}`;
   }
-  const [lx, ly, ex, ey] = points.slice(-4);
+  const end = points.length;
+  const ex = points[end - 2];
+  const ey = points[end - 1];
   d += `L${ex},${ey}`;
-  return { d, arrow: [ex, ey, Math.atan2(ey - ly, ex - lx)] };
+  return { d, arrow: [ex, ey, Math.atan2(ey - points[end - 3], ex - points[end - 4])] };
 }
 
 /** A cubic Bézier path with its arrowhead (pointing along the last control leg) and midpoint. */

@@ -1,0 +1,125 @@
+"""When a run's DAG is laid out on the server, and where the layout is kept.
+
+A run's drawing changes when a manifest version is stored (nodes appended) and when a planning call
+starts or ends (a box in the planning row, the owner of the nodes it added). Each such run event queues
+``run_layout_refresh`` as a background job (a Celery task in the distributed mode, the in-process
+executor in the embedded one); graph.json queues it too for a drawing it has no layout for yet (a fork,
+a run from before layouts were kept, a job that was lost). The job lays out the drawing as it is when it
+runs, once per drawing (``RunLayout`` is unique per run and input digest), keeping every position of the
+run's newest layout whose nodes are all still drawn: appended nodes go below and nothing drawn moves, as
+in the page's own appends. A failure is recorded on the row with its reason; the page then lays the
+graph out in the browser, as it does while the layout is computing.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from graphs.engine.jobs import run_layout_submit
+from graphs.events import RunEvent
+from graphs.layouts import (
+    MAX_WORK_NODES,
+    LayoutError,
+    layout_compute,
+    layout_digest,
+    layout_input,
+    layout_work_nodes,
+)
+from graphs.models import PLANNING_NODE_ID, RunLayout, WorkGraphRun
+from graphs.selectors import run_graph_data, run_layout_served
+
+logger = logging.getLogger(__name__)
+
+
+def run_layout_on_event(event: RunEvent) -> None:
+    """Run event listener: queue a layout when the event may have changed what the run's graph draws."""
+    if not settings.WORKGRAPH_SERVER_LAYOUT:
+        return
+    planning_changed = event["event"] == "nodes" and any(
+        str(node.get("node_id") or "").startswith(PLANNING_NODE_ID) for node in event.get("nodes", [])
+    )
+    if event["event"] == "nodes_appended" or planning_changed:
+        run_layout_submit(run_id=event["run_id"])
+
+
+def run_layout_job(arg: str) -> None:
+    run_layout_refresh(run_id=arg)
+
+
+def run_layout_refresh(*, run_id: Any) -> RunLayout | None:
+    """Lay out the run's graph as graph.json draws it now, unless that drawing has a layout already or
+    is being laid out by another worker. Returns the drawing's row (ready, failed or computing
+    elsewhere), or None when the server does not lay this run out: the setting is off, the run is gone,
+    or it has no work node or more than the page draws at once."""
+    if not settings.WORKGRAPH_SERVER_LAYOUT:
+        return None
+    run = WorkGraphRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return None
+    drawing = layout_input(run_graph_data(run))
+    if not 0 < layout_work_nodes(drawing) <= MAX_WORK_NODES:
+        return None
+    digest = layout_digest(drawing)
+    row, claimed = _layout_claim(run=run, digest=digest, node_count=len(drawing["nodes"]))
+    if not claimed:
+        return row
+    previous = _previous_layout(run=run, node_ids={node["node_id"] for node in drawing["nodes"]})
+    try:
+        computed = layout_compute(drawing=drawing, previous=previous, node_binary=settings.WORKGRAPH_NODE_BINARY,
+                                  timeout=settings.WORKGRAPH_LAYOUT_TIMEOUT_SECONDS)
+    except LayoutError as error:
+        logger.warning("run %s: the server could not lay out its graph: %s", run.pk, error)
+        RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.FAILED, error=str(error),
+                                                   updated_at=timezone.now())
+    else:
+        RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.READY, layout=computed.layout,
+                                                   compute_ms=computed.total_ms, updated_at=timezone.now())
+    row.refresh_from_db()
+    return row
+
+
+def _layout_claim(*, run: WorkGraphRun, digest: str, node_count: int) -> tuple[RunLayout, bool]:
+    """The row of this drawing, and whether this worker is to compute it: it created the row, or took
+    over one left computing for longer than a layout may take (its worker died)."""
+    try:
+        with transaction.atomic():
+            row = RunLayout.objects.create(run=run, digest=digest, manifest_version=run.manifest_version,
+                                           node_count=node_count)
+        return row, True
+    except IntegrityError:
+        pass
+    now = timezone.now()
+    abandoned = now - timedelta(seconds=2 * settings.WORKGRAPH_LAYOUT_TIMEOUT_SECONDS)
+    taken = RunLayout.objects.filter(
+        run=run, digest=digest, status=RunLayout.Status.COMPUTING, updated_at__lt=abandoned
+    ).update(updated_at=now)
+    return RunLayout.objects.get(run=run, digest=digest), taken == 1
+
+
+def _previous_layout(*, run: WorkGraphRun, node_ids: set[str]) -> dict[str, Any] | None:
+    """The run's newest ready layout that places only nodes still drawn (none was removed), else None."""
+    for layout in (
+        RunLayout.objects.filter(run=run, status=RunLayout.Status.READY)
+        .order_by("-created_at", "-pk")
+        .values_list("layout", flat=True)
+        .iterator(chunk_size=4)
+    ):
+        if all(entry[0] in node_ids for entry in layout["pos"]):
+            return layout
+    return None
+
+
+def run_graph_with_layout(*, run: WorkGraphRun) -> dict[str, Any]:
+    """graph.json: the run's graph (``run_graph_data``) and, under ``layout``, what the server has laid
+    out of it (``run_layout_served``). A drawing with no layout yet gets one queued."""
+    graph = run_graph_data(run)
+    graph["layout"] = run_layout_served(run=run, graph=graph)
+    if graph["layout"]["state"] == "missing":
+        run_layout_submit(run_id=run.pk)
+    return graph
