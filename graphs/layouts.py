@@ -119,9 +119,9 @@ def _layout_checked(layout: Any, drawing: Mapping[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"{len(missing)} node(s) not placed, such as {missing[0]!r}")
     for entry in layout["routes"]:
-        key, points = entry
-        if not isinstance(key, str) or not all(_finite(value) for value in points):
-            raise ValueError("a route is not [key, [numbers]]")
+        source, target, points = entry
+        if not isinstance(source, str) or not isinstance(target, str) or not all(_finite(v) for v in points):
+            raise ValueError("a route is not [from, to, [numbers]]")
     for band in layout["bands"]:
         if not all(_finite(band[name]) for name in ("x", "y", "w", "h")) or not isinstance(band["label"], str):
             raise ValueError("a band is not {x, y, w, h, label}")

@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from graphs.engine.jobs import run_layout_submit
@@ -78,8 +78,13 @@ def run_layout_refresh(*, run_id: Any) -> RunLayout | None:
         RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.FAILED, error=str(error),
                                                    updated_at=timezone.now())
     else:
-        RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.READY, layout=computed.layout,
-                                                   compute_ms=computed.total_ms, updated_at=timezone.now())
+        try:
+            RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.READY, layout=computed.layout,
+                                                       compute_ms=computed.total_ms, updated_at=timezone.now())
+        except DataError as error:  # a value the database's JSON cannot hold: recorded, never left computing
+            logger.warning("run %s: the server's layout could not be stored: %s", run.pk, error)
+            RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.FAILED, updated_at=timezone.now(),
+                                                       error=f"the layout could not be stored: {error}")
     row.refresh_from_db()
     return row
 

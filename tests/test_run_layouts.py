@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from graphs.engine import plan_append, plan_fresh
-from graphs.layouts import layout_digest, layout_input
+from graphs.layouts import LayoutComputed, layout_digest, layout_input
 from graphs.models import RunLayout
 from graphs.run_layouts import run_layout_refresh
 from graphs.selectors import run_graph_data
@@ -179,3 +179,17 @@ def test_with_server_layouts_off_nothing_is_laid_out_or_served(task, alice, inli
 
     assert not RunLayout.objects.exists()
     assert _graph_json(alice, run)["layout"] == {"state": "off", "error": "", "placed": None}
+
+
+@pytest.mark.services
+def test_a_layout_the_database_cannot_hold_is_recorded_failed_not_left_computing(task, inline_executor, monkeypatch):
+    """PostgreSQL's JSON holds no NUL character: such a layout fails with the database's reason."""
+    unstorable = LayoutComputed(layout={"pos": [], "routes": [], "bands": [{"label": "a\u0000b"}]}, elk_ms=1,
+                                total_ms=1)
+    monkeypatch.setattr("graphs.run_layouts.layout_compute", lambda **_: unstorable)
+    run = plan_fresh(task=task)
+    inline_executor.drain()
+
+    row = RunLayout.objects.get(run=run)
+    assert row.status == RunLayout.Status.FAILED
+    assert row.error.startswith("the layout could not be stored:") and "\\u0000" in row.error

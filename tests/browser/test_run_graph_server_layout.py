@@ -119,7 +119,7 @@ def test_with_no_node_on_the_server_the_page_lays_out_what_the_server_would_have
     page.wait_for_selector("#dag[data-placed='true']")
     assert page.evaluate(WORKER_LOADED)
     # The page caches what it laid out once it is idle: the positions ELK gave it, to compare.
-    key = f"dag-layout:v1:{run.run_id}"
+    key = f"dag-layout:v2:{run.run_id}"
     page.wait_for_function(f"() => localStorage.getItem({json.dumps(key)}) !== null")
     browser = json.loads(page.evaluate(f"() => localStorage.getItem({json.dumps(key)})"))["layout"]
 

@@ -364,7 +364,9 @@ function stackBand(layout, band, result, preds) {
 export function layoutToJSON(layout) {
   return {
     pos: [...layout.pos].map(([id, rect]) => [id, rect.x, rect.y, rect.w, rect.h]),
-    routes: [...layout.routes],
+    // [from, to, points]: the in-memory key joins the two ids with a NUL, which a JSON column of
+    // PostgreSQL (where the server keeps layouts) cannot hold.
+    routes: [...layout.routes].map(([key, points]) => [...key.split("\u0000"), points]),
     bands: layout.bands,
     planningRight: layout.planningRight,
     bottom: layout.bottom,
@@ -375,7 +377,7 @@ export function layoutToJSON(layout) {
 export function layoutFromJSON(json) {
   return {
     pos: new Map(json.pos.map(([id, x, y, w, h]) => [id, { x, y, w, h }])),
-    routes: new Map(json.routes),
+    routes: new Map(json.routes.map(([from, to, points]) => [`${from}\u0000${to}`, points])),
     bands: json.bands,
     planningRight: json.planningRight,
     bottom: json.bottom,
