@@ -44,10 +44,13 @@ for (const runId of liveRunIds) {
   let snapshots = 0;
   connectRun(`/ws/runs/${runId}/`, {
     // The page was rendered with the run as it was; a later snapshot (a reconnect, or a change no
-    // event brought) means the tree may be out of date.
-    onSnapshot() {
+    // event brought) means the tree may be out of date — and so does a first one whose run status is
+    // not the rendered one: the run moved on between the render and the subscription, whose events
+    // this page never got (a quick run may well have finished).
+    onSnapshot(snapshot) {
       snapshots += 1;
-      if (snapshots > 1) scheduleRefresh(runId);
+      const rendered = document.getElementById(`run-${runId}`)?.dataset.runStatus;
+      if (snapshots > 1 || snapshot.status !== rendered) scheduleRefresh(runId);
     },
     onEvent(event) {
       const section = document.getElementById(`run-${runId}`);
