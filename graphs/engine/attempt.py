@@ -133,9 +133,10 @@ def _attempt_run(
 ) -> tuple[WorkNodeExecution | None, dict[str, str]]:
     """Run an attempt claimed by this worker: produce and judge its output, record it, advance the run.
 
-    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready is claimed for
-    this worker instead of handed to the executor; it is returned, with the upstream output this
-    attempt leaves it (``upstream_known`` for its run), for the caller to run next.
+    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready (or, in a fan-out,
+    a queued sibling) is claimed for this worker instead of handed to the executor; it is returned, with
+    the upstream outputs this attempt leaves in hand — its own and those it read — (``upstream_known``
+    for its run), for the caller to run next.
     """
     me = worker_name()
     run = execution.run
@@ -143,12 +144,13 @@ def _attempt_run(
                cause=execution.cause, worker=me)
     record: Callable[[], None] | None = None
     shape: GraphShape | None = None
+    known = dict(upstream_known or {})
     try:
         shape = graph_shape(run)
         run.graph_manifest = shape.manifest
         if _external_wait_begun(execution, shape=shape, worker=me):
             return None, {}  # the log stays open: the report (or the deadline) writes the attempt's end
-        record = _attempt_body(execution, shape=shape, runner=runner, worker=me, upstream_known=upstream_known or {})
+        record = _attempt_body(execution, shape=shape, runner=runner, worker=me, upstream_known=known)
     except (OperationalError, InterfaceError) as error:
         _database_lost(execution, worker=me, error=error)
     except Exception as error:  # a bug must not leave the row running forever
@@ -192,7 +194,12 @@ def _attempt_run(
     following = continuation.claimed
     # The run as the advance read it under its lock, with the task and project this attempt loaded.
     following.run.task = run.task
-    return following, {execution.node_id: execution.output_payload.get("text", "")}
+    # A chain's next node needs this attempt's output; a fan-out's next leaf, the root's output this
+    # attempt read: the outputs of this node's dependencies it used are the latest successful ones still,
+    # as a rerun of one would have superseded the attempt claimed with it.
+    node = shape.nodes.get(execution.node_id) or {} if shape is not None else {}
+    carried = {dep: known[dep] for dep in node.get("depends_on") or [] if dep in known}
+    return following, {**carried, execution.node_id: execution.output_payload.get("text", "")}
 
 
 def _external_wait_begun(execution: WorkNodeExecution, *, shape: GraphShape, worker: str) -> bool:
@@ -230,7 +237,8 @@ def _attempt_body(
     """Run the attempt and record how it ended — except a passed judgment, which is returned as the
     function that records it, for the caller to call in the same transaction as the run's advance.
 
-    ``upstream_known`` holds outputs of upstream nodes already in hand (the latest successful ones).
+    ``upstream_known`` holds outputs of upstream nodes already in hand (the latest successful ones);
+    those this attempt reads are added to it.
     """
     run = execution.run
     node = shape.nodes.get(execution.node_id)
@@ -382,7 +390,8 @@ def node_attempt_finish_external(
 
 
 def _upstream_outputs(execution: WorkNodeExecution, node: dict, *, known: dict[str, str]) -> dict[str, str]:
-    """The latest successful output of each dependency of ``node``; those in ``known`` are not read again."""
+    """The latest successful output of each dependency of ``node``; those in ``known`` are not read again,
+    those read are added to it."""
     dependencies = list(node.get("depends_on") or [])
     outputs = {dep: text for dep, text in known.items() if dep in dependencies}
     unknown = [dep for dep in dependencies if dep not in outputs]
@@ -394,6 +403,7 @@ def _upstream_outputs(execution: WorkNodeExecution, node: dict, *, known: dict[s
         # Tuples, not instances: an instance would fetch its deferred fields again, one query per node.
         for node_id, output in rows.values_list("node_id", "output_payload"):
             outputs.setdefault(node_id, output.get("text", ""))
+        known.update({dep: outputs[dep] for dep in unknown if dep in outputs})
     return {dep: outputs[dep] for dep in dependencies if dep in outputs}
 
 
