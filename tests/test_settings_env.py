@@ -128,6 +128,17 @@ def test_database_and_redis_urls_switch_to_the_distributed_mode():
     assert values["execution"] == "celery"
     assert values["max_nodes"] == 80
     assert values["hosts"] == ["console.example.org"]
+    assert values["db_options"] == {"server_side_binding": True, "prepare_threshold": 5}
+
+
+def test_prepared_statements_can_be_turned_off_for_a_pooler():
+    result = _settings_in_subprocess(
+        {"DEBUG": "1", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+         "WORKGRAPH_DB_PREPARE_THRESHOLD": "0"}
+    )
+    assert result.returncode == 0, result.stderr
+    options = json.loads(result.stdout)["db_options"]
+    assert options == {"sslmode": "disable", "server_side_binding": True, "prepare_threshold": None}
 
 
 def test_a_runner_named_in_the_settings_can_be_chosen_as_the_agent(settings):
