@@ -25,7 +25,7 @@ _CLAIM_TRIES = 3
 # judgment, error…) is empty until it ends, and the manifest comes from the run's shape: building and
 # decoding only these keeps the claim cheap for every leaf of a fan-out.
 _CLAIMED_FIELDS = (
-    *RUNNABLE_FIELDS, *ACCOUNTING_FIELDS, "status", "ready_at", "started_at", "heartbeat_at", "worker",
+    *RUNNABLE_FIELDS, *ACCOUNTING_FIELDS, "status", "ready_at", "started_at", "heartbeat_at", "finished_at", "worker",
     *(f"run__{field.name}" for field in WorkGraphRun._meta.concrete_fields if field.name != "graph_manifest"),
 )
 
