@@ -56,7 +56,10 @@ def queued_attempt_claim(*, run_id: Any, worker: str, project_id: Any) -> WorkNo
             .only(*_CLAIMED_FIELDS)
             .filter(run_id=run_id, status=Status.QUEUED)
             .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
-            .order_by("ready_at")
+            # Siblings readied together are taken in manifest order (the order their rows were created
+            # in), as a fan-in's probes expect (see fan_in.dependencies_verdict); left to itself,
+            # PostgreSQL returns tied rows in whatever order their updated versions lie on disk.
+            .order_by("ready_at", "created_at")
             .first()
         )
         if execution is None:

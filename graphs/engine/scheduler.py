@@ -309,7 +309,7 @@ def run_dispatch_job(run_id: str) -> None:
             ready_at__lte=now - timedelta(seconds=DISPATCH_EVERY_SECONDS),
         )
         .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
-        .order_by("ready_at")
+        .order_by("ready_at", "created_at")
     )
     chosen = list(waiting.values_list("pk", flat=True)[:FAN_OUT_JOBS])
     with transaction.atomic():
