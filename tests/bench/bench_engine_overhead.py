@@ -20,9 +20,10 @@ Before the measured runs of the Celery mode the database is ANALYZEd, as a datab
 pytest-django's fresh database has no planner statistics. The engine's agent is ``tests.bench.instant``,
 installed in every engine process by ``tests.bench.instant_settings``. Each system warms up, then the
 systems take turns, graph by graph (``tests.bench.by_turns``): ``REPETITIONS[graph]`` rounds in which
-each of the four runs the graph once, so a drift of the machine moves them all alike. A row of the table
-shows the median wall time and the waits of every run pooled, each engine row's wall time over the
-floor's and the peer's; then the machine's load average and each of issue 22's targets, met or not.
+each of the four runs the graph once, so a drift of the machine moves them all alike; the page cache
+is written out after every turn. A row of the table shows the median wall time and the waits of every
+run pooled, each engine row's wall time over the floor's and the peer's; then the machine's load
+average and each of issue 22's targets, met or not.
 """
 
 from __future__ import annotations
@@ -120,11 +121,18 @@ def test_engine_peer_and_floor_by_turns(task, tmp_path):
         # autovacuum gets to it, and without them PostgreSQL scans a run's rows where an index serves.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
+        turns = {
+            CELERY: lambda graph: graph_run(task=task, graph=graph),
+            FLOOR: _floor_run,
+            PEER: lambda graph: _peer_measurement(peer.run(graph, timeout=PEER_TIMEOUT)),
+            EMBEDDED: lambda graph: Measurement(**embedded.run(graph, timeout=EMBEDDED_TIMEOUT)),
+        }
         for graph in RUNS:
-            measured[CELERY].append(graph_run(task=task, graph=graph))
-            measured[FLOOR].append(_floor_run(graph))
-            measured[PEER].append(_peer_measurement(peer.run(graph, timeout=PEER_TIMEOUT)))
-            measured[EMBEDDED].append(Measurement(**embedded.run(graph, timeout=EMBEDDED_TIMEOUT)))
+            for system, turn in turns.items():
+                measured[system].append(turn(graph))
+                # What a system left in the page cache is written out before the next one's turn: the
+                # kernel's write-back would otherwise land on that turn's commits (PostgreSQL's fsyncs).
+                os.sync()
     finally:
         peer.stop()
         embedded.stop()
