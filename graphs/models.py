@@ -388,7 +388,9 @@ class WorkNodeExecution(models.Model):
             models.CheckConstraint(condition=Q(attempt__gte=1), name="execution_attempt_positive"),
         ]
         indexes = [
-            models.Index(fields=["run", "status"], name="execution_run_status"),
+            # Its leading columns serve every lookup of a run's attempts by status; the rest, the claim of
+            # the longest-waiting queued attempt, in order, without sorting the run's queued rows.
+            models.Index(fields=["run", "status", "ready_at", "created_at"], name="execution_run_status_ready"),
             models.Index(fields=["run", "node_id", "-attempt"], name="execution_run_node_attempt"),
             models.Index(fields=["status", "heartbeat_at"], name="execution_status_heartbeat"),
             # The runs list: the runs with an attempt of a node id (its search), the runs an org node
