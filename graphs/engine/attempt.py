@@ -197,7 +197,7 @@ def _attempt_run(
     # A chain's next node needs this attempt's output; a fan-out's next leaf, the root's output this
     # attempt read: the outputs of this node's dependencies it used are the latest successful ones still,
     # as a rerun of one would have superseded the attempt claimed with it.
-    node = shape.nodes.get(execution.node_id) or {} if shape is not None else {}
+    node = (shape.nodes.get(execution.node_id) or {}) if shape is not None else {}
     carried = {dep: known[dep] for dep in node.get("depends_on") or [] if dep in known}
     return following, {**carried, execution.node_id: execution.output_payload.get("text", "")}
 
