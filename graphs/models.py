@@ -328,7 +328,9 @@ class WorkNodeExecution(models.Model):
         PLANNING = "planning", "Planning call"
 
     node_exec_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="executions")
+    # Not indexed alone: every index below that leads with the run serves its lookups, and each index
+    # is written again by every change of an attempt's status (two per node).
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="executions", db_index=False)
     node_id = models.CharField(max_length=200)
     subagent_type = models.CharField(max_length=100, help_text="The org node that ran (or planned) this.")
     skill_ref = models.ForeignKey(
@@ -338,7 +340,8 @@ class WorkNodeExecution(models.Model):
     output_schema_ref = models.CharField(max_length=300, blank=True)
     input_payload = models.JSONField(default=dict, blank=True)
     output_payload = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    # Lookups by status alone read (status, heartbeat_at), below.
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     attempt = models.PositiveIntegerField(default=1)
     cause = models.CharField(max_length=24, choices=Cause.choices, default=Cause.INITIAL)
     cause_node_id = models.CharField(
