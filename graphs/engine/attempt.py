@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,13 @@ from graphs.engine.on_fail import (
     attempt_commands_refused,
     attempt_judgment_failed,
 )
-from graphs.engine.record import attempt_failure_facts, attempt_finish, attempt_input_keep, attempt_passed_recorder
+from graphs.engine.record import (
+    Recorder,
+    attempt_failure_facts,
+    attempt_finish,
+    attempt_input_keep,
+    attempt_passed_recorder,
+)
 from graphs.engine.recovery import attempt_lost
 from graphs.engine.scheduler import advance_after, run_advance
 from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
@@ -39,7 +45,7 @@ from graphs.events import node_states_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
 from graphs.manifest import is_command_node, is_external_node
-from graphs.models import Task, WorkNodeExecution
+from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.run_status import run_stop_reason
 from graphs.transactions import transaction_unflushed
@@ -72,18 +78,26 @@ def node_execute_job(node_exec_id: str) -> None:
     """
     continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
     execution = _attempt_claim(node_exec_id)
-    upstream_known: dict[str, str] = {}
+    handed = _Handover()
     while execution is not None:
         task = execution.run.task
-        following, upstream_known = _attempt_run(
-            execution, runner=get_runner(), continue_until=continue_until, upstream_known=upstream_known
-        )
+        following, handed = _attempt_run(execution, runner=get_runner(), continue_until=continue_until, handed=handed)
         if following is None and time.monotonic() < continue_until:
             following = _attempt_claim_next(execution.run_id, task=task)
         execution = following
     # No log this job handed to the closer thread is left behind when the job ends (and with it,
     # maybe, the process: a recycled or stopped worker).
     log_writes_wait()
+
+
+@dataclass(frozen=True)
+class _Handover:
+    """What an attempt leaves in hand for the one its worker runs next of the same run: the upstream
+    outputs it read and its own (the latest successful ones, as a rerun of one would have superseded
+    the attempt claimed with it), and the shape it ran with."""
+
+    outputs: dict[str, str] = field(default_factory=dict)
+    shape: GraphShape | None = None
 
 
 def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:
@@ -129,27 +143,27 @@ def _attempt_run(
     *,
     runner: AgentRunner,
     continue_until: float | None = None,
-    upstream_known: dict[str, str] | None = None,
-) -> tuple[WorkNodeExecution | None, dict[str, str]]:
+    handed: _Handover | None = None,
+) -> tuple[WorkNodeExecution | None, _Handover]:
     """Run an attempt claimed by this worker: produce and judge its output, record it, advance the run.
 
     Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready (or, in a fan-out,
     a queued sibling) is claimed for this worker instead of handed to the executor; it is returned, with
-    the upstream outputs this attempt leaves in hand — its own and those it read — (``upstream_known``
-    for its run), for the caller to run next.
+    what this attempt leaves in hand for it (``handed`` is what the last one left), for the caller to
+    run next.
     """
     me = worker_name()
     run = execution.run
     log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
                cause=execution.cause, worker=me)
-    record: Callable[[], None] | None = None
+    record: Recorder | None = None
     shape: GraphShape | None = None
-    known = dict(upstream_known or {})
+    known = dict(handed.outputs) if handed is not None else {}
     try:
-        shape = graph_shape(run)
+        shape = _shape_of(run, handed=handed.shape if handed is not None else None)
         run.graph_manifest = shape.manifest
         if _external_wait_begun(execution, shape=shape, worker=me):
-            return None, {}  # the log stays open: the report (or the deadline) writes the attempt's end
+            return None, _Handover()  # the log stays open: the report (or the deadline) writes the attempt's end
         record = _attempt_body(execution, shape=shape, runner=runner, worker=me, upstream_known=known)
     except (OperationalError, InterfaceError) as error:
         _database_lost(execution, worker=me, error=error)
@@ -190,16 +204,29 @@ def _attempt_run(
                 # they start on another worker while this one finishes its bookkeeping.
                 log_file_close(execution=execution)
     if continuation is None or continuation.claimed is None:
-        return None, {}
+        return None, _Handover()
     following = continuation.claimed
     # The run as the advance read it under its lock, with the task and project this attempt loaded.
     following.run.task = run.task
     # A chain's next node needs this attempt's output; a fan-out's next leaf, the root's output this
-    # attempt read: the outputs of this node's dependencies it used are the latest successful ones still,
-    # as a rerun of one would have superseded the attempt claimed with it.
+    # attempt read.
     node = (shape.nodes.get(execution.node_id) or {}) if shape is not None else {}
     carried = {dep: known[dep] for dep in node.get("depends_on") or [] if dep in known}
-    return following, {**carried, execution.node_id: execution.output_payload.get("text", "")}
+    return following, _Handover(outputs={**carried, execution.node_id: execution.output_payload.get("text", "")},
+                                shape=shape)
+
+
+def _shape_of(run: WorkGraphRun, *, handed: GraphShape | None) -> GraphShape:
+    """The shape an attempt of ``run`` runs with: the one the last attempt handed on, while the run was
+    still at its version when this one was claimed, else the run's own.
+
+    A leaf that settled without looking trusts the sibling it claimed to judge the run by the same
+    manifest, so that the sibling's advance finds an append made meanwhile (see fan_in): the shape
+    is handed on, not looked up again, which could give a newer version's.
+    """
+    if handed is not None and handed.version == run.manifest_version:
+        return handed
+    return graph_shape(run)
 
 
 def _external_wait_begun(execution: WorkNodeExecution, *, shape: GraphShape, worker: str) -> bool:
@@ -233,7 +260,7 @@ def _attempt_body(
     runner: AgentRunner,
     worker: str,
     upstream_known: dict[str, str],
-) -> Callable[[], None] | None:
+) -> Recorder | None:
     """Run the attempt and record how it ended — except a passed judgment, which is returned as the
     function that records it, for the caller to call in the same transaction as the run's advance.
 
@@ -274,7 +301,7 @@ def _attempt_work(
     worker: str,
     upstream: dict[str, str],
     workspace: AttemptWorkspace | None,
-) -> Callable[[], None] | None:
+) -> Recorder | None:
     """The attempt's work in its folder — its own worktree, or the project's folder when that is not a
     git repository: produce and judge the output, then land the change or keep it (see
     ``_attempt_body``)."""

@@ -3,12 +3,12 @@ dependant is ready, blocked or still waiting — without reading every dependenc
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
 from graphs.engine.claims import Continuation, queued_attempt_claim
+from graphs.engine.record import Recorder
 from graphs.engine.state import (
     LATEST_FIELDS,
     GraphShape,
@@ -33,8 +33,7 @@ def feeds_only_fan_ins(shape: GraphShape, node_id: str) -> bool:
 
 
 def fan_in_leaf_settled(
-    *, run_id: Any, node_id: str, record: Callable[[], None], shape: GraphShape,
-    continuation: Continuation | None = None,
+    *, run_id: Any, node_id: str, record: Recorder, shape: GraphShape, continuation: Continuation | None = None,
 ) -> bool:
     """Commit the result of a node whose dependants all wait on other nodes too, then look — without the
     run lock — whether every dependant still waits on an active dependency. Return True when so: no
@@ -49,13 +48,16 @@ def fan_in_leaf_settled(
     but "waiting", or no pending dependant at all, answers False: the caller takes the locked path.
 
     With ``continuation``, a queued sibling is claimed for the continuing worker in the transaction that
-    records this result: one commit for both.
+    records this result: one commit for both. When every dependant waits on that sibling too, nothing
+    is read after the commit (see ``_held_back_by_claim``).
     """
     with transaction.atomic():
-        record()
+        status = record()
         if continuation is not None:
             continuation.claimed = queued_attempt_claim(run_id=run_id, worker=continuation.worker,
                                                         project_id=continuation.project_id)
+    if continuation is not None and _held_back_by_claim(shape, node_id, status=status, claimed=continuation.claimed):
+        return True
     dependants = shape.dependants.get(node_id, [])
     rows = list(
         WorkNodeExecution.objects.filter(run_id=run_id, node_id__in=rows_to_read(shape, node_id, dependants))
@@ -77,6 +79,26 @@ def fan_in_leaf_settled(
             return False
         waiting = True
     return waiting
+
+
+def _held_back_by_claim(
+    shape: GraphShape, node_id: str, *, status: str | None, claimed: WorkNodeExecution | None
+) -> bool:
+    """Whether the sibling claimed with ``node_id``'s result, in the same transaction, holds back every
+    dependant: it is one of each one's dependencies, and running — this worker's — at that commit.
+
+    No dependant can be ready then, so there is nothing to look at. The claim's read of the run stands
+    in for the look's: running, with the manifest the attempt ran with. An append committed after that
+    read is found by the claimed sibling's own advance, whose version is then behind the run's (see
+    ``advance_after``); a result other than one that lets dependants run (a required partial) takes the
+    look as before, which blocks them at once.
+    """
+    if claimed is None or status is None or not upstream_done(shape.manifest, node_id, status):
+        return False
+    if (claimed.run.status, claimed.run.manifest_version) != (RunStatus.RUNNING, shape.version):
+        return False
+    dependants = shape.dependants.get(node_id, [])
+    return bool(dependants) and all(claimed.node_id in shape.dependencies.get(d, []) for d in dependants)
 
 
 def rows_to_read(shape: GraphShape, node_id: str, dependants: list[str]) -> list[str]:

@@ -83,9 +83,13 @@ def attempt_input_keep(
         WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
 
 
+# Records how an attempt ended; returns the status it wrote, or None when the worker no longer owned it.
+Recorder = Callable[[], str | None]
+
+
 def attempt_passed_recorder(
     execution: WorkNodeExecution, *, worker: str, node: dict, output: dict, judgment: Judgment
-) -> Callable[[], None]:
+) -> Recorder:
     """How an output that passed its judgment ends the attempt — succeeded and promoted, or partial when
     the evidence the node's spec requires is missing — as a function that records it.
 
@@ -98,15 +102,18 @@ def attempt_passed_recorder(
         gated = Judgment(ok=judgment.ok, kind=judgment.kind, issues=judgment.issues,
                          detail={**judgment.detail, "evidence_gaps": gaps})
 
-        def record_partial() -> None:
-            attempt_finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
-                           error="incomplete: " + "; ".join(gaps))
+        def record_partial() -> str | None:
+            owned = attempt_finish(execution, worker=worker, status=Status.PARTIAL, output=output, judgment=gated,
+                                   error="incomplete: " + "; ".join(gaps))
+            return Status.PARTIAL if owned else None
 
         return record_partial
 
-    def record_succeeded() -> None:
-        if attempt_finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
-            _artifact_promote(execution, node=node, content=text)
+    def record_succeeded() -> str | None:
+        if not attempt_finish(execution, worker=worker, status=Status.SUCCEEDED, output=output, judgment=judgment):
+            return None
+        _artifact_promote(execution, node=node, content=text)
+        return Status.SUCCEEDED
 
     return record_succeeded
 

@@ -28,6 +28,7 @@ from graphs.engine.fan_in import (
 )
 from graphs.engine.finish import stage_end_check
 from graphs.engine.jobs import node_execute_submit, run_dispatch_submit
+from graphs.engine.record import Recorder
 from graphs.engine.state import (
     RUNNABLE_FIELDS,
     Cause,
@@ -155,7 +156,7 @@ def advance_after(
     *,
     run_id: Any,
     node_id: str,
-    record: Callable[[], None] | None = None,
+    record: Recorder | None = None,
     close_log: Callable[[], None] | None = None,
     continuation: Continuation | None = None,
     shape_hint: GraphShape | None = None,
@@ -183,17 +184,23 @@ def advance_after(
     with run_locked(run_id, with_manifest=False) as run:
         if record is not None:
             record()
-        if run.status == RunStatus.RUNNING:
+        if run.status == RunStatus.RUNNING and shape_hint is not None and shape_hint.version != run.manifest_version:
+            # The attempt ran with an earlier manifest. Nodes an append added may wait on a leaf that
+            # settled without looking, trusting its claimed sibling (see fan_in_leaf_settled) to look
+            # after it: only the full pass finds them.
+            _advance_all(run, graph_shape(run))
+        elif run.status == RunStatus.RUNNING:
             _advance_locked(run, node_id=node_id, continuation=continuation)
         if close_log is not None and (continuation is None or continuation.claimed is None):
             close_log()
 
 
-def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
-    def both() -> None:
-        first()
+def _both(first: Recorder, then: Callable[[], None] | None) -> Recorder:
+    def both() -> str | None:
+        status = first()
         if then is not None:
             then()
+        return status
 
     return both
 
