@@ -78,7 +78,7 @@ def node_execute_job(node_exec_id: str) -> None:
     """
     continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
     execution = _attempt_claim(node_exec_id)
-    handed = _Handover()
+    handed = _NOTHING_HANDED
     while execution is not None:
         task = execution.run.task
         following, handed = _attempt_run(execution, runner=get_runner(), continue_until=continue_until, handed=handed)
@@ -98,6 +98,9 @@ class _Handover:
 
     outputs: dict[str, str] = field(default_factory=dict)
     shape: GraphShape | None = None
+
+
+_NOTHING_HANDED = _Handover()
 
 
 def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) -> None:
@@ -143,7 +146,7 @@ def _attempt_run(
     *,
     runner: AgentRunner,
     continue_until: float | None = None,
-    handed: _Handover | None = None,
+    handed: _Handover = _NOTHING_HANDED,
 ) -> tuple[WorkNodeExecution | None, _Handover]:
     """Run an attempt claimed by this worker: produce and judge its output, record it, advance the run.
 
@@ -158,12 +161,12 @@ def _attempt_run(
                cause=execution.cause, worker=me)
     record: Recorder | None = None
     shape: GraphShape | None = None
-    known = dict(handed.outputs) if handed is not None else {}
+    known = dict(handed.outputs)
     try:
-        shape = _shape_of(run, handed=handed.shape if handed is not None else None)
+        shape = _shape_of(run, handed=handed.shape)
         run.graph_manifest = shape.manifest
         if _external_wait_begun(execution, shape=shape, worker=me):
-            return None, _Handover()  # the log stays open: the report (or the deadline) writes the attempt's end
+            return None, _NOTHING_HANDED  # the log stays open: the report (or the deadline) writes the attempt's end
         record = _attempt_body(execution, shape=shape, runner=runner, worker=me, upstream_known=known)
     except (OperationalError, InterfaceError) as error:
         _database_lost(execution, worker=me, error=error)
@@ -204,7 +207,7 @@ def _attempt_run(
                 # they start on another worker while this one finishes its bookkeeping.
                 log_file_close(execution=execution)
     if continuation is None or continuation.claimed is None:
-        return None, _Handover()
+        return None, _NOTHING_HANDED
     following = continuation.claimed
     # The run as the advance read it under its lock, with the task and project this attempt loaded.
     following.run.task = run.task
