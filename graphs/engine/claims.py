@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
 
 from graphs.accounting import ACCOUNTING_FIELDS
-from graphs.engine.state import RUNNABLE_FIELDS, Status
+from graphs.engine.state import RUN_FIELDS, RUNNABLE_FIELDS, Status
+from graphs.engine.statements import attempt_next_queued_lock, row_update
 from graphs.events import node_states_emit
 from graphs.logs import log_file_create
-from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.models import WorkNodeExecution
 
 # Where SKIP LOCKED is not available (SQLite), a claim another worker won is tried again this many times.
 _CLAIM_TRIES = 3
@@ -26,7 +26,6 @@ _CLAIM_TRIES = 3
 # decoding only these keeps the claim cheap for every leaf of a fan-out.
 _CLAIMED_FIELDS = (
     *RUNNABLE_FIELDS, *ACCOUNTING_FIELDS, "status", "ready_at", "started_at", "heartbeat_at", "finished_at", "worker",
-    *(f"run__{field.name}" for field in WorkGraphRun._meta.concrete_fields if field.name != "graph_manifest"),
 )
 
 
@@ -41,31 +40,24 @@ class Continuation:
 
 def queued_attempt_claim(*, run_id: Any, worker: str, project_id: Any) -> WorkNodeExecution | None:
     """Claim for ``worker`` the run's longest-waiting queued attempt that may start now, open its log and
-    return it, with its run as it is now (what running it reads: ``_CLAIMED_FIELDS``); None when there is
-    none. Call it inside a transaction: the row lock taken by the SELECT is what makes the claim the
-    worker's.
+    return it, with its run as it is now (what running it reads: ``_CLAIMED_FIELDS`` and
+    ``RUN_FIELDS``); None when there is none. Call it inside a transaction: the row lock taken by the
+    SELECT is what makes the claim the worker's.
 
     ``SKIP LOCKED`` lets every worker draining a fan-out take a different one without waiting on the
     others; the conditional UPDATE is what decides where it is not available (SQLite).
     """
     for _ in range(_CLAIM_TRIES):
         now = timezone.now()
-        execution = (
-            WorkNodeExecution.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("run")
-            .only(*_CLAIMED_FIELDS)
-            .filter(run_id=run_id, status=Status.QUEUED)
-            .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))
-            # Siblings readied together are taken in manifest order (the order their rows were created
-            # in), as a fan-in's probes expect (see fan_in.dependencies_verdict); left to itself,
-            # PostgreSQL returns tied rows in whatever order their updated versions lie on disk.
-            .order_by("ready_at", "created_at")
-            .first()
-        )
+        # Siblings readied together are taken in manifest order (the order their rows were created in),
+        # as a fan-in's probes expect (see fan_in.dependencies_verdict); left to itself, PostgreSQL
+        # returns tied rows in whatever order their updated versions lie on disk.
+        execution = attempt_next_queued_lock(run_id=run_id, now=now, names=_CLAIMED_FIELDS,
+                                             run_names=RUN_FIELDS)
         if execution is None:
             return None
         claimed = {"status": Status.RUNNING, "started_at": now, "heartbeat_at": now, "worker": worker}
-        if WorkNodeExecution.objects.filter(pk=execution.pk, status=Status.QUEUED).update(**claimed) != 1:
+        if row_update(WorkNodeExecution, pk=execution.pk, where={"status": Status.QUEUED}, values=claimed) != 1:
             continue
         for name, value in claimed.items():
             setattr(execution, name, value)

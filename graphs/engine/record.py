@@ -12,6 +12,7 @@ from django.utils import timezone
 from graphs.accounting import accounting_of
 from graphs.engine.judgment import Judgment
 from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent_by_node
+from graphs.engine.statements import row_update
 from graphs.events import node_states_emit
 from graphs.evidence import node_evidence_gaps
 from graphs.failures import FailureClassification, FailureFacts, failure_classify
@@ -51,7 +52,8 @@ def attempt_finish(
             failure = failure_classify(attempt_failure_facts(
                 error=error, agent_error_kind=agent_error_kind, judgment=judgment, output=output))
         fields["failure"] = failure.as_dict()
-    owned = WorkNodeExecution.objects.filter(pk=execution.pk, status=Status.RUNNING, worker=worker).update(**fields)
+    owned = row_update(WorkNodeExecution, pk=execution.pk, where={"status": Status.RUNNING, "worker": worker},
+                       values=fields)
     for name, value in fields.items():
         setattr(execution, name, value)
     if owned == 1:

@@ -46,6 +46,7 @@ from graphs.engine.state import (
     upstream_bad,
     upstream_done,
 )
+from graphs.engine.statements import row_update
 from graphs.errors import InvalidTransitionError
 from graphs.events import node_states_emit, run_event_emit
 from graphs.logs import log_file_create
@@ -286,8 +287,7 @@ def _claim_for(continuation: Continuation, *, run: WorkGraphRun, row: dict, now)
     """
     claimed_fields = {"status": Status.RUNNING, "ready_at": now, "started_at": now, "heartbeat_at": now,
                       "worker": continuation.worker}
-    claimed = WorkNodeExecution.objects.filter(pk=row["pk"], status=Status.PENDING).update(**claimed_fields)
-    if claimed != 1:
+    if row_update(WorkNodeExecution, pk=row["pk"], where={"status": Status.PENDING}, values=claimed_fields) != 1:
         return False
     known = {"node_exec_id": row["pk"], "run_id": run.pk, **{name: row[name] for name in RUNNABLE_FIELDS},
              **claimed_fields, **ACCOUNTING_DEFAULTS}

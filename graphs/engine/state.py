@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q, QuerySet
 
 from graphs import manifest as manifest_lib
+from graphs.engine.statements import row_locked_read, rows_read
 from graphs.evidence import node_required_for_completion
 from graphs.models import PLANNING_NODE_ID, Skill, WorkGraphRun, WorkNodeExecution
 from graphs.run_facts import RunProgress, latest_by_node, node_owners, run_progress_counted
@@ -26,6 +27,8 @@ Status = WorkNodeExecution.Status
 Cause = WorkNodeExecution.Cause
 RunStatus = WorkGraphRun.Status
 
+# What the scheduler reads of a run with every node: all but the manifest, which is in the graph shape.
+RUN_FIELDS = tuple(field.name for field in WorkGraphRun._meta.concrete_fields if field.name != "graph_manifest")
 _TERMINAL_BAD = frozenset({Status.FAILED, Status.BLOCKED, Status.CANCELLED})
 # What an attempt's row must hold for it to run, besides its ids and what claiming it writes.
 RUNNABLE_FIELDS = ("node_id", "attempt", "cause", "cause_node_id", "not_before", "subagent_type", "skill_ref_id",
@@ -46,10 +49,9 @@ def run_locked(run_id: Any, *, with_manifest: bool = True) -> Iterator[WorkGraph
     with transaction.atomic():
         if with_manifest:
             # of=("self",): lock the run row only, not the task and project rows joined in with it.
-            runs = WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project")
+            yield WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project").get(pk=run_id)
         else:
-            runs = WorkGraphRun.objects.select_for_update().defer("graph_manifest")
-        yield runs.get(pk=run_id)
+            yield row_locked_read(WorkGraphRun, pk=run_id, names=RUN_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -119,15 +121,13 @@ def latest_rows(
     ``runnable`` rows also hold what running the attempt takes (``RUNNABLE_FIELDS``), for a caller
     that may claim one and run it without reading it again.
     """
-    if node_ids is None:
-        rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID)
-    else:
-        # Manifest node ids never take the planning calls' reserved prefix (graphs.manifest checks).
-        rows = WorkNodeExecution.objects.filter(run_id=run.pk, node_id__in=node_ids)
     fields = list(LATEST_FIELDS)
     if runnable:
         fields += [name for name in RUNNABLE_FIELDS if name not in fields]
-    return latest_by_node(rows.values(*fields))
+    if node_ids is None:
+        return latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).values(*fields))
+    # Manifest node ids never take the planning calls' reserved prefix (graphs.manifest checks).
+    return latest_by_node(rows_read(WorkNodeExecution, fields, where={"run_id": run.pk}, within=("node_id", node_ids)))
 
 
 def _latest_states(run: WorkGraphRun) -> QuerySet:
