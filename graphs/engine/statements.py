@@ -29,7 +29,6 @@ M = TypeVar("M", bound=Model)
 @dataclass(frozen=True)
 class _Column:
     name: str  # as the caller names it: "pk" or a field's name
-    field: Field
     sql: str
     converters: tuple[Callable[..., Any], ...]
     expression: Any
@@ -44,27 +43,46 @@ def _field(model: type[Model], name: str) -> Field:
     return model._meta.pk if name == "pk" else model._meta.get_field(name)
 
 
+def _table_sql(model: type[Model]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _column_sql(model: type[Model], name: str) -> str:
+    return f"{_table_sql(model)}.{connection.ops.quote_name(_field(model, name).column)}"
+
+
+def _attnames(model: type[Model], names: Sequence[str]) -> tuple[str, ...]:
+    """The columns of ``names`` and the primary key, in the model's order, as ``Model.from_db`` takes them."""
+    return tuple(field.attname for field in model._meta.concrete_fields
+                 if field.primary_key or field.name in names or field.attname in names)
+
+
 @functools.cache
 def _columns(model: type[Model], names: tuple[str, ...], alias: str) -> tuple[_Column, ...]:
     """The columns ``names`` of ``model`` as the compiler selects and converts them on ``alias``."""
-    table = model._meta.db_table
-    quote = connection.ops.quote_name
     columns = []
     for name in names:
-        field = _field(model, name)
-        expression = field.get_col(table)
+        expression = _field(model, name).get_col(model._meta.db_table)
         converters = connection.ops.get_db_converters(expression) + expression.get_db_converters(connection)
-        columns.append(_Column(name=name, field=field, sql=f"{quote(table)}.{quote(field.column)}",
-                               converters=tuple(converters), expression=expression))
+        columns.append(_Column(name=name, sql=_column_sql(model, name), converters=tuple(converters),
+                               expression=expression))
     return tuple(columns)
+
+
+def _values(columns: Sequence[_Column], row: Sequence[Any]) -> list[Any]:
+    return [column.value(raw) for column, raw in zip(columns, row, strict=True)]
+
+
+def _select_sql(columns: Sequence[_Column]) -> str:
+    return "SELECT " + ", ".join(column.sql for column in columns)
 
 
 @functools.cache
 def _update_sql(model: type[Model], names: tuple[str, ...], where: tuple[str, ...], alias: str) -> str:
-    quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(_field(model, name).column)} = %s" for name in names)
-    conditions = " AND ".join(f"{quote(_field(model, name).column)} = %s" for name in where)
-    return f"UPDATE {quote(model._meta.db_table)} SET {assignments} WHERE {conditions}"  # noqa: S608
+    # An UPDATE's SET names its columns unqualified.
+    assignments = ", ".join(f"{connection.ops.quote_name(_field(model, name).column)} = %s" for name in names)
+    conditions = " AND ".join(f"{_column_sql(model, name)} = %s" for name in where)
+    return f"UPDATE {_table_sql(model)} SET {assignments} WHERE {conditions}"  # noqa: S608
 
 
 def row_update(model: type[Model], *, pk: Any, where: Mapping[str, Any], values: Mapping[str, Any]) -> int:
@@ -81,29 +99,24 @@ def row_update(model: type[Model], *, pk: Any, where: Mapping[str, Any], values:
 
 @functools.cache
 def _locked_read_sql(model: type[Model], names: tuple[str, ...], alias: str) -> str:
-    columns = _columns(model, names, alias)
-    quote = connection.ops.quote_name
     lock = f" {connection.ops.for_update_sql()}" if connection.features.has_select_for_update else ""
     return (
-        f"SELECT {', '.join(column.sql for column in columns)} FROM {quote(model._meta.db_table)}"  # noqa: S608
-        f" WHERE {quote(model._meta.pk.column)} = %s{lock}"
+        f"{_select_sql(_columns(model, names, alias))} FROM {_table_sql(model)}"
+        f" WHERE {_column_sql(model, 'pk')} = %s{lock}"
     )
 
 
 def row_locked_read(model: type[M], *, pk: Any, names: Sequence[str]) -> M:
     """``model.objects.select_for_update().only(*names).get(pk=pk)``: the row, locked until the caller's
     transaction ends, with the other fields deferred; ``model.DoesNotExist`` when there is none."""
-    ordered = tuple(field.attname for field in model._meta.concrete_fields
-                    if field.attname in names or field.name in names or field.primary_key)
-    sql = _locked_read_sql(model, ordered, connection.alias)
+    attnames = _attnames(model, names)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [model._meta.pk.get_db_prep_value(pk, connection)])
+        cursor.execute(_locked_read_sql(model, attnames, connection.alias),
+                       [model._meta.pk.get_db_prep_value(pk, connection)])
         row = cursor.fetchone()
     if row is None:
         raise model.DoesNotExist(f"{model._meta.object_name} matching query does not exist.")
-    columns = _columns(model, ordered, connection.alias)
-    return model.from_db(connection.alias, ordered, [column.value(raw) for column, raw in zip(columns, row,
-                                                                                                strict=True)])
+    return model.from_db(connection.alias, attnames, _values(_columns(model, attnames, connection.alias), row))
 
 
 def rows_read(
@@ -114,24 +127,15 @@ def rows_read(
     if not values:
         return []
     columns = _columns(model, tuple(names), connection.alias)
-    quote = connection.ops.quote_name
-    conditions = [f"{quote(_field(model, name).column)} = %s" for name in where]
-    conditions.append(f"{quote(_field(model, among).column)} IN ({', '.join(['%s'] * len(values))})")
-    sql = (
-        f"SELECT {', '.join(column.sql for column in columns)} FROM {quote(model._meta.db_table)}"  # noqa: S608
-        f" WHERE {' AND '.join(conditions)}"
-    )
+    conditions = [f"{_column_sql(model, name)} = %s" for name in where]
+    conditions.append(f"{_column_sql(model, among)} IN ({', '.join(['%s'] * len(values))})")
+    sql = f"{_select_sql(columns)} FROM {_table_sql(model)} WHERE {' AND '.join(conditions)}"
     params = [_field(model, name).get_db_prep_value(value, connection) for name, value in where.items()]
     params += [_field(model, among).get_db_prep_value(value, connection) for value in values]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [{column.name: column.value(raw) for column, raw in zip(columns, row, strict=True)} for row in rows]
-
-
-def _column_sql(model: type[Model], name: str) -> str:
-    quote = connection.ops.quote_name
-    return f"{quote(model._meta.db_table)}.{quote(_field(model, name).column)}"
+    return [dict(zip(names, _values(columns, row), strict=True)) for row in rows]
 
 
 @functools.cache
@@ -141,13 +145,11 @@ def _next_queued_sql(names: tuple[str, ...], run_names: tuple[str, ...], alias: 
     features = connection.features
     lock = ""
     if features.has_select_for_update:
-        of = (connection.ops.quote_name(WorkNodeExecution._meta.db_table),) if features.has_select_for_update_of else ()
+        of = (_table_sql(WorkNodeExecution),) if features.has_select_for_update_of else ()
         lock = " " + connection.ops.for_update_sql(skip_locked=features.has_select_for_update_skip_locked, of=of)
     return (
-        f"SELECT {', '.join(column.sql for column in columns)}"  # noqa: S608
-        f" FROM {connection.ops.quote_name(WorkNodeExecution._meta.db_table)}"
-        f" INNER JOIN {connection.ops.quote_name(WorkGraphRun._meta.db_table)}"
-        f" ON ({attempt('run')} = {_column_sql(WorkGraphRun, 'pk')})"
+        f"{_select_sql(columns)} FROM {_table_sql(WorkNodeExecution)}"
+        f" INNER JOIN {_table_sql(WorkGraphRun)} ON ({attempt('run')} = {_column_sql(WorkGraphRun, 'pk')})"
         f" WHERE {attempt('run')} = %s AND {attempt('status')} = %s"
         f" AND ({attempt('not_before')} IS NULL OR {attempt('not_before')} <= %s)"
         f" ORDER BY {attempt('ready_at')} ASC, {attempt('created_at')} ASC LIMIT 1{lock}"
@@ -163,20 +165,18 @@ def attempt_next_queued_lock(
     .select_related("run").only(*names, *run__names).filter(run_id=run_id, status=QUEUED)
     .filter(Q(not_before__isnull=True) | Q(not_before__lte=now)).order_by("ready_at", "created_at").first()``.
     """
-    ordered = tuple(f.attname for f in WorkNodeExecution._meta.concrete_fields if f.name in names or f.primary_key)
-    run_ordered = tuple(f.attname for f in WorkGraphRun._meta.concrete_fields if f.name in run_names or f.primary_key)
-    sql = _next_queued_sql(ordered, run_ordered, connection.alias)
-    datetimes = WorkNodeExecution._meta.get_field("not_before")
-    params = [WorkNodeExecution._meta.get_field("run").get_db_prep_value(run_id, connection),
-              WorkNodeExecution.Status.QUEUED.value, datetimes.get_db_prep_value(now, connection)]
+    attnames, run_attnames = _attnames(WorkNodeExecution, names), _attnames(WorkGraphRun, run_names)
+    params = [_field(WorkNodeExecution, "run").get_db_prep_value(run_id, connection),
+              WorkNodeExecution.Status.QUEUED.value,
+              _field(WorkNodeExecution, "not_before").get_db_prep_value(now, connection)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_next_queued_sql(attnames, run_attnames, connection.alias), params)
         row = cursor.fetchone()
     if row is None:
         return None
-    columns = (*_columns(WorkNodeExecution, ordered, connection.alias), *_columns(WorkGraphRun, run_ordered,
-                                                                                 connection.alias))
-    values = [column.value(raw) for column, raw in zip(columns, row, strict=True)]
-    execution = WorkNodeExecution.from_db(connection.alias, ordered, values[: len(ordered)])
-    execution.run = WorkGraphRun.from_db(connection.alias, run_ordered, values[len(ordered):])
+    alias = connection.alias
+    attempt_values = _values(_columns(WorkNodeExecution, attnames, alias), row[: len(attnames)])
+    execution = WorkNodeExecution.from_db(alias, attnames, attempt_values)
+    run_values = _values(_columns(WorkGraphRun, run_attnames, alias), row[len(attnames):])
+    execution.run = WorkGraphRun.from_db(alias, run_attnames, run_values)
     return execution
