@@ -28,7 +28,6 @@ M = TypeVar("M", bound=Model)
 
 @dataclass(frozen=True)
 class _Column:
-    name: str  # as the caller names it: "pk" or a field's name
     sql: str
     converters: tuple[Callable[..., Any], ...]
     expression: Any
@@ -51,7 +50,8 @@ def _column_sql(model: type[Model], name: str) -> str:
     return f"{_table_sql(model)}.{connection.ops.quote_name(_field(model, name).column)}"
 
 
-def _attnames(model: type[Model], names: Sequence[str]) -> tuple[str, ...]:
+@functools.cache
+def _attnames(model: type[Model], names: tuple[str, ...]) -> tuple[str, ...]:
     """The columns of ``names`` and the primary key, in the model's order, as ``Model.from_db`` takes them."""
     return tuple(field.attname for field in model._meta.concrete_fields
                  if field.primary_key or field.name in names or field.attname in names)
@@ -64,8 +64,7 @@ def _columns(model: type[Model], names: tuple[str, ...], alias: str) -> tuple[_C
     for name in names:
         expression = _field(model, name).get_col(model._meta.db_table)
         converters = connection.ops.get_db_converters(expression) + expression.get_db_converters(connection)
-        columns.append(_Column(name=name, sql=_column_sql(model, name), converters=tuple(converters),
-                               expression=expression))
+        columns.append(_Column(sql=_column_sql(model, name), converters=tuple(converters), expression=expression))
     return tuple(columns)
 
 
@@ -109,7 +108,7 @@ def _locked_read_sql(model: type[Model], names: tuple[str, ...], alias: str) -> 
 def row_locked_read(model: type[M], *, pk: Any, names: Sequence[str]) -> M:
     """``model.objects.select_for_update().only(*names).get(pk=pk)``: the row, locked until the caller's
     transaction ends, with the other fields deferred; ``model.DoesNotExist`` when there is none."""
-    attnames = _attnames(model, names)
+    attnames = _attnames(model, tuple(names))
     with connection.cursor() as cursor:
         cursor.execute(_locked_read_sql(model, attnames, connection.alias),
                        [model._meta.pk.get_db_prep_value(pk, connection)])
@@ -119,6 +118,15 @@ def row_locked_read(model: type[M], *, pk: Any, names: Sequence[str]) -> M:
     return model.from_db(connection.alias, attnames, _values(_columns(model, attnames, connection.alias), row))
 
 
+@functools.cache
+def _rows_read_sql(
+    model: type[Model], names: tuple[str, ...], where: tuple[str, ...], among: str, count: int, alias: str
+) -> str:
+    conditions = [f"{_column_sql(model, name)} = %s" for name in where]
+    conditions.append(f"{_column_sql(model, among)} IN ({', '.join(['%s'] * count)})")
+    return f"{_select_sql(_columns(model, names, alias))} FROM {_table_sql(model)} WHERE {' AND '.join(conditions)}"
+
+
 def rows_read(
     model: type[Model], names: Sequence[str], *, where: Mapping[str, Any], within: tuple[str, Sequence[Any]]
 ) -> list[dict[str, Any]]:
@@ -126,15 +134,14 @@ def rows_read(
     among, values = within
     if not values:
         return []
-    columns = _columns(model, tuple(names), connection.alias)
-    conditions = [f"{_column_sql(model, name)} = %s" for name in where]
-    conditions.append(f"{_column_sql(model, among)} IN ({', '.join(['%s'] * len(values))})")
-    sql = f"{_select_sql(columns)} FROM {_table_sql(model)} WHERE {' AND '.join(conditions)}"
+    names = tuple(names)
+    sql = _rows_read_sql(model, names, tuple(where), among, len(values), connection.alias)
     params = [_field(model, name).get_db_prep_value(value, connection) for name, value in where.items()]
     params += [_field(model, among).get_db_prep_value(value, connection) for value in values]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    columns = _columns(model, names, connection.alias)
     return [dict(zip(names, _values(columns, row), strict=True)) for row in rows]
 
 
@@ -165,7 +172,7 @@ def attempt_next_queued_lock(
     .select_related("run").only(*names, *run__names).filter(run_id=run_id, status=QUEUED)
     .filter(Q(not_before__isnull=True) | Q(not_before__lte=now)).order_by("ready_at", "created_at").first()``.
     """
-    attnames, run_attnames = _attnames(WorkNodeExecution, names), _attnames(WorkGraphRun, run_names)
+    attnames, run_attnames = _attnames(WorkNodeExecution, tuple(names)), _attnames(WorkGraphRun, tuple(run_names))
     params = [_field(WorkNodeExecution, "run").get_db_prep_value(run_id, connection),
               WorkNodeExecution.Status.QUEUED.value,
               _field(WorkNodeExecution, "not_before").get_db_prep_value(now, connection)]
