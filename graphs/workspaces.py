@@ -9,7 +9,8 @@ attempt <n>``, a fixed identity, hooks skipped) and merged into the branch witho
 the merge was built on, so attempts landing at once, in any process of the machine, retry on the new
 head rather than overwrite each other. A conflict is ``MergeConflictError`` naming the files. A failed
 attempt's change is committed to its own ref, ``refs/workgraph/attempts/<id>``, for inspection, and
-never merged. Worktrees are removed when their attempt ends; branches and refs stay.
+never merged. Worktrees are removed when their attempt ends; branches and refs stay. Worktrees are
+added and removed one at a time per repository, under a lock file every process of the machine takes.
 
 A project whose folder is not a git repository has no workspace: its attempts run in the folder
 itself, as they always did.
@@ -17,6 +18,7 @@ itself, as they always did.
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import logging
 import os
@@ -40,6 +42,8 @@ logger = logging.getLogger(__name__)
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
 COMMITTER = {"name": "Work Graph Console", "email": "workgraph@localhost"}
+# In the repository's git directory: held while a worktree is added, removed or pruned.
+WORKTREE_LOCK_NAME = "workgraph-worktrees.lock"
 # How often a landing is built again on a head another attempt moved meanwhile.
 _LAND_TRIES = 20
 
@@ -148,7 +152,8 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
     path = _worktree_path(execution)
-    _git(top, "worktree", "add", "--detach", "--quiet", str(path), base)
+    with worktrees_locked(top):
+        _git(top, "worktree", "add", "--detach", "--quiet", str(path), base)
     try:
         yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base)
     finally:
@@ -165,7 +170,8 @@ def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
         return
     top = Path(run_workspace.repository)
     path = Path(settings.WORKGRAPH_WORKSPACE_DIR) / run.run_id.hex[:8] / _safe(name)
-    _git(top, "worktree", "add", "--detach", "--quiet", str(path), f"refs/heads/{run_workspace.branch}")
+    with worktrees_locked(top):
+        _git(top, "worktree", "add", "--detach", "--quiet", str(path), f"refs/heads/{run_workspace.branch}")
     try:
         yield path
     finally:
@@ -235,7 +241,8 @@ def workspaces_prune(runs: Sequence[WorkGraphRun]) -> int:
         refs = AttemptChange.objects.filter(run_id=run_workspace.run_id).exclude(ref="").values_list("ref", flat=True)
         for ref in refs:
             _git_run(top, "update-ref", "-d", ref)
-        _git_run(top, "worktree", "prune")
+        with worktrees_locked(top):
+            _git_run(top, "worktree", "prune")
         if _git_run(top, "branch", "-D", run_workspace.branch).returncode == 0:
             pruned += 1
         shutil.rmtree(Path(settings.WORKGRAPH_WORKSPACE_DIR) / run_workspace.run_id.hex[:8], ignore_errors=True)
@@ -324,11 +331,35 @@ def _worktree_path(execution: WorkNodeExecution) -> Path:
 
 def _worktree_remove(top: Path, path: Path) -> None:
     # A worktree left behind by a crash is pruned by workspaces_prune; here one removal is enough.
-    done = _git_run(top, "worktree", "remove", "--force", str(path))
-    if done.returncode != 0:
-        logger.warning("could not remove the worktree %s: %s", path, done.stderr.strip())
-        shutil.rmtree(path, ignore_errors=True)
-        _git_run(top, "worktree", "prune")
+    with worktrees_locked(top):
+        done = _git_run(top, "worktree", "remove", "--force", str(path))
+        if done.returncode != 0:
+            logger.warning("could not remove the worktree %s: %s", path, done.stderr.strip())
+            shutil.rmtree(path, ignore_errors=True)
+            _git_run(top, "worktree", "prune")
+
+
+@contextmanager
+def worktrees_locked(top: Path) -> Iterator[None]:
+    """Hold the repository's worktree lock for the block, waiting for any thread or process holding it.
+
+    Adding or removing a worktree reads the administrative files of every other worktree of the
+    repository; run beside another add or removal, git (2.39) reads them half-written and fails ("failed
+    to read .git/worktrees/<name>/commondir"). ``flock`` locks belong to an open file, so the threads
+    of one worker exclude each other as processes do.
+    """
+    with open(_git_common_dir(top) / WORKTREE_LOCK_NAME, "a") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
+
+
+@lru_cache(maxsize=256)
+def _git_common_dir(top: Path) -> Path:
+    """The git directory the repository's worktrees share (``.git`` of a plain clone)."""
+    return Path(_git(top, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
 
 
 def _glob_match(path: str, glob: str) -> bool:
