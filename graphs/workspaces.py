@@ -9,8 +9,9 @@ attempt <n>``, a fixed identity, hooks skipped) and merged into the branch witho
 the merge was built on, so attempts landing at once, in any process of the machine, retry on the new
 head rather than overwrite each other. A conflict is ``MergeConflictError`` naming the files. A failed
 attempt's change is committed to its own ref, ``refs/workgraph/attempts/<id>``, for inspection, and
-never merged. Worktrees are removed when their attempt ends; branches and refs stay. Worktrees are
-added and removed one at a time per repository, under a lock file every process of the machine takes.
+never merged. Worktrees are removed when their attempt ends; branches and refs stay. A repository's
+worktrees are added and removed, and its run branches made, one at a time, under a lock file every
+process of the machine takes.
 
 A project whose folder is not a git repository has no workspace: its attempts run in the folder
 itself, as they always did.
@@ -42,8 +43,9 @@ logger = logging.getLogger(__name__)
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
 COMMITTER = {"name": "Work Graph Console", "email": "workgraph@localhost"}
-# In the repository's git directory: held while a worktree is added, removed or pruned.
-WORKTREE_LOCK_NAME = "workgraph-worktrees.lock"
+# In the repository's git directory: held while a run's branch is made and a worktree added, removed
+# or pruned.
+REPOSITORY_LOCK_NAME = "workgraph.lock"
 # How often a landing is built again on a head another attempt moved meanwhile.
 _LAND_TRIES = 20
 
@@ -113,9 +115,11 @@ def run_workspace_ensure(run: WorkGraphRun) -> RunWorkspace | None:
 def _run_workspace_create(run: WorkGraphRun, repository: Path, base: str) -> RunWorkspace:
     branch = f"{BRANCH_PREFIX}{run.run_id.hex[:8]}"
     # Two attempts of a new run may both get here: the branch is created once (-f would move it).
-    done = _git_run(repository, "branch", branch, base)
-    if done.returncode != 0 and "already exists" not in done.stderr:
-        raise WorkspaceError(f"could not create the branch {branch}: {done.stderr.strip()}")
+    with repository_locked(repository):
+        if _git_run(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode != 0:
+            done = _git_run(repository, "branch", branch, base)
+            if done.returncode != 0:
+                raise WorkspaceError(f"could not create the branch {branch}: {done.stderr.strip()}")
     try:
         with transaction.atomic():
             return RunWorkspace.objects.create(
@@ -152,7 +156,7 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
     path = _worktree_path(execution)
-    with worktrees_locked(top):
+    with repository_locked(top):
         _git(top, "worktree", "add", "--detach", "--quiet", str(path), base)
     try:
         yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base)
@@ -170,7 +174,7 @@ def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
         return
     top = Path(run_workspace.repository)
     path = Path(settings.WORKGRAPH_WORKSPACE_DIR) / run.run_id.hex[:8] / _safe(name)
-    with worktrees_locked(top):
+    with repository_locked(top):
         _git(top, "worktree", "add", "--detach", "--quiet", str(path), f"refs/heads/{run_workspace.branch}")
     try:
         yield path
@@ -241,7 +245,7 @@ def workspaces_prune(runs: Sequence[WorkGraphRun]) -> int:
         refs = AttemptChange.objects.filter(run_id=run_workspace.run_id).exclude(ref="").values_list("ref", flat=True)
         for ref in refs:
             _git_run(top, "update-ref", "-d", ref)
-        with worktrees_locked(top):
+        with repository_locked(top):
             _git_run(top, "worktree", "prune")
         if _git_run(top, "branch", "-D", run_workspace.branch).returncode == 0:
             pruned += 1
@@ -331,7 +335,7 @@ def _worktree_path(execution: WorkNodeExecution) -> Path:
 
 def _worktree_remove(top: Path, path: Path) -> None:
     # A worktree left behind by a crash is pruned by workspaces_prune; here one removal is enough.
-    with worktrees_locked(top):
+    with repository_locked(top):
         done = _git_run(top, "worktree", "remove", "--force", str(path))
         if done.returncode != 0:
             logger.warning("could not remove the worktree %s: %s", path, done.stderr.strip())
@@ -340,15 +344,16 @@ def _worktree_remove(top: Path, path: Path) -> None:
 
 
 @contextmanager
-def worktrees_locked(top: Path) -> Iterator[None]:
-    """Hold the repository's worktree lock for the block, waiting for any thread or process holding it.
+def repository_locked(top: Path) -> Iterator[None]:
+    """Hold the repository's lock for the block, waiting for any thread or process holding it.
 
     Adding or removing a worktree reads the administrative files of every other worktree of the
     repository; run beside another add or removal, git (2.39) reads them half-written and fails ("failed
-    to read .git/worktrees/<name>/commondir"). ``flock`` locks belong to an open file, so the threads
-    of one worker exclude each other as processes do.
+    to read .git/worktrees/<name>/commondir"). Two attempts making their run's branch at once would
+    otherwise meet on its ref lock, and the loser's error would depend on when it met it. ``flock``
+    locks belong to an open file, so the threads of one worker exclude each other as processes do.
     """
-    with open(_git_common_dir(top) / WORKTREE_LOCK_NAME, "a") as lock_file:
+    with open(_git_common_dir(top) / REPOSITORY_LOCK_NAME, "a") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         try:
             yield
@@ -374,7 +379,10 @@ def _safe(name: str) -> str:
 
 
 def _commit_of(top: Path, revision: str) -> str:
-    return _git(top, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}").strip()
+    done = _git_run(top, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    if done.returncode != 0:
+        raise WorkspaceError(f"{revision} names no commit in {top}")
+    return done.stdout.strip()
 
 
 def _git_env() -> dict[str, str]:

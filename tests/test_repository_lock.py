@@ -1,6 +1,7 @@
-"""Worktrees of one repository are added and removed one at a time, by every thread and process of
-the machine: git fails an add or removal that runs beside another (it reads the other worktrees'
-administrative files half-written)."""
+"""A repository's worktrees are added and removed, and its run branches made, one at a time by every
+thread and process of the machine: git fails a worktree add or removal that runs beside another (it
+reads the other worktrees' administrative files half-written), and two attempts making their run's
+branch at once meet on its ref lock."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from graphs.workspaces import run_head_checkout, run_workspace_ensure, worktrees_locked
+from graphs.workspaces import WorkspaceError, repository_locked, run_head_checkout, run_workspace_ensure
 from tests.graphs import planned_run
 from tests.repos import git
 
@@ -38,7 +39,7 @@ def test_a_worktree_is_added_only_once_the_repository_lock_is_free(repo, repo_ta
     seen: dict[str, object] = {}
     done = threading.Event()
 
-    with worktrees_locked(repo):
+    with repository_locked(repo):
         thread = _checkout_in_thread(run, "waiting", seen, done)
         assert not done.wait(timeout=1.0)
         assert "waiting" not in git(repo, "worktree", "list")
@@ -60,3 +61,35 @@ def test_many_checkouts_of_one_repository_at_once_all_succeed(repo, repo_task):
 
     assert all(isinstance(seen[name], Path) for name in names), seen
     assert git(repo, "worktree", "list").count("\n") == 1  # only the repository's own is left
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_branch_made_meanwhile_by_another_attempt_is_taken_as_it_is(repo, repo_task):
+    run = planned_run(repo_task, {"nodes": [], "edges": []})
+    branch = f"workgraph/run-{run.run_id.hex[:8]}"
+    head = git(repo, "rev-parse", "main").strip()
+    git(repo, "branch", branch, head)
+
+    workspace = run_workspace_ensure(run)
+
+    assert (workspace.branch, workspace.base_commit) == (branch, head)
+    assert git(repo, "rev-parse", branch).strip() == head
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_branch_git_cannot_make_is_a_workspace_error_with_what_git_said(repo, repo_task):
+    git(repo, "branch", "workgraph")  # refs/heads/workgraph is a file: no branch can live under it
+    run = planned_run(repo_task, {"nodes": [], "edges": []})
+
+    with pytest.raises(WorkspaceError, match=r"could not create the branch workgraph/run-\w+: .*refs/heads/workgraph"):
+        run_workspace_ensure(run)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_base_ref_that_names_no_commit_is_a_workspace_error_naming_it(repo, repo_task):
+    repo_task.project.base_ref = "no-such-ref"
+    repo_task.project.save(update_fields=["base_ref"])
+    run = planned_run(repo_task, {"nodes": [], "edges": []})
+
+    with pytest.raises(WorkspaceError, match=f"no-such-ref names no commit in {repo}"):
+        run_workspace_ensure(run)
