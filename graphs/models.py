@@ -527,7 +527,8 @@ class RunLayout(models.Model):
     """ELK's placement of a run's DAG, computed once on the server (graphs.layouts) for one drawing
     input: the nodes, their org nodes and the edges graph.json gives the page. ``digest`` names that
     input, so a new manifest version, a planning call or a new owner of a node gets a layout of its own
-    while the earlier ones stay, each the ``previous`` the next one keeps its positions from."""
+    while the newest earlier ones stay (graphs.run_layouts.KEPT_LAYOUTS_PER_RUN), each the ``previous``
+    the next one keeps its positions from."""
 
     class Status(models.TextChoices):
         COMPUTING = "computing", "Computing"

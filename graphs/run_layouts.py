@@ -8,7 +8,8 @@ a run from before layouts were kept, a job that was lost). The job lays out the 
 runs, once per drawing (``RunLayout`` is unique per run and input digest), keeping every position of the
 run's newest layout whose nodes are all still drawn: appended nodes go below and nothing drawn moves, as
 in the page's own appends. A failure is recorded on the row with its reason; the page then lays the
-graph out in the browser, as it does while the layout is computing.
+graph out in the browser, as it does while the layout is computing. A run keeps its newest
+``KEPT_LAYOUTS_PER_RUN`` layouts; a drawing whose layout was let go is laid out again if it comes back.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ from graphs.models import PLANNING_NODE_ID, RunLayout, WorkGraphRun
 from graphs.selectors import run_graph_data, run_layout_served
 
 logger = logging.getLogger(__name__)
+
+# How many of a run's layouts are kept: the drawing on screen and the newest earlier ones a next drawing
+# may keep its positions from. Each holds every node's position (0.3 MB at 3,000 nodes), and a run
+# draws anew with each planning call and manifest version.
+KEPT_LAYOUTS_PER_RUN = 4
 
 
 def run_layout_on_event(event: RunEvent) -> None:
@@ -85,8 +91,20 @@ def run_layout_refresh(*, run_id: Any) -> RunLayout | None:
             logger.warning("run %s: the server's layout could not be stored: %s", run.pk, error)
             RunLayout.objects.filter(pk=row.pk).update(status=RunLayout.Status.FAILED, updated_at=timezone.now(),
                                                        error=f"the layout could not be stored: {error}")
-    row.refresh_from_db()
-    return row
+    _older_layouts_delete(run=run)
+    # None only if newer drawings' layouts have let this one go meanwhile.
+    return RunLayout.objects.filter(pk=row.pk).first()
+
+
+def _older_layouts_delete(*, run: WorkGraphRun) -> None:
+    """Let go of the run's layouts past its newest ``KEPT_LAYOUTS_PER_RUN``, but never one another
+    worker is computing (its worker stores into the row when it ends)."""
+    kept = list(
+        RunLayout.objects.filter(run=run).order_by("-created_at", "-pk").values_list("pk", flat=True)[
+            :KEPT_LAYOUTS_PER_RUN
+        ]
+    )
+    RunLayout.objects.filter(run=run).exclude(pk__in=kept).exclude(status=RunLayout.Status.COMPUTING).delete()
 
 
 def _layout_claim(*, run: WorkGraphRun, digest: str, node_count: int) -> tuple[RunLayout, bool]:

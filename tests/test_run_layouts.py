@@ -13,7 +13,7 @@ from django.test import Client
 from graphs.engine import plan_append, plan_fresh
 from graphs.layouts import LayoutComputed, layout_digest, layout_input
 from graphs.models import RunLayout
-from graphs.run_layouts import run_layout_refresh
+from graphs.run_layouts import KEPT_LAYOUTS_PER_RUN, run_layout_refresh
 from graphs.selectors import run_graph_data
 from tests.graphs import edges_for, node, planned_run
 
@@ -193,3 +193,34 @@ def test_a_layout_the_database_cannot_hold_is_recorded_failed_not_left_computing
     row = RunLayout.objects.get(run=run)
     assert row.status == RunLayout.Status.FAILED
     assert row.error.startswith("the layout could not be stored:") and "\\u0000" in row.error
+
+
+@needs_node
+def test_a_run_keeps_its_newest_layouts_and_lets_the_older_ones_go(task, alice, inline_executor):
+    run = plan_fresh(task=task)
+    inline_executor.drain()
+    for _ in range(KEPT_LAYOUTS_PER_RUN + 1):
+        plan_append(run=run, org_node="coder")
+        inline_executor.drain()
+
+    run.refresh_from_db()
+    rows = list(RunLayout.objects.filter(run=run).order_by("created_at"))
+    assert len(rows) == KEPT_LAYOUTS_PER_RUN and all(row.status == "ready" for row in rows)
+    # The first manifest version's drawings are gone; the drawing on screen is served from its own.
+    assert 1 not in {row.manifest_version for row in rows}
+    assert rows[-1].manifest_version == run.manifest_version
+    graph = _graph_json(alice, run)
+    assert graph["layout"]["state"] == "ready" and graph["layout"]["placed"] == rows[-1].layout
+
+
+@needs_node
+def test_a_layout_another_worker_is_computing_is_never_let_go(task, inline_executor):
+    run = plan_fresh(task=task)
+    inline_executor.drain()
+    computing = RunLayout.objects.create(run=run, digest="elsewhere", manifest_version=1)
+    RunLayout.objects.filter(pk=computing.pk).update(created_at="2000-01-01T00:00:00Z")
+    for _ in range(KEPT_LAYOUTS_PER_RUN + 1):
+        plan_append(run=run, org_node="coder")
+        inline_executor.drain()
+
+    assert RunLayout.objects.filter(pk=computing.pk, status="computing").exists()
