@@ -353,7 +353,12 @@ def repository_locked(top: Path) -> Iterator[None]:
     otherwise meet on its ref lock, and the loser's error would depend on when it met it. ``flock``
     locks belong to an open file, so the threads of one worker exclude each other as processes do.
     """
-    with open(_git_common_dir(top) / REPOSITORY_LOCK_NAME, "a") as lock_file:
+    path = _git_common_dir(top) / REPOSITORY_LOCK_NAME
+    try:
+        lock_file = open(path, "a")  # closed by the with below, once the lock is given back
+    except OSError as error:
+        raise WorkspaceError(f"could not open the repository's lock file {path}: {error.strerror}") from error
+    with lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         try:
             yield

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from graphs.workspaces import WorkspaceError, repository_locked, run_head_checkout, run_workspace_ensure
+from graphs.workspaces import (
+    REPOSITORY_LOCK_NAME,
+    WorkspaceError,
+    repository_locked,
+    run_head_checkout,
+    run_workspace_ensure,
+)
 from tests.graphs import planned_run
 from tests.repos import git
 
@@ -92,4 +98,13 @@ def test_a_base_ref_that_names_no_commit_is_a_workspace_error_naming_it(repo, re
     run = planned_run(repo_task, {"nodes": [], "edges": []})
 
     with pytest.raises(WorkspaceError, match=f"no-such-ref names no commit in {repo}"):
+        run_workspace_ensure(run)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lock_file_that_cannot_be_opened_is_a_workspace_error_naming_it(repo, repo_task):
+    (repo / ".git" / REPOSITORY_LOCK_NAME).mkdir()  # what open() fails on even for root
+    run = planned_run(repo_task, {"nodes": [], "edges": []})
+
+    with pytest.raises(WorkspaceError, match=f"could not open the repository's lock file {repo}/.git/workgraph.lock"):
         run_workspace_ensure(run)
