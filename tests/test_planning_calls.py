@@ -70,12 +70,16 @@ def test_prose_with_a_fenced_manifest_from_the_cli_is_planned(task, claude_cli):
     assert result.new_node_ids
 
 
+# Committed as it goes, as a planning job's work is: the CLI's events reach the log writer while the
+# planning node's log header is in the database for it to see, not inside this test's transaction.
+@pytest.mark.django_db(transaction=True)
 def test_a_planning_calls_events_are_lines_of_its_log_and_its_accounting_is_kept(task, claude_cli):
     claude_cli("streaming.json")
     result = plan_work_graph("planner", task, task.goal_text)
     lines = log_read(log_file=result.planning_execution.log_file)
     agent_lines = [line for line in lines if line.get("purpose") == "plan"]
-    assert [line["event"] for line in agent_lines][:3] == ["agent_init", "agent_text", "tool_call"]
+    assert [line["event"] for line in agent_lines][:3] == ["agent_init", "agent_text", "tool_call"], [
+        (line["seq"], line["event"]) for line in lines]
     assert agent_lines[-1]["event"] == "agent_result" and agent_lines[-1]["total_cost_usd"] == 0.2113
     [call] = result.planning_execution.output_payload["agent_calls"]
     assert (call["cost_usd"], call["num_turns"], call["tool_calls"]) == (0.2113, 4, 3)
