@@ -1,20 +1,21 @@
 """Closing logs: a worker that goes on with a chain's next node leaves the finished node's log to the
-log writer; a log closes with its counts wherever it is closed; the reaper closes what a killed
-worker left open."""
+log writer; a log closes with its counts wherever it is closed, a close in the caller's transaction
+storing the lines the writer had to hold back; the reaper closes what a killed worker left open."""
 
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from graphs import logs
 from graphs.engine import executions_reap, run_start
-from graphs.logs import log_append, log_file_close_soon, log_file_open, log_writes_wait
-from graphs.models import ExecutionLogFile, WorkGraphRun
+from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_read, log_writes_wait
+from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkGraphRun
 from tests import factories
 from tests.graphs import edges_for, latest, node, planned_run
 
@@ -126,3 +127,30 @@ def test_the_reaper_closes_a_log_a_killed_worker_left_open_on_a_finished_attempt
     assert header.size_bytes == sum(len(text.encode()) + 1 for text in texts)
     assert ExecutionLogFile.objects.get(node_exec=running).status == "open"
     assert [node_id for node_id, _, _ in closes] == ["n0"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lines_another_thread_appends_before_the_header_commits_are_stored_by_the_callers_close(task):
+    with transaction.atomic():
+        execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
+        log_file_open(execution=execution)
+        log_append(execution=execution, event="node_start")
+
+        # As an agent's output reader does: the log writer cannot see the header yet, and holds them back.
+        def read_output() -> None:
+            for number in range(20):
+                log_append(execution=execution, event="agent_output", text=f"line {number}")
+                time.sleep(0.03)
+
+        reader = threading.Thread(target=read_output)
+        reader.start()
+        reader.join(timeout=30)
+        log_append(execution=execution, event="node_completed")
+        log_file_close(execution=execution)
+        inside = [line["event"] for line in log_read(log_file=execution.log_file)]
+
+    stored = list(ExecutionLogLine.objects.filter(log_file_id=execution.pk).order_by("seq").values_list("seq", "event"))
+    assert inside == ["node_start", *["agent_output"] * 20, "node_completed"]
+    assert stored == list(enumerate(inside, start=1))
+    assert log_writes_wait(timeout=10)
+    assert ExecutionLogLine.objects.filter(log_file_id=execution.pk).count() == 22
