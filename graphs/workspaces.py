@@ -156,8 +156,7 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
     path = _worktree_path(execution)
-    with repository_locked(top):
-        _git(top, "worktree", "add", "--detach", "--quiet", str(path), base)
+    _worktree_add(top, path, base)
     try:
         yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base)
     finally:
@@ -174,8 +173,7 @@ def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
         return
     top = Path(run_workspace.repository)
     path = Path(settings.WORKGRAPH_WORKSPACE_DIR) / run.run_id.hex[:8] / _safe(name)
-    with repository_locked(top):
-        _git(top, "worktree", "add", "--detach", "--quiet", str(path), f"refs/heads/{run_workspace.branch}")
+    _worktree_add(top, path, f"refs/heads/{run_workspace.branch}")
     try:
         yield path
     finally:
@@ -333,6 +331,11 @@ def _worktree_path(execution: WorkNodeExecution) -> Path:
     return root / f"{_safe(execution.node_id)}-{execution.attempt}-{execution.pk.hex[:8]}"
 
 
+def _worktree_add(top: Path, path: Path, revision: str) -> None:
+    with repository_locked(top):
+        _git(top, "worktree", "add", "--detach", "--quiet", str(path), revision)
+
+
 def _worktree_remove(top: Path, path: Path) -> None:
     # A worktree left behind by a crash is pruned by workspaces_prune; here one removal is enough.
     with repository_locked(top):
@@ -355,15 +358,12 @@ def repository_locked(top: Path) -> Iterator[None]:
     """
     path = _git_common_dir(top) / REPOSITORY_LOCK_NAME
     try:
-        lock_file = open(path, "a")  # closed by the with below, once the lock is given back
+        lock_file = open(path, "a")  # closing it gives the lock back
     except OSError as error:
         raise WorkspaceError(f"could not open the repository's lock file {path}: {error.strerror}") from error
     with lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock_file, fcntl.LOCK_UN)
+        yield
 
 
 @lru_cache(maxsize=256)
