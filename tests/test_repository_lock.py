@@ -69,7 +69,7 @@ def test_many_checkouts_of_one_repository_at_once_all_succeed(repo, repo_task):
     assert git(repo, "worktree", "list").count("\n") == 1  # only the repository's own is left
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_run_branch_made_meanwhile_by_another_attempt_is_taken_as_it_is(repo, repo_task):
     run = planned_run(repo_task, {"nodes": [], "edges": []})
     branch = f"workgraph/run-{run.run_id.hex[:8]}"
@@ -82,7 +82,7 @@ def test_a_run_branch_made_meanwhile_by_another_attempt_is_taken_as_it_is(repo, 
     assert git(repo, "rev-parse", branch).strip() == head
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_run_branch_git_cannot_make_is_a_workspace_error_with_what_git_said(repo, repo_task):
     git(repo, "branch", "workgraph")  # refs/heads/workgraph is a file: no branch can live under it
     run = planned_run(repo_task, {"nodes": [], "edges": []})
@@ -91,7 +91,7 @@ def test_a_run_branch_git_cannot_make_is_a_workspace_error_with_what_git_said(re
         run_workspace_ensure(run)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_base_ref_that_names_no_commit_is_a_workspace_error_naming_it(repo, repo_task):
     repo_task.project.base_ref = "no-such-ref"
     repo_task.project.save(update_fields=["base_ref"])
@@ -101,7 +101,7 @@ def test_a_base_ref_that_names_no_commit_is_a_workspace_error_naming_it(repo, re
         run_workspace_ensure(run)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_lock_file_that_cannot_be_opened_is_a_workspace_error_naming_it(repo, repo_task):
     (repo / ".git" / REPOSITORY_LOCK_NAME).mkdir()  # what open() fails on even for root
     run = planned_run(repo_task, {"nodes": [], "edges": []})
