@@ -102,7 +102,8 @@ class DagSpecForm(forms.Form):
     spec_file = forms.FileField(label="DAG spec (JSON)", help_text="A loop-agent DAG spec: its tasks[] with executors.")
     prompt_files = _MultipleFileField(
         label="Prompt files", required=False,
-        help_text="The markdown prompts its tasks name in subtask_prompt_markdown, matched by file name.",
+        help_text="The markdown prompts its tasks name in subtask_prompt_markdown, matched by file name; "
+                  "a file no task names is refused.",
     )
 
 

@@ -169,6 +169,14 @@ WORKGRAPH_MODEL_PRICES = env_prices("WORKGRAPH_MODEL_PRICES")
 WORKGRAPH_MAX_TURNS = env_int("WORKGRAPH_MAX_TURNS", 200, minimum=0)
 WORKGRAPH_MAX_NODES = env_int("WORKGRAPH_MAX_NODES", 500, minimum=1)
 WORKGRAPH_MAX_DEPTH = env_int("WORKGRAPH_MAX_DEPTH", 50, minimum=1)
+# What a DAG spec import may store (graphs.dag_spec_bounds), in bytes: each task's prompt with its
+# placeholders filled in, each prompt file, and the whole import (the spec, its prompt files and its
+# tasks' prompts). An import past one is refused, naming it, before anything is stored.
+WORKGRAPH_DAG_SPEC_PROMPT_MAX_BYTES = env_int("WORKGRAPH_DAG_SPEC_PROMPT_MAX_BYTES", 256 * 1024, minimum=1024)
+WORKGRAPH_DAG_SPEC_PROMPT_FILE_MAX_BYTES = env_int("WORKGRAPH_DAG_SPEC_PROMPT_FILE_MAX_BYTES", 256 * 1024,
+                                                   minimum=1024)
+WORKGRAPH_DAG_SPEC_IMPORT_MAX_BYTES = env_int("WORKGRAPH_DAG_SPEC_IMPORT_MAX_BYTES", 8 * 1024 * 1024,
+                                              minimum=64 * 1024)
 WORKGRAPH_EMBEDDED_WORKERS = env_int("WORKGRAPH_EMBEDDED_WORKERS", 4, minimum=1, maximum=64)
 WORKGRAPH_HEARTBEAT_SECONDS = env_float("WORKGRAPH_HEARTBEAT_SECONDS", 2.0, minimum=0.05)
 WORKGRAPH_REAP_AFTER_SECONDS = env_float("WORKGRAPH_REAP_AFTER_SECONDS", 60.0, minimum=0.5)

@@ -28,6 +28,7 @@ from graphs.dag_specs import (
     dag_spec_download,
     dag_spec_import,
     dag_spec_parse,
+    dag_spec_prompt_files_check,
     dag_spec_run_warnings,
     run_dag_spec,
 )
@@ -108,9 +109,11 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def _dag_spec_imported(request: HttpRequest, project: Project, data: dict) -> tuple[WorkGraphRun | None, list[str]]:
     """Import the uploaded spec with its prompt files; the run, or None and every problem found."""
     upload = data["spec_file"]
-    prompt_files = {file.name: file.read().decode("utf-8", errors="replace") for file in data["prompt_files"]}
+    uploads = {file.name: file for file in data["prompt_files"]}
     try:
         spec = dag_spec_parse(upload.read())
+        dag_spec_prompt_files_check(spec, sizes={name: file.size for name, file in uploads.items()})
+        prompt_files = {name: file.read().decode("utf-8", errors="replace") for name, file in uploads.items()}
         return dag_spec_import(project=project, spec=spec, prompt_files=prompt_files, source_name=upload.name,
                                imported_by=request.user), []
     except DagSpecError as error:

@@ -19,6 +19,9 @@ Placeholders are ``{{name}}``: ``title``, ``objective``, ``var.<name>`` (the spe
 ``task.<field>`` (the task's own ``id``, ``role``, ``outputContract``, ``writeSet``, ``allowedPaths``,
 ``forbiddenPaths``, ``writePolicy``) and ``upstream.<task id>`` for a task it depends on directly: that
 task's output is handed to the node under its inputs when it runs, so the placeholder names it there.
+
+What an import stores is bounded (graphs.dag_spec_bounds): each prompt file, each task's prompt with its
+placeholders filled in, and the whole import; past a bound the import is refused, naming what and how big.
 """
 
 from __future__ import annotations
@@ -38,6 +41,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs.dag_spec_bounds import (
+    PLACEHOLDER,
+    import_base_size,
+    prompt_file_keys,
+    prompt_files_problems,
+    prompt_filled,
+    text_size,
+)
 from graphs.errors import WorkGraphError
 from graphs.models import DagSpec, Project, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.run_status import run_status_set, task_claim_for_new_run, task_status_refresh
@@ -65,7 +76,6 @@ SPEC_MAX_BYTES = 2 * 1024 * 1024
 # The org node an import's planning record names, and that owns the nodes no role runs (gates, commands).
 IMPORT_ORG_NODE = "dag_spec"
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 # Markdown prompt files keep their instructions under this heading; the rest describes the template.
 _PROMPT_BODY = re.compile(r"^##\s+Prompt Body\s*$", re.M | re.I)
 
@@ -111,14 +121,23 @@ def dag_spec_prompt_paths(spec: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(path for path in named if isinstance(path, str) and path.strip()))
 
 
+def dag_spec_prompt_files_check(spec: Mapping[str, Any], *, sizes: Mapping[str, int]) -> None:
+    """DagSpecError when a prompt file of ``sizes`` (name → bytes) is one no task of ``spec`` names or is
+    over its bound: asked before the files are read, so a refused one is never read, let alone stored."""
+    problems = prompt_files_problems(dag_spec_prompt_paths(spec), sizes)
+    if problems:
+        raise DagSpecError(problems)
+
+
 def dag_spec_plan(spec: Mapping[str, Any], *, prompt_files: Mapping[str, str] | None = None) -> DagSpecPlan:
     """Check ``spec`` and translate it; DagSpecError naming every problem when it cannot be imported.
 
     ``prompt_files`` holds the text of the markdown prompts its tasks name (``subtask_prompt_markdown``),
-    keyed by the path the task names or by the file's name alone.
+    keyed by the path the task names or by the file's name alone. The prompts are filled in, within
+    their bounds, once the spec has no other problem: filling in needs its placeholders to be valid.
     """
     checked = _Checker(spec, prompt_files or {})
-    errors = checked.errors()
+    errors = checked.errors() or checked.prompts_fill()
     if errors:
         raise DagSpecError(errors)
     manifest = checked.manifest()
@@ -242,6 +261,10 @@ class _Checker:
         self.tasks: list[tuple[str, dict[str, Any]]] = []
         self.variables: dict[str, str] = {}
         self.prompts: dict[str, str] = {}
+        # The pi tasks' prompts with their placeholders filled in (prompts_fill), for the manifest.
+        self.filled: dict[str, str] = {}
+        # Prompt files over their bound: already named as a problem, so their tasks are not checked.
+        self.refused: set[str] = set()
 
     def errors(self) -> list[str]:
         spec = self.spec
@@ -249,6 +272,7 @@ class _Checker:
         if not isinstance(tasks, list) or not tasks:
             return ["the spec needs a non-empty tasks list"]
         self._variables_check(spec.get("variables"))
+        self._prompt_files_check()
         counts: dict[str, int] = {}
         for index, task in enumerate(tasks):
             if not isinstance(task, dict):
@@ -278,6 +302,13 @@ class _Checker:
         return self._errors
 
     # - the parts ----------------------------------------------------------------------------------
+
+    def _prompt_files_check(self) -> None:
+        sizes = {name: text_size(text) for name, text in self.prompt_files.items()}
+        problems = prompt_files_problems(dag_spec_prompt_paths(self.spec), sizes)
+        self._errors.extend(problems)
+        self.refused = {name for name, size in sizes.items()
+                        if size > settings.WORKGRAPH_DAG_SPEC_PROMPT_FILE_MAX_BYTES}
 
     def _variables_check(self, variables: Any) -> None:
         if variables is None:
@@ -397,20 +428,24 @@ class _Checker:
                     f"{label}: its prompt file {markdown!r} was not supplied; upload it with the spec"
                 )
                 return
-            template = _prompt_body(found)
+            if found[0] in self.refused:
+                return
+            template = _prompt_body(found[1])
         self.prompts[task_id] = template
-        for name in _PLACEHOLDER.findall(template):
+        # Each name once: a placeholder repeated 100,000 times is one problem, not 100,000.
+        for name in dict.fromkeys(match.group(1) for match in PLACEHOLDER.finditer(template)):
             problem = self._placeholder_problem(name, task)
             if problem:
                 self._errors.append(f"{label}: placeholder {{{{{name}}}}} {problem}")
 
-    def _prompt_file(self, path: Any) -> str | None:
+    def _prompt_file(self, path: Any) -> tuple[str, str] | None:
+        """The name and text of the prompt file a task names by ``path``, or None when none was supplied."""
         if not isinstance(path, str) or not path.strip():
             return None
-        for key in (path, PurePosixPath(path).as_posix().removeprefix("./"), PurePosixPath(path).name):
+        for key in prompt_file_keys(path):
             text = self.prompt_files.get(key)
             if isinstance(text, str):
-                return text
+                return key, text
         return None
 
     def _placeholder_problem(self, name: str, task: dict[str, Any]) -> str | None:
@@ -556,7 +591,7 @@ class _Checker:
 
     def _pi_node(self, task_id: str, task: dict[str, Any], deps: list[str], *, verdict: bool) -> dict[str, Any]:
         node: dict[str, Any] = {"node_id": task_id, "depends_on": deps,
-                                "task_prompt": self._prompt(task_id, task),
+                                "task_prompt": self.filled[task_id],
                                 "tool_profile": task.get("toolProfile", "read")}
         if task.get("role"):
             node["subagent_type"] = task["role"]
@@ -596,11 +631,41 @@ class _Checker:
             node["forbidden_paths"] = list(task["forbiddenPaths"])
         return node
 
-    def _prompt(self, task_id: str, task: dict[str, Any]) -> str:
-        def fill(match: re.Match[str]) -> str:
-            head, _, rest = match.group(1).partition(".")
-            if match.group(1) in ("title", "objective"):
-                return _text(self.spec.get(match.group(1)))
+    def prompts_fill(self) -> list[str]:
+        """Fill in each pi task's prompt into ``filled``; the problems of the prompts past their bound and
+        of an import past its own. Once the import is past its bound no further prompt is filled in."""
+        prompt_max = settings.WORKGRAPH_DAG_SPEC_PROMPT_MAX_BYTES
+        import_max = settings.WORKGRAPH_DAG_SPEC_IMPORT_MAX_BYTES
+        stored, past, problems = import_base_size(self.spec, self.prompt_files), None, []
+        for task_id, task in self.tasks:
+            if stored > import_max:
+                break
+            if task_id not in self.prompts:
+                continue
+            prompt, size = self._prompt(task_id, task, limit=min(prompt_max, import_max - stored))
+            stored += size
+            if size > prompt_max:
+                problems.append(f"task {task_id!r}: its prompt is {size:,} bytes with its placeholders filled in, "
+                                f"over the limit of {prompt_max:,} (WORKGRAPH_DAG_SPEC_PROMPT_MAX_BYTES)")
+            if stored > import_max:
+                past = task_id
+            if prompt is not None:
+                self.filled[task_id] = prompt
+        if stored > import_max:
+            problems.append(
+                f"the import would store at least {stored:,} bytes (the spec, its prompt files and its tasks' "
+                f"prompts), over the limit of {import_max:,} (WORKGRAPH_DAG_SPEC_IMPORT_MAX_BYTES); "
+                + (f"the prompt of task {past!r} takes it past" if past else "the spec and its prompt files alone do")
+            )
+        return problems
+
+    def _prompt(self, task_id: str, task: dict[str, Any], *, limit: int) -> tuple[str | None, int]:
+        """The task's prompt and its size; the prompt is None when the size is over ``limit``."""
+
+        def value_of(name: str) -> str:
+            head, _, rest = name.partition(".")
+            if name in ("title", "objective"):
+                return _text(self.spec.get(name))
             if head == "var":
                 return self.variables[rest]
             if head == "task":
@@ -608,14 +673,19 @@ class _Checker:
                 return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             return f"the output of `{rest}` (under “Outputs of the nodes this one depends on” below)"
 
-        parts = [_PLACEHOLDER.sub(fill, self.prompts[task_id]).strip()]
+        extra = []
         if _text(task.get("outputContract")):
-            parts.append(f"Output contract: {_text(task['outputContract'])}")
+            extra.append(f"Output contract: {_text(task['outputContract'])}")
         if task.get("writeSet"):
-            parts.append("Write only inside: " + ", ".join(task["writeSet"]))
+            extra.append("Write only inside: " + ", ".join(task["writeSet"]))
         elif task.get("toolProfile", "read") == "read":
-            parts.append("Read-only: do not change any file.")
-        return "\n\n".join(parts)
+            extra.append("Read-only: do not change any file.")
+        extra_size = sum(text_size(part) + len("\n\n") for part in extra)
+        body, size = prompt_filled(self.prompts[task_id], value_of, limit=limit - extra_size)
+        if body is None:
+            return None, size + extra_size
+        prompt = "\n\n".join([body.strip(), *extra])
+        return prompt, text_size(prompt)
 
 
 def _retry_policy(policy: Mapping[str, Any]) -> dict[str, Any]:

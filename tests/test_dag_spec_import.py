@@ -85,7 +85,7 @@ def test_a_spec_without_a_title_or_objective_is_named_for_what_it_is(project, al
 def test_an_invalid_spec_writes_nothing(project, alice):
     before = (Task.objects.count(), WorkGraphRun.objects.count(), DagSpec.objects.count())
     with pytest.raises(DagSpecError) as caught:
-        _import(project, alice, spec=spec_of(pi("a", "ghost"), {"id": "b", "executor": "human"}))
+        _import(project, alice, spec=spec_of(pi("a", "ghost"), {"id": "b", "executor": "human"}), prompt_files={})
     assert len(caught.value.errors) == 2
     assert (Task.objects.count(), WorkGraphRun.objects.count(), DagSpec.objects.count()) == before
 

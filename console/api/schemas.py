@@ -324,7 +324,9 @@ class ForkIn(InSchema):
 class DagSpecIn(InSchema):
     spec: dict[str, Any] = Field(..., description="The loop-agent DAG spec: its tasks, prompts, gates and policies.")
     prompt_files: dict[str, str] = Field(
-        default_factory=dict, description="The markdown prompts its tasks name, keyed by the path they name."
+        default_factory=dict,
+        description="The markdown prompts its tasks name, keyed by the path they name; a file no task names, or "
+                    "one over WORKGRAPH_DAG_SPEC_PROMPT_FILE_MAX_BYTES, makes the import a 422.",
     )
     source_name: str = Field("", max_length=255, description="The spec's file name, kept with it.")
 

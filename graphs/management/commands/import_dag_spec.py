@@ -6,6 +6,7 @@ from graphs.dag_specs import (
     DagSpecError,
     dag_spec_import,
     dag_spec_parse,
+    dag_spec_prompt_files_check,
     dag_spec_prompt_paths,
     dag_spec_run_warnings,
 )
@@ -47,11 +48,12 @@ class Command(BaseCommand):
 
 def _prompt_files(folder: Path, spec: dict) -> dict[str, str]:
     """The prompt files the spec names that sit in ``folder`` or below it; one that does not is left out,
-    for the spec's check to name."""
+    for the spec's check to name. Their sizes are checked before any is read, as an upload's are."""
     root = folder.resolve()
     found = {}
     for named in dag_spec_prompt_paths(spec):
         candidate = (root / named).resolve()
         if candidate.is_relative_to(root) and candidate.is_file():
-            found[named] = candidate.read_text(encoding="utf-8", errors="replace")
-    return found
+            found[named] = candidate
+    dag_spec_prompt_files_check(spec, sizes={named: path.stat().st_size for named, path in found.items()})
+    return {named: path.read_text(encoding="utf-8", errors="replace") for named, path in found.items()}
