@@ -217,6 +217,8 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "can_cancel": can(role, "cancel_run"),
             "can_fork": can(role, "fork_run"),
             "can_review": can(role, "review_plan"),
+            # The fetch command names the project's folder, a path on the agents' machine: leads only.
+            "folder_shown": can(role, "see_target_folder"),
             "live_run_ids": [tree.run.run_id for tree in trees if not tree.run.is_finished()],
         },
     )
