@@ -19,6 +19,7 @@ from console.forms import BudgetForm, DagSpecForm, ForkForm, ReviewForm, RunFilt
 from console.permissions import can, execution_for_member, require, run_for_member, task_for_member
 from graphs import selectors
 from graphs.accounting import spend_of
+from graphs.append_review import APPEND_STAGE, run_appends_shown, run_approval_wait
 from graphs.attempt_words import attempt_cause_text
 from graphs.case_manifests import acceptance_criteria_with_ids
 from graphs.catalogs import ORG_NODES
@@ -259,7 +260,7 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
          "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
          "workspace": workspace, "changed_files": selectors.run_changed_files(run, workspace) if workspace else [],
          "dag_spec": run_dag_spec(run),
-         "diff_shown": _diff_shown(workspace)},
+         "diff_shown": _diff_shown(workspace), "approval_wait": run_approval_wait(run)},
     )
 
 
@@ -378,9 +379,11 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
     if decision == "reject" and not comment.strip():
         messages.error(request, "Say why the plan is rejected.")
         return redirect("run_planning", run_id=run.run_id)
+    wait = run_approval_wait(run)
+    append = wait.label if wait is not None and wait.stage == APPEND_STAGE else None
     if decision == "reject":
         return _act(request, run, lambda: run_plan_reject(run=run, reviewer=request.user, comment=comment),
-                    "Plan rejected.", to="run_planning")
+                    f"Rejected {append}: the run has failed." if append else "Plan rejected.", to="run_planning")
     # "Approve and run": a reviewer who may also start runs starts this one with the approval.
     start = bool(request.POST.get("start")) and can(role, "start_run")
 
@@ -389,22 +392,34 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
         if start and approved.status == WorkGraphRun.Status.READY:
             run_start(run=approved)
 
+    if append:
+        success = f"Approved {append}: its nodes go on with the run."
+    elif start or run.pipeline:
+        success = "Plan approved; the run has started."
+    else:
+        success = "Plan approved. A lead starts the run."
     # An approved run is watched on its graph, whichever page it was approved on.
-    return _act(request, run, approve, "Plan approved; the run has started." if start or run.pipeline
-                else "Plan approved. A lead starts the run.", to="run_graph", go_back=False)
+    return _act(request, run, approve, success, to="run_graph", go_back=False)
 
 
 @login_required
 def run_planning(request: HttpRequest, run_id) -> HttpResponse:
     run, role = run_for_member(request.user, run_id)
+    appends = run_appends_shown(run)
+    append_of_call = {append.review.planning_execution_id: append for append in appends}
+    # Appends left pending by a run that ended (cancelled while they waited) wait for nothing any more.
+    approval_wait = run_approval_wait(run)
     return render(
         request,
         "console/run_planning.html",
         {
             "run": run,
             "task": run.task,
-            "calls": [_planning_call_view(call) for call in selectors.planning_calls(run)],
+            "calls": [{**_planning_call_view(call), "append": append_of_call.get(call["node_exec_id"])}
+                      for call in selectors.planning_calls(run)],
             "commands": selectors.plan_commands(run),
+            "approval_wait": approval_wait,
+            "appends_waiting": [append for append in appends if append.waiting] if approval_wait else [],
             "can_review": can(role, "review_plan"),
             "can_start": can(role, "start_run"),
             "can_cancel": can(role, "cancel_run"),

@@ -229,6 +229,8 @@ class WorkGraphRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "cancelled"})
+    # The error_code of a run stopped by a reviewer who rejected an append (graphs.review).
+    APPEND_REJECTED = "append_rejected"
 
     run_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
@@ -252,7 +254,7 @@ class WorkGraphRun(models.Model):
     error = models.TextField(blank=True)
     error_code = models.CharField(
         max_length=32, blank=True,
-        help_text="Why a run was stopped before its nodes ended (budget_exceeded); empty otherwise.",
+        help_text="Why a run was stopped before its nodes ended (budget_exceeded, append_rejected); empty otherwise.",
     )
     review_decision = models.CharField(
         max_length=16, blank=True, choices=[("approved", "Approved"), ("rejected", "Rejected")]
@@ -293,13 +295,19 @@ class WorkGraphRun(models.Model):
 
     def is_forkable(self) -> bool:
         """Return True for a run that executed and ended: succeeded, failed or cancelled — not one whose
-        planning failed or whose plan a reviewer rejected, which has nothing to reuse."""
+        planning failed or whose plan a reviewer rejected, which has nothing to reuse, nor one whose
+        append a reviewer rejected: a fork starts every node of the manifest, the rejected ones too."""
         executed = {self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED}
-        return self.status in executed and self.review_decision != "rejected"
+        return (self.status in executed and self.review_decision != "rejected"
+                and self.error_code != self.APPEND_REJECTED)
 
     def state_label(self) -> str:
-        """The run's status as a transition refusal names it (a rejected plan says so)."""
-        return f"{self.status} (plan rejected)" if self.review_decision == "rejected" else self.status
+        """The run's status as a transition refusal names it (a rejected plan or append says so)."""
+        if self.review_decision == "rejected":
+            return f"{self.status} (plan rejected)"
+        if self.error_code == self.APPEND_REJECTED:
+            return f"{self.status} (append rejected)"
+        return self.status
 
 
 class WorkNodeExecution(models.Model):
@@ -573,6 +581,46 @@ class AttemptChange(models.Model):
 
     def __str__(self) -> str:
         return f"change of {self.node_exec_id}"
+
+
+class AppendReview(models.Model):
+    """A reviewer's decision on the nodes one append planned into a run whose project requires plan
+    approval. Until it is approved those nodes get no attempt, so nothing of them runs (graphs.review)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a reviewer"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="append_reviews")
+    planning_execution = models.OneToOneField(
+        WorkNodeExecution, on_delete=models.CASCADE, related_name="append_review",
+        help_text="The append's planning call.",
+    )
+    new_node_ids = models.JSONField(default=list, help_text="The nodes the append added: what an approval lets run.")
+    resume_status = models.CharField(
+        max_length=24, choices=[(WorkGraphRun.Status.READY, "Ready"), (WorkGraphRun.Status.RUNNING, "Running")],
+        help_text="The run's status once approved: running (the nodes start) or ready (a lead starts the run).",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    review_comment = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(resume_status__in=["ready", "running"]),
+                                   name="append_review_resumes_ready_or_running"),
+            models.CheckConstraint(condition=Q(status="pending") | Q(reviewed_at__isnull=False),
+                                   name="append_review_decided_when"),
+        ]
+
+    def __str__(self) -> str:
+        return f"append review of {self.planning_execution_id} ({self.status})"
 
 
 class Artifact(models.Model):

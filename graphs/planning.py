@@ -28,6 +28,7 @@ from django.utils import timezone
 from graphs import manifest as manifest_lib
 from graphs.accounting import ACCOUNTING_FIELDS, call_account
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
+from graphs.append_review import append_review_open
 from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
@@ -177,7 +178,8 @@ def plan_work_graph(
         if appending and not attempt.manifest["nodes"]:
             run, new_ids = _run_still_open(run_id=run.run_id), []  # a closed gap: nothing to append
         elif appending:
-            run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node)
+            run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node,
+                                           execution=execution)
         else:
             run, new_ids = _store_fresh_manifest(run=run, manifest=attempt.manifest)
     except PlanningFailedError as failure:
@@ -429,11 +431,14 @@ def _run_still_open(*, run_id: Any) -> WorkGraphRun:
     return run
 
 
-def _merge_into_run(*, run_id: Any, addition: dict, org_node: str) -> tuple[WorkGraphRun, list[str]]:
+def _merge_into_run(
+    *, run_id: Any, addition: dict, org_node: str, execution: WorkNodeExecution
+) -> tuple[WorkGraphRun, list[str]]:
     """Merge ``addition`` into the run under a row lock, re-checking against the manifest as it is now.
 
     The agent was asked with the node_ids of the moment; another append may have landed since, so
-    collisions and limits are checked again inside the lock before anything is written.
+    collisions and limits are checked again inside the lock before anything is written. Where the
+    project requires plan approval, the new nodes wait for a reviewer from the same commit on.
     """
     with transaction.atomic():
         run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
@@ -466,6 +471,7 @@ def _merge_into_run(*, run_id: Any, addition: dict, org_node: str) -> tuple[Work
             run_id=run.pk, event="nodes_appended", org_node=org_node, new_node_ids=new_ids,
             manifest_version=run.manifest_version,
         )
+        append_review_open(run=run, planning_execution=execution, new_node_ids=new_ids)
     return run, new_ids
 
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from graphs import manifest as manifest_lib
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.append_review import ApprovalWait, run_approval_wait
 from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
 from graphs.case_manifests import (
     TEST_CASE_MANIFEST,
@@ -357,6 +358,8 @@ class RunTree:
     workspace: RunWorkspace | None = None
     # The task's run made just before this one, to compare them; None for its first run.
     previous_run: WorkGraphRun | None = None
+    # What the run waits for a reviewer to approve, while it is awaiting approval.
+    approval_wait: ApprovalWait | None = None
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
@@ -364,7 +367,8 @@ def task_run_trees(task: Task) -> list[RunTree]:
 
     Five queries whatever the number of runs and nodes: the runs, their planning calls (with the node
     ids each added, which say which stage planned which node), their node attempts as plain values,
-    what each run's agent calls cost, summed by the database, and their branches.
+    what each run's agent calls cost, summed by the database, and their branches; and one more for a
+    run awaiting approval, what it waits for.
     """
     runs = list(task.runs.order_by("-created_at"))
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
@@ -387,6 +391,7 @@ def task_run_trees(task: Task) -> list[RunTree]:
         tree.workspace = workspaces.get(tree.run.pk)
         # Runs are newest first: the one before this run is the next tree.
         tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
+        tree.approval_wait = run_approval_wait(tree.run)
     return trees
 
 

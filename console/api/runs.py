@@ -29,6 +29,7 @@ from console.api.schemas import (
 from console.permissions import execution_for_member, require, run_for_member
 from graphs import selectors
 from graphs.accounting import spend_by_org_node, spend_of
+from graphs.append_review import append_label, append_reviews_of, run_approval_wait
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
@@ -195,8 +196,19 @@ def _run_out(run) -> dict:
         "finished_at",
     )
     spend = spend_of(run.executions.all())
+    wait = run_approval_wait(run)
     return {
         **{name: getattr(run, name) for name in fields}, "executions": executions,
+        "awaiting_approval_of": None if wait is None else {
+            "stage": wait.stage, "label": wait.label, "planning_node_exec_ids": wait.planning_execution_ids},
+        "append_reviews": [
+            {"planning_node_exec_id": review.planning_execution_id, "org_node": review.org_node,
+             "label": append_label(review), "new_node_ids": review.new_node_ids, "status": review.status,
+             "reviewed_by": review.reviewed_by.get_username() if review.reviewed_by else None,
+             "review_comment": review.review_comment, "reviewed_at": review.reviewed_at,
+             "created_at": review.created_at}
+            for review in append_reviews_of(run.pk)
+        ],
         "failures": [_failure_group_out(group) for group in selectors.run_failures(run, executions)],
         "cost_usd": spend.cost_usd, "usage": spend.usage, "spend": spend.as_dict(),
         "by_org_node": {org: part.as_dict() for org, part in spend_by_org_node(run.executions.all()).items()},

@@ -200,6 +200,27 @@ class ExecutionDetailOut(ExecutionOut):
     output_payload: dict[str, Any]
 
 
+class ApprovalWaitOut(Schema):
+    stage: Literal["plan", "append"] = Field(
+        ..., description="plan: the run's fresh plan waits; append: the nodes one or more appends added wait."
+    )
+    label: str = Field(..., description="What waits, as the pages say it: the plan, the coder's append, the"
+                                        " planner's gap round 2.")
+    planning_node_exec_ids: list[UUID] = Field(..., description="The planning calls of the appends waiting.")
+
+
+class AppendReviewOut(Schema):
+    planning_node_exec_id: UUID = Field(..., description="The append's planning call.")
+    org_node: str
+    label: str
+    new_node_ids: list[str] = Field(..., description="The nodes the append added: they run once it is approved.")
+    status: Literal["pending", "approved", "rejected"]
+    reviewed_by: str | None
+    review_comment: str
+    reviewed_at: datetime | None
+    created_at: datetime
+
+
 class RunOut(Schema):
     run_id: UUID
     task_id: UUID
@@ -209,12 +230,20 @@ class RunOut(Schema):
     pipeline: bool
     stage: str
     error: str
-    error_code: str = Field(..., description="Why the run was stopped early: budget_exceeded; empty otherwise.")
+    error_code: str = Field(
+        ..., description="Why the run was stopped early: budget_exceeded, append_rejected; empty otherwise."
+    )
     max_cost_usd: Decimal | None = Field(..., description="The run's budget in USD; null: none.")
     forked_from_id: UUID | None
     fork_node_id: str
-    review_decision: str
+    review_decision: str = Field(..., description="The decision on the run's fresh plan: approved, rejected or empty.")
     review_comment: str
+    awaiting_approval_of: ApprovalWaitOut | None = Field(
+        ..., description="While the run is awaiting_approval, what waits for a reviewer; null otherwise."
+    )
+    append_reviews: list[AppendReviewOut] = Field(
+        ..., description="Every append that waited for a reviewer (projects that require plan approval), oldest first."
+    )
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None

@@ -2,7 +2,8 @@
 
 ``pipeline_start`` creates the task's run (``planning``) and queues the planner's planning call; the
 run then executes its nodes. Each time a stage's nodes have all succeeded the engine submits
-``pipeline_step``, which lets the next org node append its own nodes into the same run and runs them.
+``pipeline_step``, which lets the next org node append its own nodes into the same run and runs them —
+once a reviewer approves them, where the project requires plan approval (``graphs.append_review``).
 The final verdict decides the task (``graphs.run_status``).
 """
 
@@ -100,10 +101,12 @@ def pipeline_step_job(arg: str) -> None:
     if claimed != 1:
         return
     try:
-        plan_work_graph(stage, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+        result = plan_work_graph(stage, run.task, run.task.goal_text, append_to_run_id=run.run_id)
     except PlanningFailedError as failure:
         _append_failed(run_id=run.run_id, reason=f"{stage} planning failed: {failure.reason}", end_run=True)
         return
+    if result.run.status == RunStatus.AWAITING_APPROVAL:
+        return  # the stage's nodes wait for a reviewer, whose approval starts them (graphs.review)
     run.refresh_from_db()
     try:
         run_stage_start(run=run)
@@ -125,10 +128,12 @@ def gap_round_job(arg: str) -> None:
         return
     run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
     try:
-        plan_work_graph(FIRST_STAGE, run.task, run.task.goal_text, append_to_run_id=run.run_id)
+        result = plan_work_graph(FIRST_STAGE, run.task, run.task.goal_text, append_to_run_id=run.run_id)
     except PlanningFailedError as failure:
         _gap_round_failed(run_id=run.run_id, reason=f"gap round {round_number} planning failed: {failure.reason}")
         return
+    if result.run.status == RunStatus.AWAITING_APPROVAL:
+        return  # the round's tasks wait for a reviewer, whose approval starts them (graphs.review)
     run.refresh_from_db()
     try:
         run_stage_start(run=run)

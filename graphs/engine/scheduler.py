@@ -78,6 +78,11 @@ def run_stage_start(*, run: WorkGraphRun) -> None:
     _nodes_start(run_id=run.run_id, allowed=RunStatus.RUNNING)
 
 
+def run_append_start(*, run: WorkGraphRun) -> None:
+    """Start the nodes of an append a reviewer approved: the run goes from awaiting approval to running."""
+    _nodes_start(run_id=run.run_id, allowed=RunStatus.AWAITING_APPROVAL)
+
+
 def _nodes_start(*, run_id: Any, allowed: str, **fields: Any) -> None:
     """Create a pending first attempt for every manifest node that has none, then schedule what is ready."""
     with run_locked(run_id) as locked:
