@@ -242,15 +242,35 @@ WORKGRAPH_TEMPLATE_MAX_DEPTH = env_int("WORKGRAPH_TEMPLATE_MAX_DEPTH", 4, minimu
 WORKGRAPH_COMMAND_TIMEOUT = env_int("WORKGRAPH_COMMAND_TIMEOUT", 600, minimum=1)
 # How much of a command's output is kept as its node output (the last bytes; the rest is counted).
 WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES = env_int("WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES", 64 * 1024, minimum=1024)
-# Names a command gets from the console's environment besides PATH, HOME, LANG, LC_ALL and TMPDIR. The
-# console's own settings are refused: a command runs code from the project, never with its secrets.
+# Names a command gets from the console's environment besides PATH, LANG and LC_ALL (its HOME and TMPDIR
+# are the sandbox's own).
 WORKGRAPH_COMMAND_ENV = env_list("WORKGRAPH_COMMAND_ENV")
+
+# --- The sandbox agents and commands run in (graphs.sandbox) --------------------------------------
+# bwrap: every agent CLI process and command runs in bubblewrap; none: unconfined (the pages say so);
+# auto: bwrap wherever it works on this machine, else none.
+WORKGRAPH_SANDBOX = env_choice("WORKGRAPH_SANDBOX", "auto", ("auto", "bwrap", "none"))
+WORKGRAPH_BWRAP_BIN = env_str("WORKGRAPH_BWRAP_BIN", "bwrap")
+# Names an agent CLI gets from the console's environment besides PATH, LANG and LC_ALL: its API key,
+# base URL and own settings (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, CLAUDE_CODE_*, …).
+WORKGRAPH_AGENT_ENV = env_list("WORKGRAPH_AGENT_ENV")
+# A folder copied into each agent call's private HOME: the agent CLI's prepared configuration (a
+# ~/.claude with its settings and agents), never the console user's own home.
+WORKGRAPH_AGENT_HOME = Path(env_str("WORKGRAPH_AGENT_HOME")) if env_str("WORKGRAPH_AGENT_HOME") else None
+# More folders a sandboxed process sees, read-only (a toolchain outside /usr) or read-write (a shared
+# package cache); the system folders and the call's own working folder are always there.
+WORKGRAPH_SANDBOX_READ_ONLY = env_list("WORKGRAPH_SANDBOX_READ_ONLY")
+WORKGRAPH_SANDBOX_WRITABLE = env_list("WORKGRAPH_SANDBOX_WRITABLE")
+# The console's own settings never reach an agent or a command: they run code a model or a project
+# wrote, never with the console's secrets.
 _CONSOLE_ENV = {"SECRET_KEY", "DATABASE_URL", "REDIS_URL"}
-_refused_env = [name for name in WORKGRAPH_COMMAND_ENV if name in _CONSOLE_ENV or name.startswith("WORKGRAPH_")]
-if _refused_env:
-    raise ImproperlyConfigured(
-        f"WORKGRAPH_COMMAND_ENV may not pass the console's own settings to commands: {', '.join(_refused_env)}"
-    )
+_PASSED_ENV = {"WORKGRAPH_COMMAND_ENV": WORKGRAPH_COMMAND_ENV, "WORKGRAPH_AGENT_ENV": WORKGRAPH_AGENT_ENV}
+for _setting, _names in _PASSED_ENV.items():
+    _refused_env = [name for name in _names if name in _CONSOLE_ENV or name.startswith("WORKGRAPH_")]
+    if _refused_env:
+        raise ImproperlyConfigured(
+            f"{_setting} may not pass the console's own settings to agents and commands: {', '.join(_refused_env)}"
+        )
 # Celery beat (or `celery worker -B`) runs the reaper that recovers executions of dead workers.
 CELERY_BEAT_SCHEDULE = {
     "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},

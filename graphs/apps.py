@@ -8,6 +8,7 @@ class GraphsConfig(AppConfig):
 
     def ready(self) -> None:
         from django.contrib.auth import get_user_model
+        from django.core import checks
         from django.db.models.signals import pre_save
 
         from graphs.engine import JOB_HANDLERS, judges_check
@@ -16,10 +17,13 @@ class GraphsConfig(AppConfig):
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs import log_close_listener_register, log_listener_register
         from graphs.run_layouts import run_layout_on_event
+        from graphs.sandbox import sandbox_deploy_check
         from graphs.tokens import user_tokens_revoke_on_credentials_change
 
         # A judgment kind the manifest accepts but nothing judges would pass every output: refuse to start.
         judges_check()
+        # A deployment whose agents would run unconfined hears so from `check --deploy`.
+        checks.register(sandbox_deploy_check, checks.Tags.security, deploy=True)
         # Every process that runs jobs (workers, the embedded server, commands) runs the engine's.
         job_handlers_install(JOB_HANDLERS)
 

@@ -1,31 +1,29 @@
 """Running a command — a command node's or a command judgment's — the way every command runs.
 
-``command_run`` starts the argv (no shell) in the given folder, in a process group of its own, with
-stdin closed and only the environment it is handed (``command_env``: an allowlist of names, never the
+``command_run`` starts the argv (no shell) in the given folder, in its sandbox (graphs.sandbox: the folder
+the only one it may write, no network unless allowed), in a process group of its own, with stdin closed
+and only the environment it is handed (``graphs.sandbox.process_env``: an allowlist of names, never the
 console's own). Each line of stdout and stderr goes to ``on_output`` as it arrives; at the timeout or on
-a cancel the whole group is killed. The combined output is kept up to a cap, its last bytes, and what
-was dropped is counted.
+a cancel the sandbox is killed, and everything in it ends. The combined output is kept up to a cap, its
+last bytes, and what was dropped is counted.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphs.processes import group_wait, pipe_drain
+from graphs.sandbox import Confinement, SandboxError, program_missing, sandboxed
 
 logger = logging.getLogger(__name__)
 
-# What every command gets from the console's environment: enough to find programs and to read and
-# write text files; a deployment names more with WORKGRAPH_COMMAND_ENV.
-BASE_ENV_NAMES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
 # A line longer than this reaches ``on_output`` in pieces (and the log as several lines).
 OUTPUT_LINE_MAX_BYTES = 16 * 1024
 
@@ -47,13 +45,6 @@ class CommandResult:
     start_error: str | None = None
 
 
-def command_env(*, extra_names: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment a command runs with: the names of ``BASE_ENV_NAMES`` and ``extra_names`` that
-    ``environ`` (the console's environment) has, and nothing else."""
-    source = os.environ if environ is None else environ
-    return {name: source[name] for name in (*BASE_ENV_NAMES, *extra_names) if name in source}
-
-
 def command_run(
     argv: Sequence[str],
     *,
@@ -63,12 +54,13 @@ def command_run(
     output_max_bytes: int,
     on_output: Callable[[str, str], None],
     cancel_event: threading.Event | None = None,
+    network: bool = False,
 ) -> CommandResult:
     """Run ``argv`` in ``cwd`` until it exits, ``timeout`` seconds pass or ``cancel_event`` is set.
 
     ``on_output(stream, text)`` gets each line (``stream`` is ``stdout`` or ``stderr``, ``text`` the line
     without its newline) on the thread draining that stream; a callback that raises is logged, never
-    raised, so the stream is still drained.
+    raised, so the stream is still drained. ``network`` lets the command reach the network.
     """
     argv = tuple(argv)
     started = time.monotonic()
@@ -80,9 +72,23 @@ def command_run(
 
     if not cwd.is_dir():
         return ended(exit_code=None, start_error=f"the working folder {cwd} does not exist")
+    missing = program_missing(argv[0], cwd=cwd, path=env.get("PATH", ""))
+    if missing:
+        return ended(exit_code=None, start_error=f"{argv[0]!r} could not be started: {missing}")
+    try:
+        with sandboxed(argv, Confinement(workdir=cwd, network=network, env=env)) as (start_argv, start_env):
+            return _command_wait(argv, start_argv, start_env, cwd=cwd, started=started, timeout=timeout, tail=tail,
+                                 ended=ended, on_output=on_output, cancel_event=cancel_event)
+    except SandboxError as error:
+        return ended(exit_code=None, start_error=str(error))
+
+
+def _command_wait(argv: tuple[str, ...], start_argv: list[str], start_env: dict[str, str], *, cwd: Path,
+                  started: float, timeout: float, tail: _OutputTail, ended: Callable[..., CommandResult],
+                  on_output: Callable[[str, str], None], cancel_event: threading.Event | None) -> CommandResult:
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            start_argv, cwd=cwd, env=start_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True,
         )
     except (OSError, ValueError) as error:
@@ -105,6 +111,7 @@ def command_run(
     cancelled = cancel_event.is_set if cancel_event is not None else lambda: False
     end = group_wait(proc, threads=threads, deadline=started + timeout, cancelled=cancelled)
     return ended(exit_code=end.returncode, timed_out=end.stopped == "timeout", cancelled=end.stopped == "cancelled")
+
 
 
 class _OutputTail:

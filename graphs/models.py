@@ -40,6 +40,11 @@ class Project(models.Model):
         help_text="Let command nodes and command judgments run programs in the target folder. Off: they fail"
                   " (commands_disabled) without running anything.",
     )
+    allow_command_network = models.BooleanField(
+        default=False,
+        help_text="Let command nodes and command judgments reach the network. Off: their sandbox has loopback"
+                  " only. Agents always reach their model's API.",
+    )
     max_run_cost_usd = models.DecimalField(
         max_digits=12, decimal_places=4, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.0001"))],

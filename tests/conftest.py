@@ -153,6 +153,13 @@ def repo_task(repo, project, alice):
 
 
 @pytest.fixture
+def sandbox_writable(settings, tmp_path):
+    """Let sandboxed agents write the test's own folder: the fake CLI records its call and waits for its
+    gates there."""
+    settings.WORKGRAPH_SANDBOX_WRITABLE = [str(tmp_path)]
+
+
+@pytest.fixture
 def claude_fixture(monkeypatch):
     """Select the scenario (a file of tests/fixtures/claude) the fake claude CLI plays."""
     return lambda name: monkeypatch.setenv("FAKE_CLAUDE_FIXTURE", str(CLAUDE_FIXTURES / name))

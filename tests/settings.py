@@ -1,6 +1,7 @@
 """Settings for the test suite: the project's settings with test-only secrets and quick hashing."""
 
 import os
+import sys
 import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-not-for-deployment")
@@ -32,3 +33,8 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 # django-axes records every sign-in at INFO; the suite signs in thousands of times.
 LOGGING["loggers"] = {"axes": {"level": "WARNING"}}  # noqa: F405
+# The fake agent CLIs read their scenario, and write what they record, through these names.
+WORKGRAPH_AGENT_ENV = ["FAKE_CLAUDE_FIXTURE", "FAKE_CLAUDE_GATE", "FAKE_CLAUDE_RECORD"]
+# Command nodes in the tests run this test run's Python (tests.graphs.python): its folders are the
+# toolchain a deployment would list here.
+WORKGRAPH_SANDBOX_READ_ONLY = sorted({sys.prefix, sys.base_prefix})

@@ -19,6 +19,9 @@ from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.conftest import FAKE_CLAUDE
 from tests.graphs import drained_in_background, latest, node, planned_run
 
+# The fake CLI records its call, and waits for its gates, in the test's folder.
+pytestmark = pytest.mark.usefixtures("sandbox_writable")
+
 SESSION = "5b0f6c7e-2d7a-4a51-9a63-0c1f4f2f8e11"
 MODEL = "claude-sonnet-4-5-20250929"
 

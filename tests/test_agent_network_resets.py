@@ -15,6 +15,9 @@ from graphs.agents import AgentCall, AgentError, ClaudeRunner, OpenAIRunner
 from graphs.agents.base import TRANSIENT_KINDS
 from graphs.manifest import RETRYABLE_KINDS
 
+# The fake CLI records its call, and waits for its gates, in the test's folder.
+pytestmark = pytest.mark.usefixtures("sandbox_writable")
+
 FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 

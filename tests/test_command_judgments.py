@@ -114,6 +114,8 @@ while not pathlib.Path(sys.argv[1]).exists():
 """
 
 
+# The command waits for a gate file in the test's folder.
+@pytest.mark.usefixtures("sandbox_writable")
 @pytest.mark.django_db(transaction=True)
 def test_while_a_command_judgment_runs_the_nodes_prompt_is_already_stored(
     task, commands_allowed, inline_executor, scripted_runner, monkeypatch, tmp_path

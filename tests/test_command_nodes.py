@@ -42,6 +42,8 @@ def _events(row, event: str) -> list[dict]:
     return [line for line in log_read(log_file=ExecutionLogFile.objects.get(node_exec=row)) if line["event"] == event]
 
 
+# The command waits for a gate file in the test's folder.
+@pytest.mark.usefixtures("sandbox_writable")
 @pytest.mark.django_db(transaction=True)
 def test_a_command_nodes_output_is_in_its_stored_log_while_the_command_still_runs(
     task, commands_allowed, inline_executor, monkeypatch, tmp_path

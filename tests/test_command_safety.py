@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -17,38 +17,19 @@ from graphs.jobs import ThreadExecutor, executor_set
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile
 from tests.graphs import command_node, latest, node, planned_run, python
+from tests.processes import all_gone, processes_marked
 
-# Starts a child that would outlive it, writes both pids to the file `pids`, then hangs.
+# Starts a child that would outlive it, marked (as it is) by the argument it was given, then hangs.
 SPAWNS_AND_HANGS = """
-import os, pathlib, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-pathlib.Path("pids").write_text(f"{os.getpid()} {child.pid}")
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", sys.argv[1]])
 print("started", flush=True)
 time.sleep(120)
 """
 
 
-def _pids(folder: str) -> list[int]:
-    return [int(pid) for pid in (Path(folder) / "pids").read_text().split()]
-
-
-def _running(pid: int) -> bool:
-    """Whether the process lives; a zombie (killed, waiting for its parent to reap it) counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _all_gone(pids: list[int], *, within: float = 5.0) -> bool:
-    """Whether every one of ``pids`` is gone before ``within`` seconds pass (a SIGKILL takes a moment)."""
-    deadline = time.monotonic() + within
-    while any(_running(pid) for pid in pids):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+def _marker() -> str:
+    return f"workgraph-test-{uuid.uuid4().hex}"
 
 
 # Committed rows: the heartbeat, on a connection of its own, must see the attempt the command outlasts.
@@ -56,7 +37,9 @@ def _all_gone(pids: list[int], *, within: float = 5.0) -> bool:
 def test_a_hanging_command_is_killed_with_the_children_it_spawned_at_its_timeout(
     task, commands_allowed, inline_executor
 ):
-    run = planned_run(task, {"nodes": [command_node("hangs", SPAWNS_AND_HANGS, timeout_seconds=3)], "edges": []})
+    marker = _marker()
+    spec = command_node("hangs", SPAWNS_AND_HANGS, args=(marker,), timeout_seconds=3)
+    run = planned_run(task, {"nodes": [spec], "edges": []})
     run_start(run=run)
     inline_executor.drain()
     row = latest(run)["hangs"]
@@ -67,8 +50,7 @@ def test_a_hanging_command_is_killed_with_the_children_it_spawned_at_its_timeout
     assert row.output_payload["text"] == "started\n"
     [issue] = row.judgment_result["issues"]
     assert "timed out after 3 s and was killed" in issue
-    parent, child = _pids(task.project.target_folder)
-    assert _all_gone([parent, child]), "a process of the command's group outlived its timeout"
+    assert all_gone(marker), "a process of the command's sandbox outlived its timeout"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -83,11 +65,12 @@ def test_cancelling_the_run_kills_the_commands_process_group(task, commands_allo
     monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
     previous = executor_set(ThreadExecutor(workers=2))
     try:
-        nodes = [command_node("hangs", SPAWNS_AND_HANGS, timeout_seconds=60), node("ship", "hangs")]
+        marker = _marker()
+        nodes = [command_node("hangs", SPAWNS_AND_HANGS, args=(marker,), timeout_seconds=60), node("ship", "hangs")]
         run = planned_run(task, {"nodes": nodes, "edges": []})
         run_start(run=run)
         assert started.wait(15), "the command never started"
-        pids = _pids(task.project.target_folder)
+        assert len(processes_marked(marker)) >= 2, "the command and its child are not both running"
         run_cancel(run=run)
         run = run_wait_finished(run_id=run.run_id, timeout=10)
     finally:
@@ -97,7 +80,7 @@ def test_cancelling_the_run_kills_the_commands_process_group(task, commands_allo
     assert run.status == "cancelled"
     assert rows["hangs"].status == "cancelled"
     assert rows["ship"].status == "cancelled"
-    assert _all_gone(pids), "a process of the command's group outlived the cancel"
+    assert all_gone(marker), "a process of the command's sandbox outlived the cancel"
 
 
 WRITES_A_FILE = "import pathlib; pathlib.Path('{name}').write_text('it ran')"
@@ -153,8 +136,8 @@ def test_a_command_sees_only_the_allowlisted_environment(
     assert "SECRET_KEY" not in seen and "DATABASE_URL" not in seen and "WORKGRAPH_OPENAI_API_KEY" not in seen
     assert seen["PIP_INDEX_URL"] == "https://mirror.example/simple"
     assert (seen["PATH"], seen["LANG"]) == (os.environ["PATH"], "C.UTF-8")
-    # Python itself may add LC_CTYPE (PEP 538's locale coercion); nothing else is there.
-    assert set(seen) <= {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "LC_CTYPE"}
+    # Python itself may add LC_CTYPE (PEP 538's locale coercion), and the sandbox PWD; nothing else is there.
+    assert set(seen) <= {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "LC_CTYPE", "PWD"}
 
 
 @pytest.mark.django_db

@@ -19,7 +19,7 @@ from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.clients import socket_headers
 from tests.graphs import node, planned_run
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets", "sandbox_writable")]
 
 TIMEOUT = 15
 

@@ -20,6 +20,9 @@ from tests.clients import signed_in
 from tests.factories import ProjectFactory, TaskFactory
 from tests.graphs import edges_for, latest, node, planned_run
 
+# The fake CLI records its call, and waits for its gates, in the test's folder.
+pytestmark = pytest.mark.usefixtures("sandbox_writable")
+
 # What each call of the fake CLI's fixtures reports it cost (their result events' total_cost_usd).
 CALL_COST = Decimal("0.2113")
 

@@ -164,8 +164,12 @@ def test_the_settings_accept_an_agent_their_runners_name():
         ({"DEBUG": "1", "WORKGRAPH_AGENT": "openai"}, "needs WORKGRAPH_OPENAI_BASE_URL"),
         ({"DEBUG": "1", "WORKGRAPH_AGENT_RUNNERS": "echo"}, "WORKGRAPH_AGENT_RUNNERS must hold name=value pairs"),
         ({"DEBUG": "1", "WORKGRAPH_COMMAND_ENV": "PIP_INDEX_URL,SECRET_KEY,WORKGRAPH_OPENAI_API_KEY"},
-         "WORKGRAPH_COMMAND_ENV may not pass the console's own settings to commands: SECRET_KEY, "
+         "WORKGRAPH_COMMAND_ENV may not pass the console's own settings to agents and commands: SECRET_KEY, "
          "WORKGRAPH_OPENAI_API_KEY"),
+        ({"DEBUG": "1", "WORKGRAPH_AGENT_ENV": "ANTHROPIC_API_KEY,DATABASE_URL,REDIS_URL"},
+         "WORKGRAPH_AGENT_ENV may not pass the console's own settings to agents and commands: DATABASE_URL, "
+         "REDIS_URL"),
+        ({"DEBUG": "1", "WORKGRAPH_SANDBOX": "docker"}, "WORKGRAPH_SANDBOX must be one of auto, bwrap, none"),
     ],
 )
 def test_bad_values_stop_start_up_with_a_clear_error(env, message):

@@ -27,7 +27,7 @@ NETWORK_FAILURE = re.compile(
 # agent stopped by its own turn limit (``max_turns``) or spending cap (``budget``) would stop there again.
 PERMANENT_KINDS = frozenset(
     {"auth", "quota", "exit_code", "is_error", "invalid_output", "not_found", "bad_request", "cancelled",
-     "max_turns", "budget"}
+     "max_turns", "budget", "sandbox"}
 )
 
 

@@ -51,6 +51,7 @@ import subprocess
 import threading
 import time
 from collections import deque
+from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
@@ -65,6 +66,7 @@ from graphs.agents.base import (
     output_head,
 )
 from graphs.processes import group_wait, pipe_drain
+from graphs.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
 
 # The documentation caps piped stdin at "10MB" without saying which megabyte; the decimal reading is
 # the smaller, so a prompt under it is never one the CLI refuses.
@@ -110,7 +112,18 @@ class ClaudeRunner:
                 " from stdin",
                 kind="bad_request",
             )
-        proc = self._start(call)
+        env = process_env(settings.WORKGRAPH_AGENT_ENV)
+        if program_missing(self.bin, cwd=call.cwd, path=env.get("PATH", "")):
+            raise AgentError(f"the claude CLI {self.bin!r} was not found", kind="not_found")
+        confinement = Confinement(workdir=call.cwd, network=True, env=env, home_template=settings.WORKGRAPH_AGENT_HOME,
+                                  bind_program=True)
+        try:
+            with sandboxed(self._argv(call), confinement) as (argv, env):
+                return self._run_started(call, self._start(argv, env, cwd=call.cwd), prompt)
+        except SandboxError as error:
+            raise AgentError(str(error), kind="sandbox") from None
+
+    def _run_started(self, call: AgentCall, proc: subprocess.Popen[bytes], prompt: bytes) -> AgentResult:
         stream = StreamReader(call, tool_input_max_chars=self.tool_input_max_chars,
                               tool_result_max_chars=self.tool_result_max_chars)
         stderr: list[str] = []
@@ -150,11 +163,12 @@ class ClaudeRunner:
             *(["--max-budget-usd", budget_argument(call.max_budget_usd)] if call.max_budget_usd is not None else []),
         ]
 
-    def _start(self, call: AgentCall) -> subprocess.Popen[bytes]:
+    def _start(self, argv: list[str], env: dict[str, str], *, cwd: Path) -> subprocess.Popen[bytes]:
         try:
             return subprocess.Popen(
-                self._argv(call),
-                cwd=call.cwd,
+                argv,
+                cwd=cwd,
+                env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

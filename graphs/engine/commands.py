@@ -16,10 +16,11 @@ from typing import Any
 from django.conf import settings
 
 from graphs.agents import AgentCancelled
-from graphs.commands import CommandResult, command_env, command_run
+from graphs.commands import CommandResult, command_run
 from graphs.logs import log_append
 from graphs.manifest import node_commands
 from graphs.models import WorkNodeExecution
+from graphs.sandbox import process_env
 
 # How much of a failed command's output its judgment's issues quote: what a retry or a loop-back's
 # rerun node is given as feedback, in every prompt it reaches.
@@ -56,7 +57,8 @@ def attempt_command_run(
                timeout_seconds=timeout)
     result = command_run(
         argv, cwd=cwd, timeout=timeout, cancel_event=cancel_event,
-        env=command_env(extra_names=settings.WORKGRAPH_COMMAND_ENV),
+        env=process_env(settings.WORKGRAPH_COMMAND_ENV),
+        network=execution.run.task.project.allow_command_network,
         output_max_bytes=settings.WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES,
         on_output=lambda stream, text: log_append(execution=execution, event="command_output", purpose=purpose,
                                                   stream=stream, text=text),
