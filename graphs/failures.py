@@ -178,6 +178,7 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
     FailureRule("agent_unreachable", FailureCategory.ENV_FAILURE, ERROR_CAP,
                 _agent_error("timeout", "network", "rate_limit", "unavailable", "quota", "auth", "not_found")),
     FailureRule("agent_limits", FailureCategory.ENV_FAILURE, ERROR_CAP, _agent_error("max_turns", "budget")),
+    FailureRule("sandbox_unavailable", FailureCategory.ENV_FAILURE, ERROR_CAP, _agent_error("sandbox")),
     FailureRule("agent_invalid_output", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
                 _agent_error("invalid_output", "bad_request")),
     # A planning call reports its agent's error in words (``the planner agent failed (timeout): …``).
@@ -192,6 +193,8 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
     # An external executor that never reported: the work may be fine, its runner is not.
     FailureRule("external_no_report", FailureCategory.ENV_FAILURE, ERROR_CAP, _judgment("external_timeout")),
     FailureRule("write_set_violated", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("write_set")),
+    # An agent that rewrote its worktree's .git broke the rules every attempt runs by.
+    FailureRule("workspace_tampered", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("workspace_tampered")),
     FailureRule("merge_conflict", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _judgment("merge_conflict")),
     FailureRule("case_manifest_invalid", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
                 _check("test_case_manifest_valid")),

@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce
 
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.evidence import EVIDENCE_KINDS
+from graphs.git import git_env, safe_config_argv
 from graphs.markdown import fenced_blocks_find
 from graphs.models import ProjectMembership, Skill, SkillRevision, Task, WorkGraphRun, WorkNodeExecution
 
@@ -518,8 +519,8 @@ def _git_head(folder: Path) -> str:
     """The HEAD commit of the git repository holding ``folder``, or "" when there is none."""
     try:
         result = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "--verify", "--quiet", "HEAD"],
-            capture_output=True, text=True, timeout=_GIT_TIMEOUT_SECONDS, check=False,
+            ["git", *safe_config_argv(), "-C", str(folder), "rev-parse", "--verify", "--quiet", "HEAD"],
+            capture_output=True, text=True, env=git_env(), timeout=_GIT_TIMEOUT_SECONDS, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return ""

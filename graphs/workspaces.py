@@ -20,9 +20,7 @@ itself, as they always did.
 from __future__ import annotations
 
 import fcntl
-import fnmatch
 import logging
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -36,13 +34,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from graphs.errors import WorkGraphError
+from graphs.git import git_command, git_dir_of, toplevel_of
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
 
 logger = logging.getLogger(__name__)
 
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
-COMMITTER = {"name": "Work Graph Console", "email": "workgraph@localhost"}
 # In the repository's git directory: held while a run's branch is made and a worktree added, removed
 # or pruned.
 REPOSITORY_LOCK_NAME = "workgraph.lock"
@@ -64,11 +62,15 @@ class MergeConflictError(WorkspaceError):
 
 @dataclass(frozen=True)
 class AttemptWorkspace:
-    """An attempt's own worktree, made from the run branch's head (``base_commit``)."""
+    """An attempt's own worktree, made from the run branch's head (``base_commit``). ``git_dir`` is its
+    git directory as git made it, and ``dot_git`` the text of the ``.git`` file that points there: the
+    console's own git commands name ``git_dir``, never the ``.git`` the agent could rewrite."""
 
     run_workspace: RunWorkspace
     path: Path
     base_commit: str
+    git_dir: Path
+    dot_git: str
 
     @property
     def cwd(self) -> Path:
@@ -91,11 +93,7 @@ def _repository_of(folder: str) -> Path | None:
     # into repositories under running work.
     if not Path(folder).is_dir():
         return None
-    done = subprocess.run(["git", "-C", folder, "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                          env=_git_env(), check=False)
-    if done.returncode != 0 or Path(done.stdout.strip()).resolve() != Path(folder):
-        return None
-    return Path(folder)
+    return Path(folder) if toplevel_of(Path(folder)) == Path(folder) else None
 
 
 def run_workspace_ensure(run: WorkGraphRun) -> RunWorkspace | None:
@@ -156,9 +154,10 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
     path = _worktree_path(execution)
-    _worktree_add(top, path, base)
+    git_dir, dot_git = _worktree_add(top, path, base)
     try:
-        yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base)
+        yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base, git_dir=git_dir,
+                               dot_git=dot_git)
     finally:
         _worktree_remove(top, path)
 
@@ -182,23 +181,9 @@ def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
 
 def workspace_changed_paths(workspace: AttemptWorkspace) -> list[str]:
     """Every path the attempt added, changed, deleted or renamed (both names), repository-relative."""
-    out = _git(workspace.path, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    out = _git_in(workspace, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                  "--ignore-submodules=all")
     return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
-
-
-def write_set_violations(node: dict, paths: Sequence[str]) -> list[str]:
-    """What of ``paths`` the node may not change: outside its ``write_set`` globs, or in its
-    ``forbidden_paths``; one sentence each, naming the paths."""
-    write_set = [str(glob) for glob in node.get("write_set") or []]
-    forbidden = [str(glob) for glob in node.get("forbidden_paths") or []]
-    problems = []
-    outside = [path for path in paths if write_set and not any(_glob_match(path, glob) for glob in write_set)]
-    if outside:
-        problems.append(f"changed outside its write_set ({', '.join(write_set)}): {', '.join(outside)}")
-    touched = [path for path in paths if any(_glob_match(path, glob) for glob in forbidden)]
-    if touched:
-        problems.append(f"changed forbidden paths ({', '.join(forbidden)}): {', '.join(touched)}")
-    return problems
 
 
 def workspace_land(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> AttemptChange:
@@ -257,7 +242,8 @@ def change_diff(repository: str, old: str, new: str, *, stored: str, size: int) 
     if len(stored.encode()) >= size or not (old and new) or not Path(repository).is_dir():
         return stored.encode()
     try:
-        return _git(Path(repository), "diff", "--no-color", "--no-renames", "--no-ext-diff", old, new, raw=True)
+        return _git(Path(repository), "diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", old, new,
+                    raw=True)
     except WorkspaceError:
         return stored.encode()
 
@@ -265,13 +251,13 @@ def change_diff(repository: str, old: str, new: str, *, stored: str, size: int) 
 def _commit(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> str:
     """Commit everything the attempt changed; return the commit, or "" when it changed nothing (a
     change committed already, as a landing that met a conflict did, is returned again)."""
-    _git(workspace.path, "add", "--all")
-    if _git_run(workspace.path, "diff", "--cached", "--quiet").returncode == 0:
-        head = _commit_of(workspace.path, "HEAD")
+    _git_in(workspace, "add", "--all")
+    head = _git_in(workspace, "rev-parse", "--verify", "HEAD^{commit}").strip()
+    if _git_in_run(workspace, "diff", "--cached", "--quiet", "--ignore-submodules=all").returncode == 0:
         return "" if head == workspace.base_commit else head
-    _git(workspace.path, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m",
-         f"{execution.node_id} attempt {execution.attempt}")
-    return _commit_of(workspace.path, "HEAD")
+    _git_in(workspace, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m",
+            f"{execution.node_id} attempt {execution.attempt}")
+    return _git_in(workspace, "rev-parse", "--verify", "HEAD^{commit}").strip()
 
 
 def _merge_commit(top: Path, head: str, change: str, execution: WorkNodeExecution) -> str:
@@ -321,7 +307,7 @@ def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int
         binary = added == "-"
         files.append({"path": path, "added": 0 if binary else int(added), "removed": 0 if binary else int(removed),
                       "binary": binary})
-    patch = _git(top, "diff", "--no-color", "--no-renames", "--no-ext-diff", old, new, raw=True)
+    patch = _git(top, "diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", old, new, raw=True)
     limit = settings.WORKGRAPH_DIFF_MAX_BYTES
     return files, patch[:limit].decode("utf-8", errors="replace"), len(patch)
 
@@ -331,9 +317,13 @@ def _worktree_path(execution: WorkNodeExecution) -> Path:
     return root / f"{_safe(execution.node_id)}-{execution.attempt}-{execution.pk.hex[:8]}"
 
 
-def _worktree_add(top: Path, path: Path, revision: str) -> None:
+def _worktree_add(top: Path, path: Path, revision: str) -> tuple[Path, str]:
+    """Add a worktree at ``path``; return its git directory and the text of its ``.git`` file, read
+    before anything but git has touched it."""
     with repository_locked(top):
         _git(top, "worktree", "add", "--detach", "--quiet", str(path), revision)
+    dot_git = (path / ".git").read_text()
+    return Path(dot_git.removeprefix("gitdir:").strip()), dot_git
 
 
 def _worktree_remove(top: Path, path: Path) -> None:
@@ -369,14 +359,7 @@ def repository_locked(top: Path) -> Iterator[None]:
 @lru_cache(maxsize=256)
 def _git_common_dir(top: Path) -> Path:
     """The git directory the repository's worktrees share (``.git`` of a plain clone)."""
-    return Path(_git(top, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
-
-
-def _glob_match(path: str, glob: str) -> bool:
-    """``src/**`` holds every path under src/; ``*.py`` a top-level file; other globs match fnmatch's way."""
-    if glob.endswith("/**"):
-        return path == glob[:-3] or path.startswith(glob[:-2])
-    return fnmatch.fnmatchcase(path, glob)
+    return git_dir_of(top)
 
 
 def _safe(name: str) -> str:
@@ -390,20 +373,30 @@ def _commit_of(top: Path, revision: str) -> str:
     return done.stdout.strip()
 
 
-def _git_env() -> dict[str, str]:
-    """The console's environment with a fixed identity for commits, and no prompt that could hang."""
-    name, email = COMMITTER["name"], COMMITTER["email"]
-    return {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email, "GIT_TERMINAL_PROMPT": "0"}
+def _git_run(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run git on the repository whose top is ``top``; what it printed, as text."""
+    done = git_command(args, git_dir=_git_common_dir(top), work_tree=top, cwd=top)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", errors="replace"),
+                                       done.stderr.decode("utf-8", errors="replace"))
 
 
-def _git_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=_git_env(), check=False)
+def _git(top: Path, *args: str, raw: bool = False) -> Any:
+    """Run git on the repository whose top is ``top``; its stdout (bytes when ``raw``), or
+    ``WorkspaceError`` with what it said."""
+    return _checked(git_command(args, git_dir=_git_common_dir(top), work_tree=top, cwd=top), args, raw=raw)
 
 
-def _git(cwd: Path, *args: str, raw: bool = False) -> Any:
-    """Run git; its stdout (bytes when ``raw``), or ``WorkspaceError`` with what it said."""
-    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, env=_git_env(), check=False)
+def _git_in_run(workspace: AttemptWorkspace, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """Run git in the attempt's worktree, on the git directory git made for it."""
+    return git_command(args, git_dir=workspace.git_dir, work_tree=workspace.path, cwd=workspace.path,
+                       config_dir=_git_common_dir(Path(workspace.run_workspace.repository)))
+
+
+def _git_in(workspace: AttemptWorkspace, *args: str) -> str:
+    return _checked(_git_in_run(workspace, *args), args, raw=False)
+
+
+def _checked(done: subprocess.CompletedProcess[bytes], args: tuple[str, ...], *, raw: bool) -> Any:
     if done.returncode != 0:
         raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout if raw else done.stdout.decode("utf-8", errors="replace")

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
 from graphs.engine.calls import attempt_agent_call
+from graphs.engine.changes import ChangeKeeper, change_land, workspace_judgment
 from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
@@ -49,16 +50,7 @@ from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.run_status import run_stop_reason
 from graphs.transactions import transaction_unflushed
-from graphs.workspaces import (
-    AttemptWorkspace,
-    MergeConflictError,
-    WorkspaceError,
-    attempt_workspace,
-    workspace_changed_paths,
-    workspace_keep,
-    workspace_land,
-    write_set_violations,
-)
+from graphs.workspaces import AttemptWorkspace, WorkspaceError, attempt_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -314,6 +306,7 @@ def _attempt_work(
     cancel_event = threading.Event()
     cwd = workspace.cwd if workspace is not None else Path(run.task.project.target_folder)
     command = None
+    keep = ChangeKeeper(workspace, execution)
     with execution_heartbeat(execution, worker=worker, cancel_event=cancel_event):
         try:
             if is_command_node(node):
@@ -331,19 +324,21 @@ def _attempt_work(
                                             cancel_event=cancel_event, cwd=cwd)
                 text, accounting = result.text, result.accounting()
             attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
-            judgment = _write_set_judgment(workspace, node) or judgment_run(
+            judgment = keep.tampered() or workspace_judgment(workspace, node) or judgment_run(
                 JudgeRequest(runner=runner, execution=execution, node=node, content=text, cancel_event=cancel_event,
                              cwd=cwd, command=command))
+            # A command judgment runs in the worktree too: what it left is checked as the agent's is.
+            judgment = keep.tampered() or judgment
             # A failure is classified while the attempt still beats: the judge agent may be asked.
             failure = None if judgment.ok else attempt_failure_classify(
                 execution, facts=attempt_failure_facts(error="", judgment=judgment, output={"text": text}),
                 runner=runner, node=node, cancel_event=cancel_event, cwd=cwd)
         except AgentCancelled:
-            _change_keep(workspace, execution)
+            keep()
             attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))
             return None
         except AgentError as error:
-            _change_keep(workspace, execution)
+            keep()
             failure = attempt_failure_classify(
                 execution, facts=attempt_failure_facts(error=agent_error_text(error), agent_error_kind=error.kind),
                 runner=runner, node=node, cancel_event=cancel_event, cwd=cwd)
@@ -351,46 +346,15 @@ def _attempt_work(
             return None
     output = {"text": text, **accounting}
     if judgment.ok and workspace is not None:
-        judgment = _change_land(workspace, execution, judgment)
-    elif workspace is not None:
-        _change_keep(workspace, execution)
+        judgment = change_land(workspace, execution, judgment)
+    else:
+        keep()
     if judgment.ok:
         return attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)
     # ``failure`` is None when the judgment passed and the change then failed to land (a merge conflict):
     # the rules classify that one when it is recorded.
     attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output, failure=failure)
     return None
-
-
-def _write_set_judgment(workspace: AttemptWorkspace | None, node: dict) -> Judgment | None:
-    """A failed judgment when the attempt changed paths its node may not; None when it kept to them."""
-    if workspace is None or not (node.get("write_set") or node.get("forbidden_paths")):
-        return None
-    problems = write_set_violations(node, workspace_changed_paths(workspace))
-    return Judgment(ok=False, kind="write_set", issues=problems) if problems else None
-
-
-def _change_land(workspace: AttemptWorkspace, execution: WorkNodeExecution, judgment: Judgment) -> Judgment:
-    """Merge a judged-good change into the run's branch; a conflict fails the judgment, naming the files."""
-    try:
-        change = workspace_land(workspace, execution)
-    except MergeConflictError as conflict:
-        kept = workspace_keep(workspace, execution)
-        log_append(execution=execution, event="merge_conflict", files=conflict.files, ref=kept.ref)
-        return Judgment(ok=False, kind="merge_conflict", issues=[str(conflict)], detail={"files": conflict.files})
-    log_append(execution=execution, event="change_landed", commit=change.result_commit, merge=change.merge_commit,
-               files=len(change.files))
-    return judgment
-
-
-def _change_keep(workspace: AttemptWorkspace | None, execution: WorkNodeExecution) -> None:
-    """Keep a failed attempt's change on its own ref, for a reviewer to look at; never merged."""
-    if workspace is None:
-        return
-    kept = workspace_keep(workspace, execution)
-    if kept.result_commit:
-        log_append(execution=execution, event="change_kept", commit=kept.result_commit, ref=kept.ref,
-                   files=len(kept.files))
 
 
 def node_attempt_finish_external(
