@@ -620,7 +620,7 @@ class _Checker:
         script = "\n".join(shell["commands"])
         cwd = shell.get("cwd", ".")
         if PurePosixPath(cwd) != PurePosixPath("."):
-            script = f"cd -- {shlex.quote(cwd)}\n{script}"
+            script = f"{_cwd_entry(cwd)}\n{script}"
         node: dict[str, Any] = {"node_id": task_id, "depends_on": deps, "command": ["sh", "-e", "-c", script],
                                 "node_type": "shell"}
         if shell.get("timeoutMs") is not None:
@@ -717,3 +717,10 @@ def _text(value: Any) -> str:
 
 def _strings(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str) and item.strip()] if isinstance(value, list) else []
+
+
+def _cwd_entry(cwd: str) -> str:
+    """The lines that enter a shell task's ``cwd`` with every symlink resolved, refusing a folder that
+    leaves the working folder (through a symlink an upstream agent committed) before anything runs."""
+    refusal = 'echo "shell.cwd leaves the working folder: $(pwd -P)" >&2; exit 2'
+    return f'top=$(pwd -P)\ncd -P -- {shlex.quote(cwd)}\ncase "$(pwd -P)/" in "$top"/*) ;; *) {refusal} ;; esac'

@@ -3,6 +3,10 @@ verdict gates mechanical judgments, retry policies and revision rounds the engin
 
 from __future__ import annotations
 
+import subprocess
+
+import pytest
+
 from graphs.dag_specs import dag_spec_plan
 from graphs.manifest import loop_back_target, nodes_between
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, gate, pi, shell, spec_of
@@ -25,6 +29,26 @@ def test_a_pi_task_becomes_an_agent_node_run_by_its_role_with_its_write_boundari
     assert "command" not in node
 
 
+@pytest.mark.parametrize(("folder", "entered"), [("sub", True), ("link-out", False), ("sub/link-up", False)])
+def test_a_shell_tasks_cwd_through_a_symlink_out_of_the_working_folder_runs_nothing(tmp_path, folder, entered):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (work / "link-out").symlink_to(outside)
+    (work / "sub" / "link-up").symlink_to("../..")
+    task = shell("check", commands=["touch ran"])
+    task["shell"]["cwd"] = folder
+    command = _nodes(spec_of(task))["check"]["command"]
+
+    done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
+
+    assert (done.returncode == 0) is entered
+    assert bool(list(tmp_path.rglob("ran"))) is entered
+    if not entered:
+        landed = outside if folder == "link-out" else tmp_path
+        assert (done.returncode, done.stderr.strip()) == (2, f"shell.cwd leaves the working folder: {landed}")
+
+
 def test_a_pi_task_without_a_tool_profile_reads_only_and_is_told_so():
     node = _nodes(spec_of(pi("look")))["look"]
     assert node["tool_profile"] == "read"
@@ -35,7 +59,9 @@ def test_a_shell_tasks_commands_run_one_per_line_under_sh_e_in_its_folder():
     task = shell("check", commands=["make lint", "python -m pytest -q"])
     task["shell"].update(cwd="backend", timeoutMs=90500)
     node = _nodes(spec_of(task))["check"]
-    assert node["command"] == ["sh", "-e", "-c", "cd -- backend\nmake lint\npython -m pytest -q"]
+    assert node["command"][:3] == ["sh", "-e", "-c"]
+    assert node["command"][3].startswith("top=$(pwd -P)\ncd -P -- backend\n")
+    assert node["command"][3].endswith("\nmake lint\npython -m pytest -q")
     assert node["timeout_seconds"] == 91
     assert node["on_fail"] == {"action": "hard_fail"}
     assert "task_prompt" not in node
