@@ -49,6 +49,7 @@ from graphs.manifest import is_command_node, is_external_node
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
 from graphs.run_status import run_stop_reason
+from graphs.sandbox import sandbox_state
 from graphs.transactions import transaction_unflushed
 from graphs.workspaces import AttemptWorkspace, WorkspaceError, attempt_workspace
 
@@ -149,8 +150,9 @@ def _attempt_run(
     """
     me = worker_name()
     run = execution.run
+    # Which sandbox this worker runs the attempt's agent and commands in: workers on other machines may differ.
     log_append(execution=execution, event="node_start", node_id=execution.node_id, attempt=execution.attempt,
-               cause=execution.cause, worker=me)
+               cause=execution.cause, worker=me, sandbox="bwrap" if sandbox_state().confined else "none")
     record: Recorder | None = None
     shape: GraphShape | None = None
     known = dict(handed.outputs)
