@@ -4,7 +4,11 @@ A report names its node as ``<task_id>::<node_id>`` and is idempotent: it is key
 (a ``ReportReceipt`` per run, node and digest, recorded with the attempt it completed), accepted once,
 and answered from that receipt on every replay — sent again later or ten times at once. A report for
 a node whose dependencies have not all succeeded is refused. An external node's attempt waiting for
-its report (``graphs.engine.external``) is the usual target: the report completes it.
+its report (``graphs.engine.external``) is the target: the report completes it.
+
+Agents and bots are untrusted, so every report — ``callback/report`` or the relay's ``bbs/result`` —
+obeys the same rules (``node_report_check``) before anything is written: only an external node takes
+one, a relay node only from whoever attached it, and a verdict gate never.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from graphs.engine import node_attempt_finish_external
 from graphs.engine.external import EXTERNAL_WORKER
 from graphs.engine.state import graph_shape, latest_rows, upstream_done
 from graphs.errors import WorkGraphError
+from graphs.manifest import is_external_node
 from graphs.models import PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
 
 Status = WorkNodeExecution.Status
+# The mechanical check a verdict gate passes on (``graphs.checks``): the first VERDICT: line says pass.
+VERDICT_CHECK = "verdict_says_pass"
 
 
 class ReportRejected(WorkGraphError):
@@ -54,15 +61,49 @@ def loop_task_id_parse(loop_task_id: str) -> tuple[uuid.UUID, str]:
     return task_id, node_id
 
 
+def node_report_check(
+    *, run: WorkGraphRun, node_id: str, reporter: AbstractBaseUser, bot_id: str | None = None
+) -> None:
+    """Refuse, with the reason as a ``ReportRejected``, a report from ``reporter`` for a node of ``run``
+    that no report may complete. ``bot_id`` is the bot the report names (``bbs/result``); None: none.
+
+    - A verdict gate is refused first, even an external one: it passes on the verdict of the node it
+      reads, judged by the console, so a report must not be able to write that verdict itself.
+    - A node that is not external is the engine's: its agent, command and judge must run, and a report
+      would let it be recorded done without them.
+    - A relay node takes a report only from the user who attached it (and that bot, when one is named).
+    """
+    shape = graph_shape(run)
+    node = shape.nodes.get(node_id)
+    if node is None:
+        raise ReportRejected(f"the run has no node {node_id!r}", code="unknown_node")
+    if _is_verdict_gate(node, zero_token=shape.zero_token):
+        raise ReportRejected(f"node {node_id!r} is a verdict gate: the console passes it on the verdict of the"
+                             " node it reads, never on a report", code="verdict_gate")
+    if not is_external_node(node):
+        raise ReportRejected(f"node {node_id!r} is run by the engine; only an external node (executor: external)"
+                             " takes a report", code="not_external")
+    relay = node.get("relay")
+    if isinstance(relay, dict) and (
+            relay.get("user") != reporter.get_username() or bot_id not in (None, relay.get("bot_id"))):
+        raise ReportRejected(f"only {relay.get('bot_id') or relay.get('user')}, who attached {node_id!r}, may post"
+                             " its result", code="not_relay_holder")
+
+
 def node_result_report(
-    *, task: Task, node_id: str, success: bool, data: dict[str, Any], gaps: list[str], reporter: AbstractBaseUser
+    *, task: Task, node_id: str, success: bool, data: dict[str, Any], gaps: list[str], reporter: AbstractBaseUser,
+    bot_id: str | None = None,
 ) -> ReportOutcome:
-    """Complete the node's current attempt in the task's newest run with a reported result."""
+    """Complete the node's current attempt in the task's newest run with a reported result, if
+    ``node_report_check`` lets ``reporter`` (and ``bot_id``) report it."""
     if not success and not [gap for gap in gaps if gap.strip()]:
         raise ReportRejected("a failed result must list its gaps", code="gaps_required")
     run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
     if run is None:
         raise ReportRejected("the task has no run yet", code="no_run")
+    # Before the receipt: a refused report writes nothing, and a replay is answered only to a reporter
+    # the rules let report the node.
+    node_report_check(run=run, node_id=node_id, reporter=reporter, bot_id=bot_id)
     digest = _digest(success=success, data=data, gaps=gaps)
     with transaction.atomic():
         try:
@@ -124,6 +165,14 @@ def _reportable_attempt(*, run: WorkGraphRun, node_id: str) -> WorkNodeExecution
             code="dependencies_unmet",
         )
     return attempt
+
+
+def _is_verdict_gate(node: dict[str, Any], *, zero_token: frozenset[str]) -> bool:
+    """Whether ``node`` is a verdict gate: fed only by ``zero_token`` edges (its output is what it reads
+    upstream) and judged by the verdict check on that output."""
+    judgment = node.get("judgment") if isinstance(node.get("judgment"), dict) else {}
+    return (node.get("node_id") in zero_token and judgment.get("kind") == "mechanical"
+            and judgment.get("check_ref") == VERDICT_CHECK)
 
 
 def _digest(*, success: bool, data: dict[str, Any], gaps: list[str]) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
@@ -92,22 +91,19 @@ def relay_result(
     *, task: Task, node_id: str, bot_id: str, user: AbstractBaseUser, verdict: str,
     acceptances_metric: list[Any], gaps: list[str], output_patch: dict[str, Any],
 ) -> ReportOutcome:
-    """Post the result of a relay node; only the user and bot that attached it may (else 403)."""
+    """Post the result of a relay node; only the user and bot that attached it may (``node_report_check``)."""
     run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
     node = manifest_node(run.graph_manifest, node_id) if run is not None else None
     relay = (node or {}).get("relay")
     if not isinstance(relay, dict):
         raise ReportRejected(f"{node_id!r} is not a relay node of the task's run", code="not_a_relay_node")
-    if relay.get("user") != user.get_username() or relay.get("bot_id") != bot_id:
-        owner = relay.get("bot_id") or relay.get("user")
-        raise PermissionDenied(f"only {owner}, who attached {node_id!r}, may post its result")
     success = verdict == "PASS"
     failed_gaps = [gap for gap in gaps if gap.strip()] or [str(item) for item in acceptances_metric] or [
         "the relay's verdict is FAIL"]
     data = {"result": json.dumps(output_patch, ensure_ascii=False, sort_keys=True), "output_patch": output_patch,
             "acceptances_metric": acceptances_metric, "verdict": verdict}
     return node_result_report(task=task, node_id=node_id, success=success, data=data,
-                              gaps=[] if success else failed_gaps, reporter=user)
+                              gaps=[] if success else failed_gaps, reporter=user, bot_id=bot_id)
 
 
 def _open_relay(run: WorkGraphRun, manifest: dict, *, parent: str) -> tuple[str, dict] | None:

@@ -41,8 +41,8 @@ def task_request(**config) -> dict:
 
 def test_the_whole_collaboration_loop(api, inline_executor, scripted_runner):
     scripted_runner.replies[("plan", "planner")] = json.dumps(
-        {"nodes": [{"node_id": "write", "task_prompt": "Write it."}, {"node_id": "ship", "task_prompt": "Ship.",
-                                                                       "depends_on": ["write"]}]})
+        {"nodes": [{"node_id": "write", "task_prompt": "Write it.", "executor": "external"},
+                   {"node_id": "ship", "task_prompt": "Ship.", "executor": "external", "depends_on": ["write"]}]})
     created = post(api, f"{URL}/execute", task_request())
     assert created.status_code == 200
     body = created.json()
@@ -50,7 +50,7 @@ def test_the_whole_collaboration_loop(api, inline_executor, scripted_runner):
     task = Task.objects.get(pk=body["data"]["task_id"])
     assert task.acceptance_criteria == ["Opens in Excel"]
 
-    # The planner runs; "write" is then queued for a worker, and an external bot reports it instead.
+    # The planner runs; "write", an external node, is then queued, and an external bot reports it.
     inline_executor.drain(max_jobs=1)  # the planning job only
     inline_executor.discard()  # the node jobs are dropped: an external bot does the work
     dashboard = api.get(f"{URL}/dashboard?task_id={task.pk}").json()["data"]

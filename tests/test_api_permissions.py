@@ -46,8 +46,8 @@ class World:
 SMALL_SPEC = {"title": "S", "tasks": [{"id": "a", "executor": "pi", "subtask_prompt": "Do a."}]}
 
 
-def chain() -> dict:
-    nodes = [node("a"), node("b", "a")]
+def chain(**extra) -> dict:
+    nodes = [node("a", **extra), node("b", "a", **extra)]
     return {"nodes": nodes, "edges": edges_for(nodes)}
 
 
@@ -64,7 +64,7 @@ def world(project, alice, bob, charlie, dana, task, scripted_runner, inline_exec
     running = planned_run(task, chain())
     run_start(run=running)
     reported_task = factories.TaskFactory(project=project)
-    reported = planned_run(reported_task, chain())
+    reported = planned_run(reported_task, chain(executor="external"))
     run_start(run=reported)
     # The queued jobs of the last two runs are dropped: their nodes stay queued for cancel and report.
     inline_executor.discard()

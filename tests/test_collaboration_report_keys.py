@@ -23,8 +23,9 @@ def post(client, body: dict):
 
 @pytest.fixture
 def started(task, scripted_runner, inline_executor) -> WorkGraphRun:
-    """A running run of a → b whose node jobs were dropped: an outside bot reports "a" instead."""
-    nodes = [node("a", on_fail={"action": "retry_self", "max_attempts": 3}), node("b", "a")]
+    """A running run of external nodes a → b whose node jobs were dropped: an outside bot reports "a"."""
+    nodes = [node("a", executor="external", on_fail={"action": "retry_self", "max_attempts": 3}),
+             node("b", "a", executor="external")]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
     run_start(run=run)
     inline_executor.discard()

@@ -130,7 +130,7 @@ def test_a_failure_elsewhere_makes_the_task_failed_not_incomplete(task, scripted
 
 
 def test_a_reported_result_without_its_evidence_is_partial_too(task, alice, scripted_runner, inline_executor):
-    run = planned_run(task, {"nodes": [node("cite", required_evidence=["url"])], "edges": []})
+    run = planned_run(task, {"nodes": [node("cite", executor="external", required_evidence=["url"])], "edges": []})
     run_start(run=run)
     inline_executor.discard()  # an external bot does the work and reports it
     node_result_report(task=task, node_id="cite", success=True, data={"result": "Trust me."}, gaps=[],

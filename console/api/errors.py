@@ -58,7 +58,9 @@ def error_handlers_install(api: NinjaAPI) -> None:
     @api.exception_handler(ReportRejected)
     def _report(request, error: ReportRejected):
         conflicts = ("already_finished", "busy", "dependencies_unmet", "not_running", "relay_taken")
-        status = 409 if error.code in conflicts else 400
+        # Signed in and a member, but not who attached the relay: forbidden, like any other refusal by role.
+        forbidden = ("not_relay_holder",)
+        status = 409 if error.code in conflicts else 403 if error.code in forbidden else 400
         return reply(request, status, error.code, str(error))
 
     @api.exception_handler(InvalidTransitionError)
