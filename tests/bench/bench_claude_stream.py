@@ -152,6 +152,8 @@ def test_an_event_on_stdout_reaches_a_browser(console, tmp_path):
         broker=broker, DATABASE_URL=console.env["DATABASE_URL"], WORKGRAPH_VAR_DIR=console.env["WORKGRAPH_VAR_DIR"],
         TMPDIR=console.env["TMPDIR"], WORKGRAPH_AGENT="claude", WORKGRAPH_CLAUDE_BIN=str(FAKE_CLAUDE),
         FAKE_CLAUDE_FIXTURE=str(fixture), FAKE_CLAUDE_GATE=str(gate),
+        # The CLI's sandbox must see the fixture and the gate, in the benchmark's scratch folder.
+        WORKGRAPH_SANDBOX_WRITABLE=str(console.scratch),
     )
     env.pop("WORKGRAPH_LOG_DIR", None)
     worker = worker_start(name="bench-stream", env=env, log_dir=tmp_path)

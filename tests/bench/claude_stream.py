@@ -54,10 +54,14 @@ def main(arguments: list[str]) -> None:
 
 
 def rounds_play(*, fixture: str, rounds: int, task_id: str) -> None:
+    from django.conf import settings
+
     from graphs.agents import ClaudeRunner
     from graphs.models import Task
 
-    os.environ["FAKE_CLAUDE_FIXTURE"] = fixture  # the runner's CLI inherits this process's environment
+    os.environ["FAKE_CLAUDE_FIXTURE"] = fixture  # passed to the runner's CLI (tests.settings' WORKGRAPH_AGENT_ENV)
+    # The fixture lies in the benchmark's scratch folder, which the CLI's sandbox must see.
+    settings.WORKGRAPH_SANDBOX_READ_ONLY = [*settings.WORKGRAPH_SANDBOX_READ_ONLY, str(Path(fixture).parent)]
     task = Task.objects.select_related("project").get(pk=task_id)
     runner = ClaudeRunner(bin=str(FAKE_CLAUDE))
     with tempfile.TemporaryDirectory(prefix="bench-claude-stream-") as cwd:

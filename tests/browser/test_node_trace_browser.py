@@ -48,7 +48,7 @@ def stored_events(monkeypatch):
 
 def test_the_trace_follows_a_running_claude_call_live(
     chromium, console_server, alice, task, claude_cli, inline_executor, stored_events, monkeypatch, tmp_path,
-    settings,
+    settings, sandbox_writable,
 ):
     # The call is held longer than a heartbeat; a beat would leave this process's heartbeat thread holding
     # a database connection, which PostgreSQL's test-database teardown then trips over.
