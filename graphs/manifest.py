@@ -712,6 +712,10 @@ def _executor_errors(node: dict[str, Any], label: str) -> list[str]:
     if kind is not None and kind not in EXTERNAL_JUDGMENT_KINDS:
         errors.append(f"{label}: an external node's report is judged as it arrives, so its judgment.kind must be"
                       f" one of {_choices(EXTERNAL_JUDGMENT_KINDS)}, not {kind!r}")
+    elif kind == "mechanical" and node["judgment"].get("check_ref") == "verdict_says_pass":
+        # A report writes its own text: a verdict it carries would pass the check it is judged by.
+        errors.append(f"{label}: an external node's report cannot carry the verdict it is judged by; a verdict gate"
+                      " (verdict_says_pass) reads an agent's verdict, so it is never external")
     errors.extend(_timeout_errors(node.get("deadline_seconds"), f"{label}: deadline_seconds"))
     return errors
 

@@ -41,6 +41,9 @@ def test_it_accepts_an_external_node_with_a_deadline_and_a_mechanical_judgment()
         ({"executor": "external", "judgment": {"kind": "llm", "judge_prompt": "Judge {content}"}},
          "node 'survey': an external node's report is judged as it arrives, so its judgment.kind must be one of"
          " none, mechanical, not 'llm'"),
+        ({"executor": "external", "judgment": {"kind": "mechanical", "check_ref": "verdict_says_pass"}},
+         "node 'survey': an external node's report cannot carry the verdict it is judged by; a verdict gate"
+         " (verdict_says_pass) reads an agent's verdict, so it is never external"),
     ],
 )
 def test_it_names_each_broken_rule(fields, error):
