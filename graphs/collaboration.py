@@ -29,6 +29,7 @@ from graphs.engine.state import graph_shape, latest_rows, upstream_done
 from graphs.errors import WorkGraphError
 from graphs.manifest import is_external_node
 from graphs.models import PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
+from graphs.run_facts import task_latest_run
 
 Status = WorkNodeExecution.Status
 # The mechanical check a verdict gate passes on (``graphs.checks``): the first VERDICT: line says pass.
@@ -98,7 +99,7 @@ def node_result_report(
     ``node_report_check`` lets ``reporter`` (and ``bot_id``) report it."""
     if not success and not [gap for gap in gaps if gap.strip()]:
         raise ReportRejected("a failed result must list its gaps", code="gaps_required")
-    run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
+    run = task_latest_run(task.pk)
     if run is None:
         raise ReportRejected("the task has no run yet", code="no_run")
     # Before the receipt: a refused report writes nothing, and a replay is answered only to a reporter

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from graphs.logs import log_read
 from graphs.markdown import fenced_blocks_find
 from graphs.models import PLANNING_NODE_ID, ExecutionLogFile, WorkGraphRun, WorkNodeExecution
+from graphs.run_facts import latest_by_node
 
 EVIDENCE_KINDS = ("tool_result", "url", "output")
 TOOL_RESULT_TAG = "tool_result"
@@ -79,13 +80,9 @@ def run_incompleteness(*, run: WorkGraphRun) -> dict[str, Any] | None:
     gaps}], "blocked_nodes": [...], "summary": "..."}``.
     """
     nodes = {node.get("node_id"): node for node in (run.graph_manifest or {}).get("nodes", [])}
-    latest: dict[str, WorkNodeExecution] = {}
-    rows = run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).only(
+    latest = latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).only(
         "node_id", "attempt", "status", "judgment_result", "error"
-    )
-    for row in rows:
-        if row.node_id not in latest or row.attempt > latest[row.node_id].attempt:
-            latest[row.node_id] = row
+    ))
     if any(row.status == Status.FAILED for row in latest.values()):
         return None
     incomplete = [

@@ -26,6 +26,7 @@ from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Cause, RunStatus, latest_rows, manifest_node, run_locked
 from graphs.events import node_states_emit, run_event_emit
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
+from graphs.run_facts import task_latest_run
 
 RELAY_NODE_PREFIX = "relay_"
 RELAY_ORG_NODE = "relay"
@@ -47,7 +48,7 @@ def relay_attach(
     deadline_seconds: int | None = None,
 ) -> str:
     """Attach a relay node for ``user`` and ``bot_id`` to the task's running run; return its node id."""
-    run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
+    run = task_latest_run(task.pk)
     if run is None:
         raise ReportRejected("the task has no run to relay", code="not_running")
     owner = {"user": user.get_username(), "bot_id": bot_id}
@@ -92,7 +93,7 @@ def relay_result(
     acceptances_metric: list[Any], gaps: list[str], output_patch: dict[str, Any],
 ) -> ReportOutcome:
     """Post the result of a relay node; only the user and bot that attached it may (``node_report_check``)."""
-    run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
+    run = task_latest_run(task.pk)
     node = manifest_node(run.graph_manifest, node_id) if run is not None else None
     relay = (node or {}).get("relay")
     if not isinstance(relay, dict):

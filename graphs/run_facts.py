@@ -1,7 +1,10 @@
 """One definition of each fact about a run, read the same way by the engine, the pages, the API, the
 live events and the collaboration layer.
 
+- a task's **latest run** is its newest (``runs_latest_first``, ``task_latest_run``);
 - a node's **latest attempt** is its highest-numbered row (``latest_by_node``);
+- a node's **latest usable output** is that of its highest attempt that succeeded or ended partial
+  (``USABLE_STATUSES``, ``usable_attempts``): a partial node not required for completion hands it on;
 - the **org node** that planned a node is the planning call that added it, unless the node names its
   own ``subagent_type`` (``node_owners``);
 - a run's **progress** counts its manifest's work nodes: ``done`` is those whose latest attempt has
@@ -20,6 +23,26 @@ from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 
 Status = WorkNodeExecution.Status
 Row = TypeVar("Row")
+
+
+# Newest first, and among runs created in the same instant the one with the higher id.
+LATEST_RUN_FIRST = ("-created_at", "-run_id")
+USABLE_STATUSES = (Status.SUCCEEDED, Status.PARTIAL)
+
+
+def runs_latest_first(runs: QuerySet[WorkGraphRun]) -> QuerySet[WorkGraphRun]:
+    """``runs`` ordered newest first."""
+    return runs.order_by(*LATEST_RUN_FIRST)
+
+
+def task_latest_run(task_id: Any) -> WorkGraphRun | None:
+    """The task's newest run, or None when it has none."""
+    return runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id)).first()
+
+
+def usable_attempts(executions: QuerySet[WorkNodeExecution]) -> QuerySet[WorkNodeExecution]:
+    """``executions`` whose output a dependant may use, each node's highest attempt first."""
+    return executions.filter(status__in=USABLE_STATUSES).order_by("node_id", "-attempt")
 
 
 def _get(row: Any, name: str) -> Any:

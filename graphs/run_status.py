@@ -22,6 +22,7 @@ from graphs.events import node_states_emit, run_event_emit
 from graphs.evidence import run_incompleteness
 from graphs.logs import log_append, log_file_close
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
+from graphs.run_facts import runs_latest_first, task_latest_run
 from graphs.storable import storable
 
 RunStatus = WorkGraphRun.Status
@@ -136,8 +137,8 @@ def task_claim_for_new_run(*, task_id: Any) -> None:
     """
     Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
     under_way = (
-        WorkGraphRun.objects.filter(task_id=task_id).exclude(status__in=list(WorkGraphRun.FINISHED_STATUSES))
-        .order_by("-created_at").values_list("pk", "status").first()
+        runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id).exclude(
+            status__in=list(WorkGraphRun.FINISHED_STATUSES))).values_list("pk", "status").first()
     )
     if under_way is not None:
         raise TaskBusyError(task_id=task_id, run_id=under_way[0], status=under_way[1])
@@ -161,7 +162,7 @@ def task_status_refresh(*, task_id: Any) -> str:
     """
     with transaction.atomic():
         Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
-        run = WorkGraphRun.objects.filter(task_id=task_id).order_by("-created_at").first()
+        run = task_latest_run(task_id)
         outcome: dict[str, Any] = {}
         incompleteness = None
         if run is not None and run.is_finished():

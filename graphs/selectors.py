@@ -52,6 +52,7 @@ from graphs.run_facts import (
     manifest_node_count,
     node_owners,
     progress_from_statuses,
+    runs_latest_first,
     runs_progress,
     runs_progress_counted,
 )
@@ -207,7 +208,7 @@ def runs_for_user(
         # which PostgreSQL would join every run to every task to test it.
         titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
         runs = runs.filter(Exists(titled) | Exists(attempts.filter(node_id=text)))
-    return runs.order_by("-created_at", "-run_id")
+    return runs_latest_first(runs)
 
 
 def _day_start(day: date) -> datetime:
@@ -370,7 +371,7 @@ def task_run_trees(task: Task) -> list[RunTree]:
     what each run's agent calls cost, summed by the database, and their branches; and one more for a
     run awaiting approval, what it waits for.
     """
-    runs = list(task.runs.order_by("-created_at"))
+    runs = list(runs_latest_first(task.runs.all()))
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
     planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
     # Of a planning call's payload, the tree needs which nodes it added: the rest holds the agent's
@@ -492,6 +493,9 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         if isinstance(edge, dict) and "from" in edge and "to" in edge
     ]
     return {
+        # The attempt statuses the page reads as finished and as under way: the models' own sets.
+        "statuses": {"finished": sorted(WorkNodeExecution.FINISHED_STATUSES),
+                     "active": sorted(WorkNodeExecution.ACTIVE_STATUSES)},
         "run": {
             "run_id": str(run.run_id), "status": run.status, "manifest_version": run.manifest_version,
             "task_id": str(run.task_id), "error": run.error, "error_code": run.error_code,

@@ -87,6 +87,14 @@ def test_graph_json_marks_loop_back_firings_and_planning_nodes(client, pipeline_
                                                             pipeline_run.executions.values_list("pk", flat=True)}
 
 
+def test_graph_json_names_the_attempt_statuses_the_page_reads_as_finished_and_active(client, pipeline_run):
+    data = json.loads(client.get(f"/runs/{pipeline_run.run_id}/graph.json").content)
+
+    assert set(data["statuses"]["finished"]) == WorkNodeExecution.FINISHED_STATUSES
+    assert "partial" in data["statuses"]["finished"]
+    assert set(data["statuses"]["active"]) == WorkNodeExecution.ACTIVE_STATUSES
+
+
 def _big_run(task, size: int) -> WorkGraphRun:
     nodes = [node("n0")] + [node(f"n{i}", f"n{(i - 1) // 2}") for i in range(1, size)]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="succeeded")

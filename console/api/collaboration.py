@@ -18,9 +18,9 @@ from graphs import selectors
 from graphs.collaboration import loop_task_id_parse, node_result_report
 from graphs.engine import pipeline_start
 from graphs.gap_planning import acceptance_items
-from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership, WorkGraphRun
+from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership
 from graphs.relay import RelaySpec, relay_attach, relay_result
-from graphs.run_facts import latest_by_node
+from graphs.run_facts import latest_by_node, task_latest_run
 from graphs.task_service import task_create
 
 router = Router(tags=["collaboration"])
@@ -154,7 +154,7 @@ def collaboration_execute(request, payload: TaskRequest):
 @router.get("/dashboard", response={200: Envelope, **ERRORS})
 def collaboration_dashboard(request, task_id: UUID):
     task, _ = task_for_member(request.auth, task_id)
-    run = WorkGraphRun.objects.filter(task=task).order_by("-created_at").first()
+    run = task_latest_run(task.pk)
     nodes = []
     if run is not None:
         latest = latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID))

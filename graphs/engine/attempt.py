@@ -48,6 +48,7 @@ from graphs.logs import log_append, log_file_close, log_file_close_soon, log_fil
 from graphs.manifest import is_command_node, is_external_node
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.prompts import TaskBrief, node_prompt
+from graphs.run_facts import usable_attempts
 from graphs.run_status import run_stop_reason
 from graphs.sandbox import sandbox_state
 from graphs.transactions import transaction_unflushed
@@ -393,9 +394,7 @@ def _upstream_outputs(execution: WorkNodeExecution, node: dict, *, known: dict[s
     unknown = [dep for dep in dependencies if dep not in outputs]
     if unknown:
         # A partial node that is not required for completion still hands its output on.
-        rows = WorkNodeExecution.objects.filter(
-            run_id=execution.run_id, node_id__in=unknown, status__in=[Status.SUCCEEDED, Status.PARTIAL]
-        ).order_by("node_id", "-attempt")
+        rows = usable_attempts(WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id__in=unknown))
         # Tuples, not instances: an instance would fetch its deferred fields again, one query per node.
         for node_id, output in rows.values_list("node_id", "output_payload"):
             outputs.setdefault(node_id, output.get("text", ""))

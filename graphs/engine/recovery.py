@@ -33,6 +33,7 @@ from graphs.events import node_states_emit
 from graphs.failures import FailureFacts, failure_classify
 from graphs.logs import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.run_facts import usable_attempts
 from graphs.run_status import run_stop, run_stopped_finish, task_claim_for_new_run
 from graphs.storable import storable
 
@@ -84,11 +85,7 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
             if kept_node in rerun:
                 continue
             # A partial output that is not required for completion counts as done, as when scheduling.
-            source = (
-                run.executions.filter(node_id=kept_node, status__in=[Status.SUCCEEDED, Status.PARTIAL])
-                .order_by("-attempt")
-                .first()
-            )
+            source = usable_attempts(run.executions.filter(node_id=kept_node)).first()
             if source is None or not upstream_done(manifest, kept_node, source.status):
                 raise EngineError(
                     f"cannot fork from {node_id!r}: {kept_node!r} would be reused but has no successful output"

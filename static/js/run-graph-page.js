@@ -85,7 +85,6 @@ function section(title, content, open = false) {
   return details;
 }
 
-const FINISHED = new Set(["succeeded", "partial", "failed", "blocked", "cancelled"]);
 
 // One attempt of the node: its status, what caused it, and for a failed one why, with its judgment.
 function attemptItem(attempt, current) {
@@ -134,7 +133,7 @@ async function openPanel(nodeId) {
   const attempts = el("ol", { class: "attempts" });
   for (const attempt of detail.attempts) attempts.append(attemptItem(attempt, detail.node_exec_id));
   const log = el("ol", { class: "log-lines" });
-  const finished = FINISHED.has(detail.status);
+  const finished = new Set(latestData.statuses.finished).has(detail.status);
   const parts = [facts];
   if (forkForm && !detail.is_planning) parts.push(forkControl(detail.node_id));
   if (detail.failure) parts.push(failureBlock(detail.failure));

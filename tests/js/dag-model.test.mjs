@@ -11,6 +11,7 @@ function payload() {
     nodes: [{ node_id: "build", label: "build", kind: "generic", status: "running", attempts: 1, cost_usd: 0.2 }],
     edges: [],
     attempts: [{ node_exec_id: "e1", node_id: "build", attempt: 1, cause: "initial", status: "failed", cost_usd: 0.2 }],
+    statuses: { finished: ["blocked", "cancelled", "failed", "partial", "succeeded"], active: ["pending", "queued", "running"] },
   };
 }
 
@@ -29,4 +30,14 @@ test("a box shows no cost for a node that spent nothing, and a tiny one as under
   assert.equal(costLabel({ cost_usd: null }), "");
   assert.equal(costLabel({ cost_usd: 0 }), "");
   assert.equal(costLabel({ cost_usd: 0.004 }), "<$0.01");
+});
+
+test("an attempt that ends in any finished status graph.json names gets its end time, partial included", () => {
+  const model = modelFromPayload(payload());
+
+  modelApplyUpdates(model, [{ node_exec_id: "e2", node_id: "build", attempt: 2, status: "running", cause: "retry" }]);
+  assert.equal(model.attemptsByExec.get("e2").finished_at, null);
+  modelApplyUpdates(model, [{ node_exec_id: "e2", node_id: "build", attempt: 2, status: "partial" }]);
+
+  assert.ok(model.attemptsByExec.get("e2").finished_at);
 });

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from graphs.engine import pipeline_start, task_wait_finished
 from graphs.management.args import uuid_or_none
 from graphs.models import Task
+from graphs.run_facts import task_latest_run
 
 
 class Command(BaseCommand):
@@ -23,7 +24,7 @@ class Command(BaseCommand):
             self.stdout.write(f"pipeline for task {task.pk} queued")
             return
         task = task_wait_finished(task_id=task.pk, timeout=timeout)
-        run = task.runs.order_by("-created_at").first()
+        run = task_latest_run(task.pk)
         self.stdout.write(f"task {task.pk}: {task.status}")
         if run is not None:
             self.stdout.write(f"run {run.run_id}: {run.status}")

@@ -6,7 +6,6 @@
 import { failureRoles } from "./failure-roles.js";
 
 const ON_FAILURE = "on_failure";
-const TERMINAL = new Set(["succeeded", "failed", "blocked", "cancelled"]);
 
 /**
  * @typedef {object} GraphNode  one `nodes[]` entry of graph.json (fields as in the contract)
@@ -34,6 +33,7 @@ const TERMINAL = new Set(["succeeded", "failed", "blocked", "cancelled"]);
  * @property {GraphEdge[]} loopEdges  `on_failure` edges, never data dependencies
  * @property {Attempt[]} attempts
  * @property {Map<string, Attempt>} attemptsByExec
+ * @property {Set<string>} finished  the attempt statuses that end an attempt (graph.json's `statuses`)
  */
 
 /** @param {object} payload graph.json @returns {Model} */
@@ -58,6 +58,7 @@ export function modelFromPayload(payload) {
     loopEdges,
     attempts,
     attemptsByExec: new Map(attempts.map((attempt) => [attempt.node_exec_id, attempt])),
+    finished: new Set(payload.statuses?.finished ?? []),
   };
 }
 
@@ -130,7 +131,7 @@ export function modelApplyUpdates(model, updates) {
       attempt.cost_usd = update.cost_usd;
     }
     if (!attempt.started_at && update.status !== "queued" && update.status !== "pending") attempt.started_at = now;
-    if (!attempt.finished_at && TERMINAL.has(update.status)) attempt.finished_at = now;
+    if (!attempt.finished_at && model.finished.has(update.status)) attempt.finished_at = now;
     if (update.attempt >= node.attempts) {
       node.attempts = update.attempt;
       node.status = update.status;
