@@ -294,10 +294,6 @@ class WorkGraphRun(models.Model):
         """Return True once the run can no longer change: planning failed, succeeded, failed or cancelled."""
         return self.status in self.FINISHED_STATUSES
 
-    def is_startable(self) -> bool:
-        """Return True while the run is planned (and approved, where that is asked) and not started yet."""
-        return self.status == self.Status.READY
-
     def is_forkable(self) -> bool:
         """Return True for a run that executed and ended: succeeded, failed or cancelled — not one whose
         planning failed or whose plan a reviewer rejected, which has nothing to reuse, nor one whose

@@ -106,10 +106,6 @@ class RunProgress:
         """Nodes whose latest attempt has finished, whatever its outcome."""
         return self.succeeded + self.partial + self.failed + self.blocked + self.cancelled
 
-    @property
-    def percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
-
     def summary(self) -> str:
         """What pages show, live and on reload alike: ``7/10 done · 3 succeeded · 1 failed · 3 blocked``."""
         outcomes = [(self.succeeded, "succeeded"), (self.partial, "partial"), (self.failed, "failed"),

@@ -63,8 +63,8 @@ def _openai() -> AgentRunner:
 
 
 def _offline() -> AgentRunner:
-    return OfflineRunner(line_delay=getattr(settings, "WORKGRAPH_OFFLINE_LINE_DELAY", 0.01),
-                         call_seconds=getattr(settings, "WORKGRAPH_OFFLINE_CALL_SECONDS", 0.0))
+    return OfflineRunner(line_delay=settings.WORKGRAPH_OFFLINE_LINE_DELAY,
+                         call_seconds=settings.WORKGRAPH_OFFLINE_CALL_SECONDS)
 
 
 # The built-in runners; ``runner_register`` adds more.
