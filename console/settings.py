@@ -1,6 +1,6 @@
 """Settings for the Work Graph Console.
 
-Everything deployment-specific comes from the environment (see README § Configuration). With no
+Everything deployment-specific comes from the environment (see docs/configuration.md). With no
 environment at all the console runs in the embedded mode: SQLite, an in-memory channel layer,
 in-process execution and the offline agent.
 """

@@ -121,7 +121,7 @@ def sandbox_deploy_check(**_: object) -> list[checks.CheckMessage]:
     return [checks.Warning(
         f"Agents and commands run unconfined: {reason}.",
         hint="Install bubblewrap (Debian's bubblewrap package) on every worker machine and leave WORKGRAPH_SANDBOX "
-             "at auto or bwrap; see the README's \"What an agent can reach\".",
+             "at auto or bwrap; see docs/sandbox.md.",
         id="workgraph.W001",
     )]
 

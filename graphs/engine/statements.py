@@ -1,6 +1,6 @@
 """The statements every node of a run sends, written once per process from the models' metadata.
 
-A quick node costs what it sends (see the README's Performance section): its run's lock, the latest
+A quick node costs what it sends (see docs/performance.md): its run's lock, the latest
 rows of its dependants, its end, the next attempt's claim. Through a queryset each is built anew for
 every node — the filter's tree, its compilation, the rows turned back into objects — which takes the
 worker longer than the database takes to run it. Each function here sends the SQL the queryset named

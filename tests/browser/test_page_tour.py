@@ -2,7 +2,7 @@
 drawn without a script error and screenshotted into test-artifacts/tour/.
 
 `make screenshots` runs this module with SCREENSHOTS_DIR=docs/screenshots, which also writes the few
-pictures the README's page tour shows (TOUR_PICTURES) there.
+pictures the docs' page tour (docs/pages.md) shows (TOUR_PICTURES) there.
 """
 
 from __future__ import annotations
