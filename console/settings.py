@@ -197,14 +197,11 @@ WORKGRAPH_GAP_MAX_ROUNDS = env_int("WORKGRAPH_GAP_MAX_ROUNDS", 5, minimum=1, max
 WORKGRAPH_SERVER_LAYOUT = env_bool("WORKGRAPH_SERVER_LAYOUT", True)
 WORKGRAPH_NODE_BINARY = env_str("WORKGRAPH_NODE_BINARY", shutil.which("node") or "")
 WORKGRAPH_LAYOUT_TIMEOUT_SECONDS = env_float("WORKGRAPH_LAYOUT_TIMEOUT_SECONDS", 120.0, minimum=1.0)
-# Logs live in the database. A directory here also gets a JSONL copy of every log, for tools that read
-# files; nothing in the console reads it.
 # Where attempts' git worktrees are made (one a running attempt; removed when it ends).
 WORKGRAPH_WORKSPACE_DIR = Path(env_str("WORKGRAPH_WORKSPACE_DIR", str(VAR_DIR / "workspaces")))
 # How much of a change's unified diff is stored, and how much a page shows (the rest downloads).
 WORKGRAPH_DIFF_MAX_BYTES = env_int("WORKGRAPH_DIFF_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 WORKGRAPH_DIFF_PAGE_BYTES = env_int("WORKGRAPH_DIFF_PAGE_BYTES", 256 * 1024, minimum=1024)
-WORKGRAPH_LOG_DIR = Path(env_str("WORKGRAPH_LOG_DIR")) if env_str("WORKGRAPH_LOG_DIR") else None
 # A line longer than this as JSON has its longest text fields cut (the cut is recorded on the line).
 WORKGRAPH_LOG_LINE_MAX_BYTES = env_int("WORKGRAPH_LOG_LINE_MAX_BYTES", 64 * 1024, minimum=1024)
 # Past this many lines, an attempt's agent output is counted and dropped; the engine's own lines go on.

@@ -39,7 +39,6 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -93,48 +92,24 @@ def log_close_listener_register(listener: Callable[[WorkNodeExecution, int], Non
         _close_listeners.append(listener)
 
 
-def log_mirror_path(log_file: ExecutionLogFile) -> Path | None:
-    """The local JSONL copy of a log, or None when none is kept (``WORKGRAPH_LOG_DIR`` unset).
-
-    Paths are built only from primary keys, never from names that come in from outside, and a stored
-    path that escapes the directory is refused.
-    """
-    if settings.WORKGRAPH_LOG_DIR is None or not log_file.file_path:
-        return None
-    root = Path(settings.WORKGRAPH_LOG_DIR).resolve()
-    path = (root / log_file.file_path).resolve()
-    if not path.is_relative_to(root):
-        raise ValueError(f"log file path {log_file.file_path!r} escapes the log directory")
-    return path
-
-
 def log_file_open(*, execution: WorkNodeExecution) -> ExecutionLogFile:
     """Create the log of ``execution`` (idempotent) and return its header, kept on ``execution``."""
-    log_file = log_file_create(node_exec_id=execution.pk, project_id=execution.run.task.project_id,
-                               run_id=execution.run_id)
+    log_file = log_file_create(node_exec_id=execution.pk, project_id=execution.run.task.project_id)
     execution._log_file_cache = log_file
     return log_file
 
 
-def log_file_create(*, node_exec_id: Any, project_id: Any, run_id: Any) -> ExecutionLogFile:
+def log_file_create(*, node_exec_id: Any, project_id: Any) -> ExecutionLogFile:
     """Create the log of an attempt known by its ids (idempotent) and return its header.
 
     The header's id is the attempt's, so ``INSERT … ON CONFLICT DO NOTHING`` is one statement where
     get_or_create takes four, and inside a caller's transaction it needs no savepoint. What it returns
     tells whether this INSERT made the header: a fresh log is numbered from 1 without a query.
     """
-    mirrored = settings.WORKGRAPH_LOG_DIR is not None
-    log_file = ExecutionLogFile(
-        log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id,
-        file_path=str(Path(str(project_id)) / str(run_id) / f"{node_exec_id}.jsonl") if mirrored else "",
-    )
+    log_file = ExecutionLogFile(log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id)
     created = _insert_ignoring_conflicts(ExecutionLogFile, [log_file], conflict=["log_file_id"])
     if created:
         _logs.fresh(log_file.pk)
-    if mirrored:
-        path = log_mirror_path(log_file)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
     return log_file
 
 
@@ -513,7 +488,7 @@ def _batch_forget(batch: _Batch) -> None:
 
 
 def _batch_tell(batch: _Batch) -> None:
-    """The batch is committed: copy it to the mirror, tell the listeners, release who waits on a close.
+    """The batch is committed: tell the listeners, release who waits on a close.
 
     Listeners hear each log's lines in seq order: a line stored before an earlier one (written in a
     caller's transaction while the writer still held the earlier) waits for it, and a close waits
@@ -536,7 +511,6 @@ def _batch_tell(batch: _Batch) -> None:
                 if log.close_untold and not log.untold and floor is None:
                     log.close_untold = False
                     closed.append(log)
-        _mirror_write(released)
         for item in released:
             _notify(_listeners, item.execution, item.line)
         for log in closed:
@@ -625,23 +599,6 @@ def _insert_ignoring_conflicts(model, objects: list, *, conflict: list[str], ret
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
-
-
-def _mirror_write(lines: list[_Line]) -> None:
-    """Append stored lines to the logs' local copies, when ``WORKGRAPH_LOG_DIR`` keeps them."""
-    if settings.WORKGRAPH_LOG_DIR is None:
-        return
-    by_log: dict[Any, list[_Line]] = {}
-    for item in lines:
-        by_log.setdefault(item.log_id, []).append(item)
-    for items in by_log.values():
-        try:
-            path = log_mirror_path(items[0].execution._log_file_cache)
-            if path is not None:
-                with open(path, "a", encoding="utf-8") as handle:
-                    handle.write("".join(item.text + "\n" for item in items))
-        except (OSError, ValueError, AttributeError):
-            logger.exception("the local copy of log %s could not be written", items[0].log_id)
 
 
 class _Writer:

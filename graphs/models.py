@@ -450,10 +450,6 @@ class ExecutionLogFile(models.Model):
     log_file_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     node_exec = models.OneToOneField(WorkNodeExecution, on_delete=models.CASCADE, related_name="log_file")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="log_files")
-    file_path = models.CharField(
-        max_length=1000, blank=True, default="",
-        help_text="The local JSONL mirror, relative to WORKGRAPH_LOG_DIR; empty when none is kept.",
-    )
     format = models.CharField(max_length=16, default="jsonl")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN, db_index=True)
     last_seq = models.PositiveIntegerField(default=0)

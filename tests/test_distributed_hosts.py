@@ -119,7 +119,7 @@ def cluster(broker, network, tmp_path) -> Cluster:
 def _host_env(network: Network, host: Host, broker: Broker, tmp_path: Path, **extra: str) -> dict[str, str]:
     """A host's environment: the services at the gateway's address, a folder of its own, no log directory."""
     env = {key: value for key, value in os.environ.items()
-           if key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "WORKGRAPH_LOG_DIR"}}
+           if key not in {"DJANGO_ALLOW_ASYNC_UNSAFE"}}
     var_dir = tmp_path / f"{host.name}-var"
     var_dir.mkdir()
     env.update({

@@ -45,7 +45,6 @@ def writer_start(execution, *arguments: str) -> subprocess.Popen:
         "WORKGRAPH_VAR_DIR": tempfile.mkdtemp(prefix="workgraph-other-host-"),
         "PYTHONUNBUFFERED": "1",
     }
-    env.pop("WORKGRAPH_LOG_DIR", None)
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
     return subprocess.Popen(

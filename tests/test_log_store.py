@@ -212,18 +212,3 @@ def test_lines_of_an_attempt_that_never_reached_the_database_are_dropped_with_a_
     wait_until(lambda: "dropped 1 lines of log" in caplog.text, timeout=10,
                message=lambda: "the lines were never dropped")
     assert not ExecutionLogLine.objects.exists()
-
-
-def test_a_local_mirror_is_kept_only_when_a_directory_is_named(task, settings, tmp_path):
-    settings.WORKGRAPH_LOG_DIR = None
-    plain = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
-    assert log_file_open(execution=plain).file_path == ""
-
-    settings.WORKGRAPH_LOG_DIR = tmp_path
-    mirrored = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
-    header = log_file_open(execution=mirrored)
-    log_append(execution=mirrored, event="agent_output", text="copied")
-    log_file_close(execution=mirrored)
-
-    texts = ExecutionLogLine.objects.filter(log_file=header).order_by("seq").values_list("text", flat=True)
-    assert (tmp_path / header.file_path).read_text() == "".join(text + "\n" for text in texts)

@@ -62,6 +62,6 @@ def queued_attempt_claim(*, run_id: Any, worker: str, project_id: Any) -> WorkNo
         for name, value in claimed.items():
             setattr(execution, name, value)
         node_states_emit(run_id=run_id, rows=[execution])
-        execution._log_file_cache = log_file_create(node_exec_id=execution.pk, project_id=project_id, run_id=run_id)
+        execution._log_file_cache = log_file_create(node_exec_id=execution.pk, project_id=project_id)
         return execution
     return None

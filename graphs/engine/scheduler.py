@@ -300,8 +300,7 @@ def _claim_for(continuation: Continuation, *, run: WorkGraphRun, row: dict, now)
     names = [field.attname for field in WorkNodeExecution._meta.concrete_fields if field.attname in known]
     execution = WorkNodeExecution.from_db(connection.alias, names, [known[name] for name in names])
     execution.run = run
-    execution._log_file_cache = log_file_create(node_exec_id=row["pk"], project_id=continuation.project_id,
-                                                run_id=run.pk)
+    execution._log_file_cache = log_file_create(node_exec_id=row["pk"], project_id=continuation.project_id)
     continuation.claimed = execution
     return True
 

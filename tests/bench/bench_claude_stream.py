@@ -155,7 +155,6 @@ def test_an_event_on_stdout_reaches_a_browser(console, tmp_path):
         # The CLI's sandbox must see the fixture and the gate, in the benchmark's scratch folder.
         WORKGRAPH_SANDBOX_WRITABLE=str(console.scratch),
     )
-    env.pop("WORKGRAPH_LOG_DIR", None)
     worker = worker_start(name="bench-stream", env=env, log_dir=tmp_path)
     try:
         with daphne(tree=BASE_DIR, env=console.env) as port:

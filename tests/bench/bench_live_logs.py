@@ -125,7 +125,7 @@ def _store(name: str, scratch: Path) -> Iterator[Store]:
     tree = settings.BASE_DIR if name == "database" else _tree_unpacked(FILE_STORE_COMMIT, scratch / "file-tree")
     with database_fresh(f"bench_live_logs_{name}", scratch) as database_url:
         env = console_env(tree=tree, database_url=database_url, scratch=scratch, name=name)
-        # Only the file store gets a log directory.
+        # Only the file store (the tree of its own commit) gets a log directory.
         if name == "file":
             env["WORKGRAPH_LOG_DIR"] = str(scratch / "file-logs")
         yield Store(name=name, tree=tree, env=env)

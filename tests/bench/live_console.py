@@ -99,10 +99,7 @@ def _postgres_run(config: dict, statement: sql.Composed) -> None:
 
 
 def console_env(*, tree: Path, database_url: str, scratch: Path, name: str) -> dict[str, str]:
-    """The environment of a console process running ``tree`` on ``database_url`` and this run's Redis.
-
-    No ``WORKGRAPH_LOG_DIR``: given one, the database store would also write a JSONL copy of each log.
-    """
+    """The environment of a console process running ``tree`` on ``database_url`` and this run's Redis."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -113,7 +110,6 @@ def console_env(*, tree: Path, database_url: str, scratch: Path, name: str) -> d
         # The factories' project folders, and whatever else the processes make, go with the scratch.
         "TMPDIR": str(scratch),
     }
-    env.pop("WORKGRAPH_LOG_DIR", None)
     return env
 
 
