@@ -45,6 +45,10 @@ EVIDENCE_LINES_MAX = 5
 EVIDENCE_LINE_MAX_CHARS = 300
 # How much of an attempt's output the patterns read: the end, where test runners print their summary.
 OUTPUT_TAIL_CHARS = 20_000
+# The error codes a planning call records (graphs.planning): its agent failed, or its answer is no usable
+# manifest.
+AGENT_FAILED = "agent_failed"
+MANIFEST_UNUSABLE = "manifest_unusable"
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,9 @@ class FailureFacts:
     """
 
     error: str = ""
+    # What failed, where the attempt recorded it: ``AGENT_FAILED`` or ``MANIFEST_UNUSABLE`` for a
+    # planning call; empty for a node attempt, whose judgment and agent error say it.
+    error_code: str = ""
     agent_error_kind: str = ""
     judgment: Mapping[str, Any] | None = None
     output: str = ""
@@ -123,6 +130,20 @@ class FailureRule:
     matches: Matcher
 
 
+def _error_code(code: str, *agent_kinds: str) -> Matcher:
+    def matches(facts: FailureFacts) -> list[str] | None:
+        if facts.error_code != code or (agent_kinds and facts.agent_error_kind not in agent_kinds):
+            return None
+        return [f"error code: {code}" + (f" ({facts.agent_error_kind})" if facts.agent_error_kind else ""), facts.error]
+    return matches
+
+
+def _first(*matchers: Matcher) -> Matcher:
+    def matches(facts: FailureFacts) -> list[str] | None:
+        return next((found for matcher in matchers if (found := matcher(facts)) is not None), None)
+    return matches
+
+
 def _agent_error(*kinds: str) -> Matcher:
     def matches(facts: FailureFacts) -> list[str] | None:
         return [f"agent error kind: {facts.agent_error_kind}"] if facts.agent_error_kind in kinds else None
@@ -174,6 +195,12 @@ def _line_around(text: str, at: int) -> str:
 
 
 FAILURE_RULES: tuple[FailureRule, ...] = (
+    # A planning call records what failed as its error code.
+    FailureRule("planning_agent_unreachable", FailureCategory.ENV_FAILURE, ERROR_CAP,
+                _error_code(AGENT_FAILED, "timeout", "network", "rate_limit", "unavailable", "quota", "auth",
+                            "not_found", "max_turns", "budget", "sandbox")),
+    FailureRule("manifest_unusable", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
+                _first(_error_code(MANIFEST_UNUSABLE), _error_code(AGENT_FAILED, "invalid_output"))),
     # What the agent call itself reported: the environment failed the node, not its work.
     FailureRule("agent_unreachable", FailureCategory.ENV_FAILURE, ERROR_CAP,
                 _agent_error("timeout", "network", "rate_limit", "unavailable", "quota", "auth", "not_found")),
@@ -181,13 +208,6 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
     FailureRule("sandbox_unavailable", FailureCategory.ENV_FAILURE, ERROR_CAP, _agent_error("sandbox")),
     FailureRule("agent_invalid_output", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
                 _agent_error("invalid_output", "bad_request")),
-    # A planning call reports its agent's error in words (``the planner agent failed (timeout): …``).
-    FailureRule("planning_agent_unreachable", FailureCategory.ENV_FAILURE, ERROR_CAP,
-                _pattern(r"\bagent failed \((timeout|network|rate_limit|unavailable|quota|auth|not_found|max_turns"
-                         r"|budget)\)")),
-    FailureRule("manifest_unusable", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
-                _pattern(r"\bmanifest is not usable\b|\bappended nodes do not fit\b"
-                         r"|\bagent failed \(invalid_output\)")),
     # Judgments that fail on the node's contract, not on the product.
     FailureRule("commands_disabled", FailureCategory.ENV_FAILURE, ERROR_CAP, _judgment("commands_disabled")),
     # An external executor that never reported: the work may be fine, its runner is not.

@@ -32,7 +32,7 @@ from graphs.append_review import append_review_open
 from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.errors import WorkGraphError
 from graphs.events import node_states_emit, run_event_emit
-from graphs.failures import FailureFacts, failure_classify
+from graphs.failures import AGENT_FAILED, MANIFEST_UNUSABLE, FailureFacts, failure_classify
 from graphs.gap_planning import acceptance_items, gap_answer_parse, gap_planning_prompt, gap_snapshot
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_open
@@ -49,7 +49,8 @@ class PlanningFailedError(WorkGraphError):
     """A planning call that produced no usable manifest; the reason is also on its planning node."""
 
     def __init__(
-        self, reason: str, *, planning_execution: WorkNodeExecution | None = None, cancelled: bool = False
+        self, reason: str, *, planning_execution: WorkNodeExecution | None = None, cancelled: bool = False,
+        code: str = "", agent_error_kind: str = "",
     ) -> None:
         reason = storable(reason)  # it may quote the agent's output, and it is stored on the run
         super().__init__(reason)
@@ -57,6 +58,10 @@ class PlanningFailedError(WorkGraphError):
         self.planning_execution = planning_execution
         # The run was cancelled while the call planned: the call stopped, it did not fail.
         self.cancelled = cancelled
+        # What failed, for the failure rules (graphs.failures): ``agent_failed`` (with the agent error's
+        # kind) or ``manifest_unusable``; empty for the rest.
+        self.code = code
+        self.agent_error_kind = agent_error_kind
 
 
 @dataclass(frozen=True)
@@ -184,7 +189,7 @@ def plan_work_graph(
             run, new_ids = _store_fresh_manifest(run=run, manifest=attempt.manifest)
     except PlanningFailedError as failure:
         _record_failure(execution=execution, run=run, attempt=attempt, reason=failure.reason, fresh=not appending,
-                        cancelled=failure.cancelled)
+                        cancelled=failure.cancelled, code=failure.code, agent_error_kind=failure.agent_error_kind)
         failure.planning_execution = execution
         raise
     except WorkspaceError as error:
@@ -272,7 +277,8 @@ def _ask_for_manifest(
     )
     attempt.repair_prompt = outcome.repair_prompt
     if outcome.errors:
-        raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(outcome.errors))
+        raise PlanningFailedError("the agent's manifest is not usable: " + "; ".join(outcome.errors),
+                                  code=MANIFEST_UNUSABLE)
 
 
 def _gap_round_number(run: WorkGraphRun) -> int:
@@ -309,7 +315,8 @@ def _ask_for_gap_answer(
     )
     attempt.repair_prompt = outcome.repair_prompt
     if outcome.errors:
-        raise PlanningFailedError("the planner's gap answer is not usable: " + "; ".join(outcome.errors))
+        raise PlanningFailedError("the planner's gap answer is not usable: " + "; ".join(outcome.errors),
+                                  code=MANIFEST_UNUSABLE)
     log_append(execution=execution, event="gap_answer", **attempt.gap)
 
 
@@ -367,7 +374,8 @@ def _call_agent(
                 continue
             if error.stdout_head:
                 attempt.raw_responses.append(storable(error.stdout_head))
-            raise PlanningFailedError(f"the {call.org_node} agent failed ({error.kind}): {detail}") from error
+            raise PlanningFailedError(f"the {call.org_node} agent failed ({error.kind}): {detail}", code=AGENT_FAILED,
+                                      agent_error_kind=error.kind) from error
         result = dataclasses.replace(result, text=storable(result.text))
         attempt.raw_responses.append(result.text)
         if result.usage:
@@ -458,7 +466,8 @@ def _merge_into_run(
             merged = manifest_lib.merge_manifests(current, addition)
             depth = manifest_lib.graph_depth(merged)
         except manifest_lib.ManifestError as error:
-            raise PlanningFailedError("the appended nodes do not fit the run: " + "; ".join(error.errors)) from error
+            raise PlanningFailedError("the appended nodes do not fit the run: " + "; ".join(error.errors),
+                                      code=MANIFEST_UNUSABLE) from error
         if depth > settings.WORKGRAPH_MAX_DEPTH:
             raise PlanningFailedError(
                 f"the merged graph is {depth} nodes deep, over the limit of {settings.WORKGRAPH_MAX_DEPTH}"
@@ -486,7 +495,8 @@ def _record_success(*, execution: WorkNodeExecution, attempt: _Attempt, new_node
 
 
 def _record_failure(
-    *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool, cancelled: bool
+    *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool, cancelled: bool,
+    code: str = "", agent_error_kind: str = "",
 ) -> None:
     """Record how a planning call ended without a manifest: failed with ``reason``, or ``cancelled``.
     A run the call was creating ends the same way."""
@@ -497,7 +507,8 @@ def _record_failure(
     execution.output_payload = _output_payload(attempt, new_node_ids=[])
     execution.finished_at = now
     if not cancelled:
-        facts = FailureFacts(error=reason, output="\n".join(attempt.raw_responses))
+        facts = FailureFacts(error=reason, error_code=code, agent_error_kind=agent_error_kind,
+                             output="\n".join(attempt.raw_responses))
         execution.failure = failure_classify(facts).as_dict()
     execution.save(update_fields=["status", "error", "output_payload", "finished_at", "failure", *ACCOUNTING_FIELDS])
     node_states_emit(run_id=run.pk, rows=[execution])
