@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from graphs import manifest as manifest_lib
-from graphs.engine import fan_in, node_execution_run, run_start, scheduler, state
+from graphs.engine import attempt, fan_in, node_execution_run, run_start, scheduler, state
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.graphs import edges_for, latest, node, planned_run
 
@@ -68,13 +70,19 @@ def _fan_out(task, leaves: int) -> WorkGraphRun:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_fan_out_leaf_costs_a_fixed_number_of_queries(task, scripted_runner, inline_executor):
+def test_a_fan_out_leaf_costs_a_fixed_number_of_queries(task, scripted_runner, inline_executor, monkeypatch):
     """Per leaf: its result, log line and log's close, committed with the claim of the next queued
     sibling (its row, its run, the claim, its log row) — one transaction, its two statements — the
     root's output handed on from leaf to leaf, not read again; and nothing after the commit, since the
     join waits on the sibling just claimed. Growing this is growing every leaf's cost; outside a test
     transaction, as in a worker. Both fan-outs are wider than the jobs handed out at once, whose
-    claims (found taken) are the same number in both."""
+    claims (found taken) are the same number in both.
+
+    The engine's two clocks are held still, so the count does not depend on how fast the machine is:
+    the progress recount (at most twice a second) would add a query to the last leaf's advance whenever
+    the leaves took longer than half a second, and one job stops running its siblings after five."""
+    monkeypatch.setattr(state, "PROGRESS_EVERY_SECONDS", math.inf)
+    monkeypatch.setattr(attempt, "CONTINUE_FOR_SECONDS", math.inf)
     counts = {}
     for leaves in (scheduler.FAN_OUT_JOBS + 4, scheduler.FAN_OUT_JOBS + 20):
         run = _fan_out(task, leaves)
