@@ -100,7 +100,7 @@ def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraph
         )
         stopped = list(waiting.values("pk", "node_id", "attempt", "cause"))
         external_waits = list(waiting.filter(status=WorkNodeExecution.Status.RUNNING))
-        reason = f"stopped: {run.error}" if run.error_code else "the run was cancelled"
+        reason = _stop_reason(error_code=run.error_code, error=run.error)
         waiting.update(status=WorkNodeExecution.Status.CANCELLED, error=reason, finished_at=now)
         node_states_emit(run_id=run.pk, rows=[{**row, "status": WorkNodeExecution.Status.CANCELLED} for row in stopped])
         for execution in external_waits:
@@ -126,6 +126,10 @@ def run_stopped_finish(run: WorkGraphRun, *, allowed_from: Collection[str] | Non
 def run_stop_reason(run_id: Any) -> str:
     """What an attempt the run's stop ended says: the run was cancelled, or why it was stopped."""
     error_code, error = WorkGraphRun.objects.filter(pk=run_id).values_list("error_code", "error").get()
+    return _stop_reason(error_code=error_code, error=error)
+
+
+def _stop_reason(*, error_code: str, error: str) -> str:
     return f"stopped: {error}" if error_code else "stopped: the run was cancelled"
 
 

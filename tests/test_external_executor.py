@@ -191,7 +191,7 @@ def test_cancelling_the_run_cancels_the_wait_and_a_later_report_is_a_409(alice, 
     run.refresh_from_db()
     waiting = latest(run)["ext"]
     assert run.status == "cancelled"
-    assert (waiting.status, waiting.error) == ("cancelled", "the run was cancelled")
+    assert (waiting.status, waiting.error) == ("cancelled", "stopped: the run was cancelled")
     assert waiting.log_file.status == "closed"
     late = report(signed_in(alice), task, "ext", success=True, result="done")
     assert late.status_code == 409 and late.json()["code"] == "already_finished"

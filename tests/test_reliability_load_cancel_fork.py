@@ -220,7 +220,8 @@ def test_cancelling_a_run_among_busy_runs_stops_its_agents_within_five_seconds(p
         assert 1 <= len(printed) < SCRIPT_LINES, f"{node_id}'s agent was not stopped mid-way: {len(printed)} lines"
         assert datetime.fromisoformat(printed[-1]["ts"]) <= row.finished_at
         assert [line["status"] for line in _log_lines(row) if line["event"] == "node_finished"] == ["cancelled"]
-    assert (rows["join"].status, rows["join"].error, rows["join"].worker) == ("cancelled", "the run was cancelled", "")
+    join = rows["join"]
+    assert (join.status, join.error, join.worker) == ("cancelled", "stopped: the run was cancelled", "")
     settled = sorted(node_rows(victim).values_list("node_id", "attempt", "status", "started_at", "finished_at"))
     printed_when_settled = {node_id: len(_agent_lines(rows[node_id])) for node_id in ("left", "right")}
     print(f"\ncancel -> running attempts ended: {', '.join(f'{n} {s:.2f} s' for n, s in latencies.items())}")

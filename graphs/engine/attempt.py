@@ -271,7 +271,7 @@ def _attempt_body(
         attempt_finish(execution, worker=worker, status=Status.FAILED, error="the node is not in the run's manifest")
         return None
     if run.cancel_requested_at is not None:
-        attempt_finish(execution, worker=worker, status=Status.CANCELLED, error="the run was cancelled")
+        attempt_finish(execution, worker=worker, status=Status.CANCELLED, error=run_stop_reason(run.pk))
         return None
     refusal = commands_refusal(node, allowed=run.task.project.allow_commands)
     if refusal is not None:
