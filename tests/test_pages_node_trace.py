@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from console import views
+from console.views import executions
 from graphs.engine import run_start
 from graphs.logs import log_append, log_file_open, log_read
 from graphs.models import ExecutionLogFile, ExecutionLogLine
@@ -136,7 +136,7 @@ def test_a_finished_log_is_followed_only_when_the_page_could_not_hold_all_of_it(
 
     assert 'data-follow="false"' in client.get(f"/executions/{execution.pk}/").content.decode()
 
-    monkeypatch.setattr(views, "LOG_LINES_ON_PAGE", 6)
+    monkeypatch.setattr(executions, "LOG_LINES_ON_PAGE", 6)
     html = client.get(f"/executions/{execution.pk}/").content.decode()
     assert 'data-follow="true"' in html and 'data-last-seq="6"' in html
     assert len(trace_lines_of(html)) == 6

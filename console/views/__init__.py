@@ -1,0 +1,60 @@
+"""Server-rendered console pages and their form actions. Live parts are enhanced by static/js.
+
+``console.urls`` and ``AXES_LOCKOUT_CALLABLE`` name the views through this package. Its modules:
+
+- ``pages`` — the dashboard, a project (and its DAG spec import), the task and run lists, a task, a new task;
+- ``runs`` — a run's graph page and its graph.json, and its planning page;
+- ``actions`` — the forms that plan, start, cancel, fork and review runs;
+- ``executions`` — an attempt's page, and the detail.json of the run graph's side panel;
+- ``compare`` — two attempts of a node, or two runs of a task, side by side;
+- ``downloads`` — the patches, an attempt's log as JSONL, the DAG spec file;
+- ``common`` — what several pages show alike: a change's diff, pretty JSON;
+- ``auth`` — the answer to a sign-in while it is locked out.
+"""
+
+from console.views.actions import (
+    run_cancel_view,
+    run_fork_view,
+    run_review_view,
+    run_start_view,
+    task_pipeline,
+    task_plan,
+)
+from console.views.auth import login_locked_out
+from console.views.compare import attempts_compare, runs_compare
+from console.views.downloads import (
+    execution_diff_download,
+    execution_log_download,
+    run_dag_spec_download,
+    run_diff_download,
+)
+from console.views.executions import execution_detail, execution_json
+from console.views.pages import dashboard, project_detail, run_list, task_detail, task_list, task_new
+from console.views.runs import run_graph, run_graph_json, run_planning
+
+__all__ = [
+    "attempts_compare",
+    "dashboard",
+    "execution_detail",
+    "execution_diff_download",
+    "execution_json",
+    "execution_log_download",
+    "login_locked_out",
+    "project_detail",
+    "run_cancel_view",
+    "run_dag_spec_download",
+    "run_diff_download",
+    "run_fork_view",
+    "run_graph",
+    "run_graph_json",
+    "run_list",
+    "run_planning",
+    "run_review_view",
+    "run_start_view",
+    "runs_compare",
+    "task_detail",
+    "task_list",
+    "task_new",
+    "task_pipeline",
+    "task_plan",
+]

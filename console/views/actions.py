@@ -1,0 +1,144 @@
+"""The forms that plan, start, cancel, fork and review runs: each carries out one engine or review
+call and goes back to a page saying what happened, or why the console refused."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from console.forms import BudgetForm, ForkForm, ReviewForm
+from console.permissions import can, require, run_for_member, task_for_member
+from graphs.append_review import APPEND_STAGE, run_approval_wait
+from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
+from graphs.errors import WorkGraphError
+from graphs.models import WorkGraphRun
+from graphs.review import run_plan_approve, run_plan_reject
+
+
+@login_required
+@require_POST
+def task_plan(request: HttpRequest, task_id) -> HttpResponse:
+    task, role = task_for_member(request.user, task_id)
+    require(role, "plan")
+    _carry_out(request, lambda: plan_fresh(task=task), "The planner is planning this task.", level=messages.INFO)
+    return redirect("task_detail", task_id=task.pk)
+
+
+@login_required
+@require_POST
+def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
+    task, role = task_for_member(request.user, task_id)
+    require(role, "start_run")
+    budget = BudgetForm(request.POST)
+    if not budget.is_valid():
+        messages.error(request, f"The budget was refused: {_form_errors(budget)}")
+        return redirect("task_detail", task_id=task.pk)
+    _carry_out(request, lambda: pipeline_start(task=task, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
+               "The pipeline has started: planner, then coder, then validator.", level=messages.INFO)
+    return redirect("task_detail", task_id=task.pk)
+
+
+@login_required
+@require_POST
+def run_start_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "start_run")
+    budget = BudgetForm(request.POST)
+    if not budget.is_valid():
+        messages.error(request, f"The budget was refused: {_form_errors(budget)}")
+        return redirect("task_detail", task_id=run.task_id)
+    return _act(request, run, lambda: run_start(run=run, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
+                "The run has started.")
+
+
+@login_required
+@require_POST
+def run_cancel_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "cancel_run")
+    return _act(request, run, lambda: run_cancel(run=run), "The run is being cancelled.")
+
+
+@login_required
+@require_POST
+def run_fork_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "fork_run")
+    form = ForkForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose the node to fork from.")
+        return redirect("task_detail", task_id=run.task_id)
+    try:
+        fork = run_fork(run=run, node_id=form.cleaned_data["node_id"])
+    except (EngineError, WorkGraphError) as error:
+        messages.error(request, str(error))
+        return redirect("task_detail", task_id=run.task_id)
+    node_id = form.cleaned_data["node_id"]
+    messages.success(request, f"Forked from {node_id}: only that node and its dependants run again.")
+    return redirect("run_graph", run_id=fork.run_id)
+
+
+@login_required
+@require_POST
+def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse:
+    run, role = run_for_member(request.user, run_id)
+    require(role, "review_plan")
+    form = ReviewForm(request.POST)
+    comment = form.cleaned_data["comment"] if form.is_valid() else ""
+    if decision == "reject" and not comment.strip():
+        messages.error(request, "Say why the plan is rejected.")
+        return redirect("run_planning", run_id=run.run_id)
+    wait = run_approval_wait(run)
+    append = wait.label if wait is not None and wait.stage == APPEND_STAGE else None
+    if decision == "reject":
+        return _act(request, run, lambda: run_plan_reject(run=run, reviewer=request.user, comment=comment),
+                    f"Rejected {append}: the run has failed." if append else "Plan rejected.", to="run_planning")
+    # "Approve and run": a reviewer who may also start runs starts this one with the approval.
+    start = bool(request.POST.get("start")) and can(role, "start_run")
+
+    def approve() -> None:
+        approved = run_plan_approve(run=run, reviewer=request.user, comment=comment)
+        if start and approved.status == WorkGraphRun.Status.READY:
+            run_start(run=approved)
+
+    if append:
+        success = f"Approved {append}: its nodes go on with the run."
+    elif start or run.pipeline:
+        success = "Plan approved; the run has started."
+    else:
+        success = "Plan approved. A lead starts the run."
+    # An approved run is watched on its graph, whichever page it was approved on.
+    return _act(request, run, approve, success, to="run_graph", go_back=False)
+
+
+def _carry_out(request: HttpRequest, action, success: str, *, level: int = messages.SUCCESS) -> None:
+    """Run ``action``; tell the person ``success``, or why the console refused."""
+    try:
+        action()
+    except WorkGraphError as error:
+        messages.error(request, str(error))
+    else:
+        messages.add_message(request, level, success)
+
+
+def _act(
+    request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail", go_back: bool = True
+) -> HttpResponse:
+    """Carry out ``action``; then go back to the page the form was on (its ``next``), else to ``to``."""
+    _carry_out(request, action, success)
+    back = request.POST.get("next", "") if go_back else ""
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
+    if to in ("run_planning", "run_graph"):
+        return redirect(to, run_id=run.run_id)
+    return redirect("task_detail", task_id=run.task_id)
+
+
+def _form_errors(form: forms.Form) -> str:
+    return " ".join(str(error) for errors in form.errors.values() for error in errors)

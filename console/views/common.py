@@ -1,0 +1,23 @@
+"""What more than one page shows the same way: a change's diff, and JSON for people to read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+
+from graphs.models import AttemptChange, RunWorkspace
+
+
+def diff_shown(change: RunWorkspace | AttemptChange | None) -> dict[str, Any] | None:
+    """What of a change's diff a page shows (up to WORKGRAPH_DIFF_PAGE_BYTES), and whether it is cut."""
+    if change is None or not change.diff:
+        return None
+    limit = settings.WORKGRAPH_DIFF_PAGE_BYTES
+    shown = change.diff[:limit]
+    return {"text": shown, "cut": len(shown.encode()) < change.diff_bytes, "bytes": change.diff_bytes}
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)

@@ -1,0 +1,200 @@
+"""The pages people read first: the dashboard, a project, the task and run lists, a task, a new task."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from console.forms import DagSpecForm, RunFilterForm, TaskForm
+from console.permissions import can, require, task_for_member
+from graphs import selectors
+from graphs.case_manifests import acceptance_criteria_with_ids
+from graphs.catalogs import ORG_NODES
+from graphs.dag_specs import (
+    DagSpecError,
+    dag_spec_import,
+    dag_spec_parse,
+    dag_spec_prompt_files_check,
+    dag_spec_run_warnings,
+)
+from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
+from graphs.task_service import task_create
+
+TASKS_PER_PAGE = 25
+RUNS_PER_PAGE = 25
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    projects = list(selectors.projects_for_user(request.user))
+    project_spend = selectors.projects_spend(projects)
+    recent = list(selectors.tasks_for_user(request.user)[:10])
+    progress = selectors.latest_run_progress(recent)
+    spend = selectors.tasks_spend(recent)
+    return render(
+        request,
+        "console/dashboard.html",
+        {
+            # The project's folder is on its own page, for those who may see it; the dashboard is for reading.
+            "projects": [(project, project_spend[project.pk]) for project in projects],
+            "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent],
+            "in_flight": selectors.runs_in_flight(request.user)[:20],
+        },
+    )
+
+
+@login_required
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A project: its tasks, and — for a lead — the import of a DAG spec as a new task and planned run."""
+    project, role = _project_for_member(request, slug)
+    can_import = can(role, "import_dag_spec")
+    form, problems = DagSpecForm(), []
+    if request.method == "POST":
+        require(role, "import_dag_spec")
+        form = DagSpecForm(request.POST, request.FILES)
+        if form.is_valid():
+            run, problems = _dag_spec_imported(request, project, form.cleaned_data)
+            if run is not None:
+                status = run.get_status_display().lower()
+                messages.success(request, f"Imported {run.task.title!r}: its run is {status}.")
+                for warning in dag_spec_run_warnings(run):
+                    messages.warning(request, f"{warning[0].upper()}{warning[1:]}.")
+                return redirect("run_graph", run_id=run.run_id)
+    recent = list(selectors.tasks_for_user(request.user, project_slug=project.slug)[:10])
+    progress = selectors.latest_run_progress(recent)
+    spend = selectors.tasks_spend(recent)
+    return render(
+        request,
+        "console/project_detail.html",
+        {"project": project, "role": role, "can_import": can_import, "form": form, "problems": problems,
+         "folder_shown": can(role, "see_target_folder"),
+         "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent]},
+        status=400 if form.errors or problems else 200,
+    )
+
+
+def _dag_spec_imported(request: HttpRequest, project: Project, data: dict) -> tuple[WorkGraphRun | None, list[str]]:
+    """Import the uploaded spec with its prompt files; the run, or None and every problem found."""
+    upload = data["spec_file"]
+    uploads = {file.name: file for file in data["prompt_files"]}
+    try:
+        spec = dag_spec_parse(upload.read())
+        dag_spec_prompt_files_check(spec, sizes={name: file.size for name, file in uploads.items()})
+        prompt_files = {name: file.read().decode("utf-8", errors="replace") for name, file in uploads.items()}
+        return dag_spec_import(project=project, spec=spec, prompt_files=prompt_files, source_name=upload.name,
+                               imported_by=request.user), []
+    except DagSpecError as error:
+        return None, error.errors
+
+
+def _project_for_member(request: HttpRequest, slug: str) -> tuple[Project, str]:
+    project = Project.objects.filter(slug=slug).first()
+    role = selectors.project_role(request.user, project.pk) if project else None
+    if role is None:
+        raise Http404("not found")
+    return project, role
+
+
+@login_required
+def task_list(request: HttpRequest) -> HttpResponse:
+    filters = {
+        "project_slug": request.GET.get("project", "")[:100],
+        "status": request.GET.get("status", "") if request.GET.get("status") in Task.Status.values else "",
+        "text": request.GET.get("q", "")[:200],
+    }
+    page = Paginator(selectors.tasks_for_user(request.user, **filters), TASKS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    tasks = list(page.object_list)
+    progress = selectors.latest_run_progress(tasks)
+    spend = selectors.tasks_spend(tasks)
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "console/task_list.html",
+        {
+            "page": page,
+            "rows": [(task, *progress[task.pk], spend[task.pk]) for task in tasks],
+            "projects": selectors.projects_for_user(request.user),
+            "statuses": Task.Status.choices,
+            "filters": filters,
+            "query": query.urlencode(),
+            "can_create": _lead_projects(request).exists(),
+        },
+    )
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    """Every run the user may see, across tasks and projects, newest first, filtered by the query string."""
+    projects = list(selectors.projects_for_user(request.user))
+    form = RunFilterForm(request.GET, projects=projects)
+    runs = selectors.runs_for_user(request.user, **form.selector_filters())
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "console/run_list.html",
+        {"page": page, "rows": selectors.run_rows(list(page.object_list)), "form": form, "org_nodes": ORG_NODES,
+         "query": query.urlencode()},
+    )
+
+
+@login_required
+def task_new(request: HttpRequest) -> HttpResponse:
+    projects = _lead_projects(request)
+    if not projects.exists():
+        require(None, "create_task")
+    form = TaskForm(request.POST or None, projects=projects)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        task = task_create(
+            project=data["project"], title=data["title"], goal_text=data["goal_text"],
+            deliverables=data["deliverables"], acceptance_criteria=data["acceptance_criteria"],
+            constraints=data["constraints"], resources=data["resources"], task_type=data["task_type"],
+            workflow_id=data["workflow_id"], skill=data["skill"], planning_mode=data["planning_mode"],
+            created_by=request.user,
+        )
+        messages.success(request, "Task created.")
+        return redirect("task_detail", task_id=task.pk)
+    return render(request, "console/task_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+def task_detail(request: HttpRequest, task_id) -> HttpResponse:
+    task, role = task_for_member(request.user, task_id)
+    trees = selectors.task_run_trees(task)
+    artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
+                     .order_by("-created_at"))
+    return render(
+        request,
+        "console/task_detail.html",
+        {
+            "task": task,
+            "role": role,
+            "trees": trees,
+            "spend": selectors.task_spend(task),
+            "artifacts": artifacts,
+            "criteria": acceptance_criteria_with_ids(task.acceptance_criteria),
+            "coverage": selectors.task_criteria_coverage(task, artifacts),
+            "can_plan": can(role, "plan"),
+            "can_start": can(role, "start_run"),
+            "can_cancel": can(role, "cancel_run"),
+            "can_fork": can(role, "fork_run"),
+            "can_review": can(role, "review_plan"),
+            # The fetch command names the project's folder, a path on the agents' machine: leads only.
+            "folder_shown": can(role, "see_target_folder"),
+            "live_run_ids": [tree.run.run_id for tree in trees if not tree.run.is_finished()],
+        },
+    )
+
+
+def _lead_projects(request: HttpRequest):
+    return selectors.projects_for_user(request.user).filter(
+        memberships__user=request.user, memberships__role=ProjectMembership.Role.LEAD
+    )
