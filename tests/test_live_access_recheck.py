@@ -6,9 +6,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from console import consumers
 from console.asgi import application
-from console.consumers import CLOSE_NOT_FOUND
+from console.consumers import CLOSE_NOT_FOUND, base, execution_log, run_events
 from graphs.events import run_event_emit
 from graphs.logs import log_append, log_file_open
 from graphs.models import ProjectMembership
@@ -30,15 +29,15 @@ def execution(task):
 
 @pytest.fixture
 def every_event_rechecks(monkeypatch):
-    monkeypatch.setattr(consumers, "ACCESS_CHECK_SECONDS", 0)
+    monkeypatch.setattr(base, "ACCESS_CHECK_SECONDS", 0)
 
 
 @pytest.fixture
 def quiet_sockets_recheck_quickly(monkeypatch):
     """No events at all: only the periodic check can notice, so it runs often and events never come."""
-    monkeypatch.setattr(consumers, "ACCESS_CHECK_SECONDS", 0.1)
-    monkeypatch.setattr(consumers, "RUN_RESYNC_SECONDS", 0.1)
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 0.1)
+    monkeypatch.setattr(base, "ACCESS_CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(run_events, "RUN_RESYNC_SECONDS", 0.1)
+    monkeypatch.setattr(execution_log, "POLL_SECONDS", 0.1)
 
 
 @sync_to_async

@@ -10,8 +10,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from console import consumers
 from console.asgi import application
+from console.consumers import execution_log
 from graphs.engine import run_start
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile
@@ -34,7 +34,7 @@ def log_is_open(execution) -> bool:
 
 @pytest.fixture
 def layer_only(monkeypatch):
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 600)
+    monkeypatch.setattr(execution_log, "POLL_SECONDS", 600)
 
 
 async def test_a_workers_lines_stream_to_an_open_socket_without_gaps(alice, task, broker, workers, layer_only):

@@ -15,8 +15,8 @@ from asgiref.sync import sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.testing import WebsocketCommunicator
 
-from console import consumers
 from console.asgi import application
+from console.consumers import execution_log
 from graphs import live, logs
 from graphs.logs import log_append, log_file_close, log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine
@@ -46,7 +46,7 @@ def new_execution(task, *, status: str):
 @pytest.fixture
 def slow_poll(monkeypatch):
     """Only the layer can bring lines quickly: the log watch waits longer than any assertion."""
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)
+    monkeypatch.setattr(execution_log, "POLL_SECONDS", 60)
 
 
 async def connect_log(user, execution, *, after: int | None = None) -> WebsocketCommunicator:
@@ -174,7 +174,7 @@ async def test_a_line_written_by_another_process_arrives_through_the_log_watch(a
     try:
         assert await receive_seqs(communicator, 1) == [1]
         await sync_to_async(write_unpublished)(execution, "from a management command")
-        message = await communicator.receive_json_from(timeout=consumers.POLL_SECONDS * 2 + TIMEOUT)
+        message = await communicator.receive_json_from(timeout=execution_log.POLL_SECONDS * 2 + TIMEOUT)
         assert message["line"]["seq"] == 2
         assert message["line"]["text"] == "from a management command"
     finally:
@@ -182,7 +182,7 @@ async def test_a_line_written_by_another_process_arrives_through_the_log_watch(a
 
 
 async def test_a_close_by_another_process_is_noticed_from_the_database(alice, execution, monkeypatch):
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 0.1)
+    monkeypatch.setattr(execution_log, "POLL_SECONDS", 0.1)
     await append(execution=execution, event="agent_output", text="one")
     communicator = await connect_log(alice, execution)
     try:

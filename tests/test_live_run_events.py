@@ -7,8 +7,8 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
-from console import consumers
 from console.asgi import application
+from console.consumers import run_events
 from graphs.engine import run_start
 from graphs.events import run_event_emit
 from graphs.models import WorkNodeExecution
@@ -173,7 +173,7 @@ def test_the_snapshot_takes_two_queries_whatever_the_number_of_nodes_and_attempt
 
 async def test_a_change_no_event_announced_arrives_as_a_fresh_snapshot(alice, started_run, monkeypatch):
     """As when another process runs the node in the embedded mode: its events cannot reach this one."""
-    monkeypatch.setattr(consumers, "RUN_RESYNC_SECONDS", 0.1)
+    monkeypatch.setattr(run_events, "RUN_RESYNC_SECONDS", 0.1)
     communicator = await connect_run(alice, started_run)
     try:
         first = await communicator.receive_json_from(timeout=TIMEOUT)
@@ -189,7 +189,7 @@ async def test_a_change_no_event_announced_arrives_as_a_fresh_snapshot(alice, st
 
 
 async def test_a_change_announced_by_events_brings_no_extra_snapshot(alice, started_run, monkeypatch):
-    monkeypatch.setattr(consumers, "RUN_RESYNC_SECONDS", 0.2)
+    monkeypatch.setattr(run_events, "RUN_RESYNC_SECONDS", 0.2)
     communicator = await connect_run(alice, started_run)
     try:
         await communicator.receive_json_from(timeout=TIMEOUT)

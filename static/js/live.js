@@ -1,5 +1,5 @@
 /**
- * Live execution logs and run events over WebSockets (see console/consumers.py for the protocol).
+ * Live execution logs and run events over WebSockets (see console/consumers/__init__.py for the protocol).
  *
  * Both helpers connect, reconnect after a lost connection with exponential back-off (0.5 s doubling,
  * capped at 10 s, with jitter so many tabs do not return at once) and stop for good when the server

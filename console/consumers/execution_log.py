@@ -1,18 +1,5 @@
-"""WebSocket consumers: one execution's live log, and one run's live events.
-
-Both authenticate with the session, authorise by project membership (any role; superusers get no
-exception, membership decides), join their group and relay. A refused socket is accepted and then
-closed, so the browser reads the reason as a close code instead of a failed handshake:
-
-- ``4400`` — ``after`` is not a non-negative integer, or the client sent a frame that is not JSON text;
-- ``4401`` — not signed in;
-- ``4404`` — no such execution or run, *or* not a member of its project: one code for both, so a
-  stranger cannot learn that an id exists. An open socket is closed with it too once its user leaves
-  the project or is deactivated (checked every ``ACCESS_CHECK_SECONDS``, on events and when quiet);
-- ``1000`` — the log is complete: sent right after ``{"type": "end", "last_seq": n}``.
-
-A foreign ``Origin`` never reaches a consumer: ``AllowedHostsOriginValidator`` refuses the handshake.
-"""
+"""``NodeExecutionLogConsumer``: one execution's live log, and the per-process watch that catches what
+the channel layer never brings."""
 
 from __future__ import annotations
 
@@ -25,19 +12,15 @@ from urllib.parse import parse_qs
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from console.consumers.base import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, LiveConsumer, accept_signed_in
 from graphs import selectors
-from graphs.live import live_consumer_loop_register, node_exec_group, run_group
+from graphs.live import live_consumer_loop_register, node_exec_group
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile
 from graphs.selectors import LogState
 
 logger = logging.getLogger(__name__)
-
-CLOSE_BAD_REQUEST = 4400
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_NOT_FOUND = 4404
 
 # How often the log watch reads where the watched logs stand (lines nobody relayed here, a close).
 POLL_SECONDS = 0.5
@@ -45,69 +28,9 @@ POLL_SECONDS = 0.5
 GAP_WAIT_SECONDS = 5.0
 # Backlogs are read and sent in slices, so a long log never sits whole in memory.
 READ_CHUNK = 500
-# How often a run consumer checks whether its run changed without any event reaching it.
-RUN_RESYNC_SECONDS = 3.0
-# How often an open socket checks that its user may still watch: a removed member or a deactivated
-# user stops receiving within this long. Checking on every line would cost a query per line.
-ACCESS_CHECK_SECONDS = 30.0
 
 
-class _LiveConsumer(AsyncJsonWebsocketConsumer):
-    """What both consumers share: joining a group, handling the publisher's messages fast, and
-    noticing that the user lost access."""
-
-    _access_checked_at = 0.0
-    _access_lost = False
-
-    async def _visible(self, user: Any) -> bool:
-        """Whether ``user`` may watch what this socket streams."""
-        raise NotImplementedError
-
-    async def _access_recheck(self) -> bool:
-        """Return whether the user may still watch; when not, close the socket with CLOSE_NOT_FOUND.
-
-        Queries at most once per ACCESS_CHECK_SECONDS (the first interval starts at connect);
-        between checks, and after a loss, it answers from memory.
-        """
-        if self._access_lost or time.monotonic() - self._access_checked_at < ACCESS_CHECK_SECONDS:
-            return not self._access_lost
-        # Stamped before the queries, so a handler running meanwhile does not check again.
-        self._access_checked_at = time.monotonic()
-        user = self.scope["user"]
-        if await _user_active(user.pk) and await self._visible(user):
-            return True
-        self._access_lost = True
-        await self.close(code=CLOSE_NOT_FOUND)
-        return False
-
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        """The sockets only send: a client's JSON frame is ignored, any other frame closes the socket (4400)."""
-        try:
-            await super().receive(text_data=text_data, bytes_data=bytes_data, **kwargs)
-        except ValueError:  # not JSON, or not text at all
-            await self.close(code=CLOSE_BAD_REQUEST)
-
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        # Channels closes stale database connections before every message, on a hop to the one
-        # thread all database work of the process shares: every line to every socket would queue
-        # there. Relaying touches no database (the few queries go through database_sync_to_async,
-        # which does that cleanup itself), so layer messages skip it; socket events keep it.
-        if message["type"].startswith("websocket."):
-            await super().dispatch(message)
-        else:
-            await getattr(self, get_handler_name(message))(message)
-
-    async def live_batch(self, message: dict[str, Any]) -> None:
-        """Several messages the publisher packed into one (see ``graphs.live``): handle each, in order."""
-        for inner in message["messages"]:
-            await getattr(self, get_handler_name(inner))(inner)
-
-    async def _group_join(self, group: str) -> None:
-        self.groups.append(group)  # websocket_disconnect leaves every group listed here
-        await self.channel_layer.group_add(group, self.channel_name)
-
-
-class NodeExecutionLogConsumer(_LiveConsumer):
+class NodeExecutionLogConsumer(LiveConsumer):
     """``/ws/node-executions/<uuid>/log/?after=<seq>``: the backlog after ``seq``, live lines, then ``end``.
 
     Sends ``{"type": "line", "line": {...}}`` per line — or ``{"type": "lines", "lines": [...]}`` for a
@@ -136,7 +59,7 @@ class NodeExecutionLogConsumer(_LiveConsumer):
         self._finished = False
 
     async def connect(self) -> None:
-        user = await _accept_signed_in(self)
+        user = await accept_signed_in(self)
         if user is None:
             return
         after = _after_param(self.scope)
@@ -365,87 +288,8 @@ def _contiguous_from(last_sent: int, lines: list[dict[str, Any]]) -> list[dict[s
     return lines
 
 
-class RunEventsConsumer(_LiveConsumer):
-    """``/ws/runs/<uuid>/``: a ``snapshot`` of the run on connect, then every run event as it happens.
-
-    Sends ``{"type": "snapshot", "run_id", "status", "manifest_version", "progress": {"done", "total"},
-    "nodes": [{"node_id", "node_exec_id", "attempt", "status", "cause"}, ...]}`` (each node's latest
-    attempt, planning calls included; progress counts the work nodes as the engine does), then
-    ``{"type": "event", "event": {...}}`` per run event — ``nodes``, ``nodes_appended``, ``run_status``,
-    ``progress`` as the engine emits them, and ``{"event": "log", "node_exec_id", "node_id", "seq",
-    "line_event"}`` per log line. The group is joined before the snapshot is read, so an event may be
-    reflected in both; events state facts, applying one twice is harmless. A page that suspects it
-    missed one reconnects for a fresh snapshot.
-
-    Changes no event brings here — a run executed by another process in the embedded mode, whose
-    in-memory layer reaches only its own process, or events dropped on the way — are noticed by a
-    cheap check every ``RUN_RESYNC_SECONDS``: when the run changed while no event arrived, a fresh
-    snapshot is sent.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._resync_task: asyncio.Task | None = None
-        self._events_seen = 0
-        self._run_id: Any = None
-
-    async def connect(self) -> None:
-        user = await _accept_signed_in(self)
-        if user is None:
-            return
-        run_id = self._run_id = self.scope["url_route"]["kwargs"]["run_id"]
-        if not await self._visible(user):
-            await self.close(code=CLOSE_NOT_FOUND)
-            return
-        self._access_checked_at = time.monotonic()
-        live_consumer_loop_register(asyncio.get_running_loop())
-        await self._group_join(run_group(run_id))
-        fingerprint = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
-        snapshot = await database_sync_to_async(selectors.run_snapshot_read)(run_id=run_id)
-        if snapshot is None:
-            await self.close(code=CLOSE_NOT_FOUND)
-            return
-        await self.send_json({"type": "snapshot", **snapshot})
-        self._resync_task = asyncio.create_task(self._resync(run_id, fingerprint))
-
-    async def disconnect(self, code: int) -> None:
-        await super().disconnect(code)
-        if self._resync_task is not None:
-            self._resync_task.cancel()
-
-    async def _visible(self, user: Any) -> bool:
-        return await _run_visible(self._run_id, user=user)
-
-    async def run_event(self, message: dict[str, Any]) -> None:
-        if not await self._access_recheck():
-            return
-        self._events_seen += 1
-        await self.send_json({"type": "event", "event": message["event"]})
-
-    async def _resync(self, run_id: Any, fingerprint: tuple) -> None:
-        events_seen = self._events_seen
-        while True:
-            await asyncio.sleep(RUN_RESYNC_SECONDS)
-            try:
-                if not await self._access_recheck():
-                    return
-                current = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
-                # Events arriving mean the layer works: they carry the changes, no snapshot needed.
-                if current != fingerprint and self._events_seen == events_seen:
-                    snapshot = await database_sync_to_async(selectors.run_snapshot_read)(run_id=run_id)
-                    if snapshot is not None:
-                        await self.send_json({"type": "snapshot", **snapshot})
-                fingerprint, events_seen = current, self._events_seen
-            except Exception:
-                logger.exception("checking run %s for changes failed", run_id)
-
-
 async def _execution_visible(node_exec_id: Any, *, user: Any) -> bool:
     return await database_sync_to_async(selectors.execution_visible)(node_exec_id=node_exec_id, user=user)
-
-
-async def _run_visible(run_id: Any, *, user: Any) -> bool:
-    return await database_sync_to_async(selectors.run_visible)(run_id=run_id, user=user)
 
 
 async def _log_state_read(node_exec_id: Any) -> LogState | None:
@@ -470,21 +314,3 @@ def _after_param(scope: dict[str, Any]) -> int | None:
     except ValueError:
         return None
     return after if after >= 0 else None
-
-
-async def _accept_signed_in(consumer: AsyncJsonWebsocketConsumer):
-    """Accept the socket, then close it with CLOSE_UNAUTHENTICATED unless a user is signed in.
-
-    Accepting first lets the browser read the close code (a refused handshake gives it none), so the
-    client library can tell "sign in" from a network error and stop retrying.
-    """
-    await consumer.accept()
-    user = consumer.scope.get("user")
-    if user is None or not user.is_authenticated:
-        await consumer.close(code=CLOSE_UNAUTHENTICATED)
-        return None
-    return user
-
-
-async def _user_active(user_id: Any) -> bool:
-    return await database_sync_to_async(selectors.user_active)(user_id=user_id)
