@@ -1,0 +1,49 @@
+"""The persisted work-graph model: projects, tasks, skills, runs, one row per node attempt, logs, artifacts.
+
+Statuses are nested ``TextChoices``; invariants that must hold whatever code path writes the row live
+in database constraints as well, so a bug elsewhere fails loudly instead of corrupting a run. The
+package's modules:
+
+- ``projects`` — projects, their members' roles, API tokens;
+- ``skills`` — skills and their revisions;
+- ``runs`` — tasks, runs and node attempts (and the planning nodes' ids);
+- ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
+  layouts, append reviews, artifacts, report receipts.
+"""
+
+from graphs.models.projects import ApiToken, Project, ProjectMembership
+from graphs.models.records import (
+    AppendReview,
+    Artifact,
+    AttemptChange,
+    DagSpec,
+    ExecutionLogFile,
+    ExecutionLogLine,
+    ReportReceipt,
+    RunLayout,
+    RunWorkspace,
+)
+from graphs.models.runs import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.models.skills import Skill, SkillRevision
+
+__all__ = [
+    "PLANNING_NODE_ID",
+    "ApiToken",
+    "AppendReview",
+    "Artifact",
+    "AttemptChange",
+    "DagSpec",
+    "ExecutionLogFile",
+    "ExecutionLogLine",
+    "Project",
+    "ProjectMembership",
+    "ReportReceipt",
+    "RunLayout",
+    "RunWorkspace",
+    "Skill",
+    "SkillRevision",
+    "Task",
+    "WorkGraphRun",
+    "WorkNodeExecution",
+    "planning_node_id",
+]

@@ -1,0 +1,307 @@
+"""Tasks, their runs (each a work graph), and one row per node attempt."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from graphs.models.projects import Project
+from graphs.models.skills import Skill
+
+PLANNING_NODE_ID = "__planning__"
+
+
+def planning_node_id(org_node: str | None = None) -> str:
+    """Return the synthetic node_id of a planning call: ``__planning__`` or ``__planning__:<org_node>``."""
+    return f"{PLANNING_NODE_ID}:{org_node}" if org_node else PLANNING_NODE_ID
+
+
+class Task(models.Model):
+    class TaskType(models.TextChoices):
+        DYNAMIC = "dynamic", "Dynamic (agents plan the graph)"
+        WORKFLOW = "workflow", "Workflow (a fixed workflow)"
+
+    class PlanningMode(models.TextChoices):
+        GRAPH = "graph", "Graph (the planner plans the whole graph at once)"
+        GAP_DRIVEN = "gap_driven", "Gap-driven (the planner plans in rounds until no gap is left)"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PLANNING = "planning", "Planning"
+        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+        READY = "ready", "Ready"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        INCOMPLETE = "incomplete", "Incomplete"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    task_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
+    title = models.CharField(max_length=300)
+    goal_text = models.TextField()
+    deliverables = models.JSONField(default=list, blank=True)
+    acceptance_criteria = models.JSONField(default=list, blank=True)
+    acceptance_ids = models.JSONField(
+        default=list, blank=True,
+        help_text="The ids a collaboration TaskRequest gave the acceptance criteria, in the same order; empty:"
+                  " they are numbered ac1, ac2, …",
+    )
+    constraints = models.JSONField(default=list, blank=True)
+    resources = models.JSONField(default=list, blank=True)
+    task_type = models.CharField(max_length=16, choices=TaskType.choices, default=TaskType.DYNAMIC)
+    workflow_id = models.CharField(max_length=200, blank=True)
+    planning_mode = models.CharField(
+        max_length=16, choices=PlanningMode.choices, default=PlanningMode.GRAPH,
+        help_text="How its pipeline plans: one graph, or gap-driven rounds of tasks (see graphs.gap_planning).",
+    )
+    skill = models.ForeignKey(
+        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
+        help_text="A skill whose team template guides planning, when chosen explicitly.",
+    )
+    status = models.CharField(
+        max_length=24, choices=Status.choices, default=Status.DRAFT, db_index=True,
+        help_text="Derived from the task's latest run (graphs.run_status); never set on its own.",
+    )
+    outcome = models.JSONField(
+        default=dict, blank=True, help_text="How the latest run ended: verdict, error, what is incomplete."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "status"], name="task_project_status")]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(task_type="workflow") | ~Q(workflow_id=""),
+                name="task_workflow_needs_workflow_id",
+            ),
+            models.CheckConstraint(
+                condition=Q(planning_mode__in=["graph", "gap_driven"]), name="task_planning_mode_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class WorkGraphRun(models.Model):
+    class Status(models.TextChoices):
+        PLANNING = "planning", "Planning"
+        PLANNING_FAILED = "planning_failed", "Planning failed"
+        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
+        READY = "ready", "Ready"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "cancelled"})
+    # The error_code of a run stopped by a reviewer who rejected an append (graphs.review).
+    APPEND_REJECTED = "append_rejected"
+
+    run_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
+    graph_manifest = models.JSONField(default=dict, blank=True)
+    manifest_version = models.PositiveIntegerField(
+        default=0, help_text="Bumped by every planning call that changes the manifest."
+    )
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.PLANNING, db_index=True)
+    forked_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    fork_node_id = models.CharField(max_length=200, blank=True)
+    pipeline = models.BooleanField(
+        default=False, help_text="Run as the planner → coder → validator pipeline: stages append in turn."
+    )
+    stage = models.CharField(max_length=100, blank=True, help_text="The org node whose nodes were planned last.")
+    max_cost_usd = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True,
+        help_text="The run's budget in USD (the project's, unless the run was started with its own).",
+    )
+    error = models.TextField(blank=True)
+    error_code = models.CharField(
+        max_length=32, blank=True,
+        help_text="Why a run was stopped before its nodes ended (budget_exceeded, append_rejected); empty otherwise.",
+    )
+    review_decision = models.CharField(
+        max_length=16, blank=True, choices=[("approved", "Approved"), ("rejected", "Rejected")]
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    review_comment = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(forked_from__isnull=True) | ~Q(fork_node_id=""), name="run_fork_names_a_node"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_cost_usd__isnull=True) | Q(max_cost_usd__gt=0), name="run_budget_positive"
+            ),
+        ]
+        # The runs list filtered by status: each visible task's runs of that status, from the index.
+        indexes = [models.Index(fields=["task", "status"], name="run_task_status")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} ({self.status})"
+
+    def is_finished(self) -> bool:
+        """Return True once the run can no longer change: planning failed, succeeded, failed or cancelled."""
+        return self.status in self.FINISHED_STATUSES
+
+    def is_forkable(self) -> bool:
+        """Return True for a run that executed and ended: succeeded, failed or cancelled — not one whose
+        planning failed or whose plan a reviewer rejected, which has nothing to reuse, nor one whose
+        append a reviewer rejected: a fork starts every node of the manifest, the rejected ones too."""
+        executed = {self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED}
+        return (self.status in executed and self.review_decision != "rejected"
+                and self.error_code != self.APPEND_REJECTED)
+
+    def state_label(self) -> str:
+        """The run's status as a transition refusal names it (a rejected plan or append says so)."""
+        if self.review_decision == "rejected":
+            return f"{self.status} (plan rejected)"
+        if self.error_code == self.APPEND_REJECTED:
+            return f"{self.status} (append rejected)"
+        return self.status
+
+
+class WorkNodeExecution(models.Model):
+    """One attempt at one node of a run. Rows are never overwritten: a retry is a new row."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Partial"
+        FAILED = "failed", "Failed"
+        BLOCKED = "blocked", "Blocked"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled"})
+    ACTIVE_STATUSES = frozenset({"pending", "queued", "running"})
+
+    class Cause(models.TextChoices):
+        INITIAL = "initial", "Initial"
+        RETRY_SELF = "retry_self", "Retry of itself"
+        LOOP_BACK = "loop_back", "Loop-back"
+        TRANSIENT_RETRY = "transient_retry", "Transient error retry"
+        DYNAMIC_LOOP_BACK = "dynamic_loop_back", "Dynamic loop-back"
+        FORK = "fork", "Fork"
+        PLANNING = "planning", "Planning call"
+
+    node_exec_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Not indexed alone: every index below that leads with the run serves its lookups, and each index
+    # is written again by every change of an attempt's status (two per node).
+    run = models.ForeignKey(WorkGraphRun, on_delete=models.CASCADE, related_name="executions", db_index=False)
+    node_id = models.CharField(max_length=200)
+    subagent_type = models.CharField(max_length=100, help_text="The org node that ran (or planned) this.")
+    skill_ref = models.ForeignKey(
+        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="executions"
+    )
+    input_schema_ref = models.CharField(max_length=300, blank=True)
+    output_schema_ref = models.CharField(max_length=300, blank=True)
+    input_payload = models.JSONField(default=dict, blank=True)
+    output_payload = models.JSONField(default=dict, blank=True)
+    # Lookups by status alone read (status, heartbeat_at), below.
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempt = models.PositiveIntegerField(default=1)
+    cause = models.CharField(max_length=24, choices=Cause.choices, default=Cause.INITIAL)
+    cause_node_id = models.CharField(
+        max_length=200, blank=True, help_text="For a loop-back: the failing node that sent the run back here."
+    )
+    judgment_result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    failure = models.JSONField(
+        null=True, blank=True,
+        help_text="A failed attempt's classification (graphs.failures): category, confidence, evidence, rule.",
+    )
+    worker = models.CharField(max_length=200, blank=True)
+    ready_at = models.DateTimeField(null=True, blank=True, help_text="When the node's dependencies were met.")
+    not_before = models.DateTimeField(null=True, blank=True, help_text="Backoff: do not start before this.")
+    resubmitted_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the reaper last handed this queued attempt's job out again."
+    )
+    resubmits = models.PositiveSmallIntegerField(default=0, help_text="How often the reaper handed the job out again.")
+    # What the attempt's agent calls (node, judge, planning, repair) cost, summed; see graphs.accounting.
+    agent_calls = models.PositiveSmallIntegerField(default=0)
+    cost_usd = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True,
+        help_text="Empty when no call reported a cost (a model missing from WORKGRAPH_MODEL_PRICES).",
+    )
+    input_tokens = models.PositiveBigIntegerField(default=0)
+    output_tokens = models.PositiveBigIntegerField(default=0)
+    cache_creation_input_tokens = models.PositiveBigIntegerField(default=0)
+    cache_read_input_tokens = models.PositiveBigIntegerField(default=0)
+    num_turns = models.PositiveIntegerField(default=0)
+    tool_calls = models.PositiveIntegerField(default=0)
+    duration_api_ms = models.PositiveBigIntegerField(default=0)
+    model = models.CharField(max_length=200, blank=True, help_text="The model of the last call that named one.")
+    session_id = models.CharField(max_length=200, blank=True, help_text="The agent's session, to resume it.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    deadline_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="An external node's attempt waiting for its report: when it fails external_timeout.",
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "node_id", "attempt"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "node_id", "attempt"], name="execution_unique_attempt"),
+            models.CheckConstraint(condition=Q(attempt__gte=1), name="execution_attempt_positive"),
+        ]
+        indexes = [
+            # Its leading columns serve every lookup of a run's attempts by status; the rest, the claim of
+            # the longest-waiting queued attempt, in order, without sorting the run's queued rows.
+            models.Index(fields=["run", "status", "ready_at", "created_at"], name="execution_run_status_ready"),
+            models.Index(fields=["run", "node_id", "-attempt"], name="execution_run_node_attempt"),
+            models.Index(fields=["status", "heartbeat_at"], name="execution_status_heartbeat"),
+            # The runs list: the runs with an attempt of a node id (its search), the runs an org node
+            # worked in, and each run's summed cost, all read from the index alone.
+            models.Index(fields=["node_id", "run"], name="execution_node_run"),
+            models.Index(fields=["subagent_type", "run"], name="execution_org_node_run"),
+            models.Index(fields=["run", "cost_usd"], name="execution_run_cost"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} #{self.attempt} ({self.status})"
+
+    @property
+    def is_planning(self) -> bool:
+        """True for the synthetic node recording a planning call (``__planning__``, ``__planning__:<org>``)."""
+        return self.node_id == PLANNING_NODE_ID or self.node_id.startswith(PLANNING_NODE_ID + ":")
+
+    def is_finished(self) -> bool:
+        """Return True once this attempt has ended, whatever the outcome."""
+        return self.status in self.FINISHED_STATUSES
+
+    def is_waiting_for_report(self) -> bool:
+        """Return True while this is an external node's attempt running without a worker, waiting for a
+        collaboration report (or its deadline)."""
+        return self.status == self.Status.RUNNING and self.deadline_at is not None
+
+    def duration(self) -> timedelta | None:
+        """Return how long the attempt ran, or None if it has not both started and finished."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
