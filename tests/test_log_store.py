@@ -39,11 +39,13 @@ def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, m
         ours = [item for item in lines if str(item.log_id) == str(execution.pk)]
         if not ours:
             return real_insert(lines)
-        inserts.append(len(ours))
-        if len(inserts) == 1:
+        if not first_insert_started.is_set():
             first_insert_started.set()
             assert let_it_go.wait(10)
-        return real_insert(lines)
+        stored_now = real_insert(lines)
+        # Counted once stored: a drain the database refused (a busy SQLite file) is tried again whole.
+        inserts.append(len(ours))
+        return stored_now
 
     monkeypatch.setattr(logs, "_lines_insert", counting_insert)
     log_append(execution=execution, event="agent_output", text="first")
@@ -53,7 +55,7 @@ def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, m
     let_it_go.set()
 
     assert log_writes_wait(timeout=10)
-    assert inserts == [1, 200]
+    assert inserts in ([1, 200], [201]), "the lines appended during the first drain did not go in one insert"
     assert [line["seq"] for line in stored(execution)] == list(range(1, 202))
 
 
