@@ -4,7 +4,7 @@ Deterministic rules come first (``FAILURE_RULES``, tried in order, the first mat
 agent error, the kind of judgment that failed, a command's exit code, and known patterns in what the
 attempt reported (collection and import errors, timeouts, refused connections, assertion failures).
 What no rule recognises is ``Unknown``; a project may then ask its judge agent (see
-``graphs.engine.classify``), whose answer ``failure_answer_validate`` checks and caps here.
+``graphs.engine.classify``), whose answer ``graphs.failure_judge.failure_answer_validate`` checks and caps.
 
 Confidence is capped by what the evidence can show: a failed assertion says something about the product
 but not for certain (at most 0.75); an environment, collection, command or report error says little
@@ -269,9 +269,9 @@ def failure_classify(facts: FailureFacts) -> FailureClassification:
             if facts.exit_code is not None and not any(line.startswith("exit code") for line in evidence):
                 evidence.append(f"exit code: {facts.exit_code}")
             return FailureClassification(category=rule.category, confidence=rule.cap,
-                                         evidence=_evidence_bounded(evidence), rule=rule.name)
+                                         evidence=evidence_bounded(evidence), rule=rule.name)
     return FailureClassification(category=FailureCategory.UNKNOWN, confidence=UNKNOWN_CONFIDENCE,
-                                 evidence=_evidence_bounded([f"error: {facts.error}"] if facts.error else []),
+                                 evidence=evidence_bounded([f"error: {facts.error}"] if facts.error else []),
                                  rule="no_rule_matched")
 
 
@@ -281,7 +281,7 @@ def confidence_cap(category: str) -> float:
     return ASSERTION_CAP if category == FailureCategory.PRODUCT_BUG else ERROR_CAP
 
 
-def _evidence_bounded(lines: Iterable[str]) -> list[str]:
+def evidence_bounded(lines: Iterable[str]) -> list[str]:
     kept = []
     for line in lines:
         line = " ".join(str(line).split())
@@ -291,154 +291,3 @@ def _evidence_bounded(lines: Iterable[str]) -> list[str]:
 
 
 # --- the judge agent's answer ------------------------------------------------------------------------------
-
-# What the judge agent is shown of a failure, so its prompt stays small whatever the attempt printed.
-PROMPT_ERROR_CHARS = 2000
-PROMPT_ISSUES_MAX = 10
-PROMPT_ISSUE_CHARS = 500
-PROMPT_OUTPUT_CHARS = 4000
-
-_CATEGORY_GUIDE = (
-    "- ProductBug: assertion failures showing the implementation behaves wrongly, while collection and the"
-    " commands themselves worked.\n"
-    "- TestBug: broken test code, wrong expectations, bad fixtures, collection or import errors in the tests.\n"
-    "- EnvFailure: a missing tool or setting, a service down, a runtime or infrastructure failure.\n"
-    "- ContractMismatch: the attempt broke what its node had to deliver (format, paths, mode).\n"
-    "- Unknown: the evidence does not say.\n"
-)
-
-
-def failure_prompt(*, node_id: str, facts: FailureFacts) -> str:
-    """The judge agent's bounded request to classify one failed attempt. Built by concatenation: the
-    attempt's text may hold braces, which ``str.format`` would read as placeholders."""
-    issues = [str(issue)[:PROMPT_ISSUE_CHARS] for issue in (facts.judgment or {}).get("issues") or []]
-    parts = [
-        "Classify why one attempt of a work-graph node failed. Answer with ONE JSON object and nothing"
-        ' else: {"category": "<one category>", "confidence": <0 to 1>, "evidence": ["<line>", ...]}.\n\n'
-        "Categories:\n" + _CATEGORY_GUIDE + "\n"
-        "Rules: this is a single run, so never answer FlakyTest. Confidence is at most 0.75 for ProductBug"
-        " and at most 0.6 for every other category. Every evidence line quotes or names something shown"
-        " below; give at most " + str(EVIDENCE_LINES_MAX) + " lines.\n",
-        "## Node\n\n" + node_id,
-    ]
-    if facts.agent_error_kind:
-        parts.append("## Agent error kind\n\n" + facts.agent_error_kind)
-    if facts.judgment_kind:
-        parts.append("## Judgment kind\n\n" + facts.judgment_kind)
-    if facts.error:
-        parts.append("## Error\n\n" + facts.error[:PROMPT_ERROR_CHARS])
-    if issues:
-        parts.append("## Issues\n\n" + "\n".join("- " + issue for issue in issues[:PROMPT_ISSUES_MAX]))
-    if facts.output.strip():
-        parts.append("## The end of the attempt's output\n\n" + facts.output[-PROMPT_OUTPUT_CHARS:])
-    return "\n\n".join(parts) + "\n"
-
-
-
-def failure_answer_validate(answer: Mapping[str, Any] | None) -> FailureClassification:
-    """Take the judge agent's ``{category, confidence, evidence[]}`` answer, capped; an answer that
-    breaks the contract is ``Unknown`` with the reason in its note.
-
-    ``FlakyTest`` is refused: the agent sees one failed run, and one run never shows a test flaky.
-    """
-    if not isinstance(answer, Mapping):
-        return _unknown_because("the judge agent's answer held no JSON object")
-    category = answer.get("category")
-    if category not in CATEGORIES:
-        return _unknown_because(f"the judge agent named no known category (got {str(category)[:80]!r})")
-    if category == FailureCategory.FLAKY_TEST:
-        return _unknown_because("the judge agent answered FlakyTest, which one failed run cannot show")
-    confidence = answer.get("confidence")
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
-        return _unknown_because("the judge agent's confidence is not a number from 0 to 1")
-    evidence = answer.get("evidence")
-    if not isinstance(evidence, list) or not all(isinstance(line, str) for line in evidence):
-        return _unknown_because("the judge agent's evidence is not a list of lines")
-    if category != FailureCategory.UNKNOWN and not any(line.strip() for line in evidence):
-        return _unknown_because("the judge agent gave no evidence for its category")
-    capped = min(float(confidence), confidence_cap(category))
-    return FailureClassification(category=category, confidence=capped, evidence=_evidence_bounded(evidence),
-                                 rule="llm")
-
-
-def _unknown_because(reason: str) -> FailureClassification:
-    return FailureClassification(category=FailureCategory.UNKNOWN, confidence=UNKNOWN_CONFIDENCE, rule="llm",
-                                 note=f"fell back to Unknown: {reason}")
-
-
-# --- root causes -------------------------------------------------------------------------------------------
-
-ROOT_CAUSE = "root_cause"
-FAILED_DOWNSTREAM = "failed_downstream"
-BLOCKED = "blocked"
-
-
-@dataclass(frozen=True)
-class FailureRole:
-    """Where a failed or blocked node stands in its run's failure: a ``root_cause`` (no failed node
-    upstream of it), ``failed_downstream`` of one, or ``blocked``; ``because_of`` names the root
-    causes upstream of it (empty for a root cause, and for a node blocked by something else, such as
-    a cancelled upstream or an internal error)."""
-
-    role: str
-    because_of: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "because_of": list(self.because_of)}
-
-    def label(self) -> str:
-        """How pages name the role (the DAG's ``failureRoleLabel`` says the same): ``root cause``,
-        ``blocked by a, b +1``, ``failed after a``."""
-        if self.role == ROOT_CAUSE:
-            return "root cause"
-        names = ", ".join(self.because_of[:2]) + (f" +{len(self.because_of) - 2}" if len(self.because_of) > 2 else "")
-        if self.role == BLOCKED:
-            return f"blocked by {names}" if names else "blocked"
-        return f"failed after {names}" if names else "failed downstream"
-
-
-def failure_roles(
-    *, dependencies: Mapping[str, Iterable[str]], statuses: Mapping[str, str]
-) -> dict[str, FailureRole]:
-    """The role of every failed or blocked node of a run, by its node's latest status.
-
-    ``dependencies`` maps each node to the nodes it depends on (data dependencies, never ``on_failure``
-    edges); ``statuses`` each node to its latest attempt's status. A failed node is a root cause unless
-    a node upstream of it failed too; the root causes a node is downstream of are the failed nodes
-    upstream of it that are root causes themselves.
-    """
-    # Only failed and blocked nodes have a role, so only their upstream is walked: a large run that
-    # is going well costs nothing here.
-    ancestors = _ancestors(dependencies, of=[node_id for node_id, status in statuses.items()
-                                            if status in ("failed", "blocked")])
-    failed = {node_id for node_id, status in statuses.items() if status == "failed"}
-    roots = {node_id for node_id in failed if not ancestors.get(node_id, set()) & failed}
-    roles: dict[str, FailureRole] = {}
-    for node_id, status in statuses.items():
-        if status not in ("failed", "blocked"):
-            continue
-        upstream_roots = tuple(sorted(ancestors.get(node_id, set()) & roots))
-        if node_id in roots:
-            roles[node_id] = FailureRole(ROOT_CAUSE)
-        elif status == "failed":
-            roles[node_id] = FailureRole(FAILED_DOWNSTREAM, upstream_roots)
-        else:
-            roles[node_id] = FailureRole(BLOCKED, upstream_roots)
-    return roles
-
-
-def _ancestors(dependencies: Mapping[str, Iterable[str]], *, of: Iterable[str]) -> dict[str, set[str]]:
-    """The transitive upstream of each node in ``of``; a dependency cycle (which validation refuses)
-    cannot loop."""
-    found: dict[str, set[str]] = {}
-    for start in of:
-        seen: set[str] = set()
-        stack = list(dependencies.get(start, ()))
-        while stack:
-            current = stack.pop()
-            if current in seen or current == start:
-                continue
-            seen.add(current)
-            stack.extend(found.get(current, dependencies.get(current, ())))
-        found[start] = seen
-    return found

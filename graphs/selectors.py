@@ -29,7 +29,8 @@ from graphs.case_manifests import (
     case_manifest_in,
     criteria_coverage,
 )
-from graphs.failures import CATEGORIES, FailureClassification, FailureRole, failure_roles
+from graphs.failure_roles import FailureRole, failure_roles
+from graphs.failures import CATEGORIES, FailureClassification
 from graphs.layouts import MAX_WORK_NODES, layout_digest, layout_input, layout_work_nodes
 from graphs.models import (
     PLANNING_NODE_ID,

@@ -9,7 +9,8 @@ import pytest
 
 from graphs.agents import AgentCall, AgentError
 from graphs.engine import run_start
-from graphs.failures import FailureFacts, failure_answer_validate, failure_prompt
+from graphs.failure_judge import failure_answer_validate, failure_prompt
+from graphs.failures import FailureFacts
 from graphs.logs import log_read
 from graphs.models import ExecutionLogFile
 from tests.agents import judge

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from graphs.engine import run_start
-from graphs.failures import FailureRole, failure_roles
+from graphs.failure_roles import FailureRole, failure_roles
 from graphs.selectors import run_failure_roles
 from tests.graphs import edges_for, node, planned_run
 

@@ -13,14 +13,8 @@ from pathlib import Path
 
 from graphs.agents import AgentError, AgentRunner
 from graphs.engine.calls import attempt_agent_call
-from graphs.failures import (
-    FailureCategory,
-    FailureClassification,
-    FailureFacts,
-    failure_answer_validate,
-    failure_classify,
-    failure_prompt,
-)
+from graphs.failure_judge import failure_answer_validate, failure_prompt
+from graphs.failures import FailureCategory, FailureClassification, FailureFacts, failure_classify
 from graphs.logs import log_append
 from graphs.manifest import extract_json_payload
 from graphs.models import WorkNodeExecution
