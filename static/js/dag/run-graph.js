@@ -16,24 +16,25 @@
  *
  * Where the layout comes from, first that applies: the server's (graph.json's `layout.placed`, ELK's
  * layout made with these same modules in Node.js by graphs/run_layouts.py), or this browser's cache of
- * the run (layout-cache.js), when either places every node; else it is computed here in a Web Worker
- * (layout-client.js), band by band (layout.js), keeping the positions of whichever of the two places
- * only some of the nodes, and cached. The worker starts only then. Scenes (scene-*.js) are drawn as SVG
- * when small and on a canvas when large (render-*.js).
+ * the run (layout-cache.js), when either places every node (run-graph-layouts.js); else it is computed
+ * here in a Web Worker (layout-client.js), band by band (layout.js), keeping the positions of whichever
+ * of the two places only some of the nodes, and cached. The worker starts only then. Scenes
+ * (scene-*.js) are drawn as SVG when small and on a canvas when large (render-*.js).
+ *
+ * This module loads, appends and updates the run; run-graph-screen.js keeps the drawing on screen
+ * (renderer, pan and zoom, following the run as it grows) and run-graph-chrome.js builds the toolbar,
+ * stage and legend.
  */
-import { cacheRead, cacheWrite } from "./layout-cache.js";
+import { cacheWrite } from "./layout-cache.js";
 import { layoutFromJSON, layoutPlace, layoutPlan, layoutSketch, layoutStages } from "./layout.js";
 import { layoutClient } from "./layout-client.js";
-import { createLegend } from "./legend.js";
 import { modelApplyUpdates, modelFromPayload } from "./model.js";
-import { createCanvasRenderer } from "./render-canvas.js";
-import { createSvgRenderer } from "./render-svg.js";
+import { buildChrome } from "./run-graph-chrome.js";
+import { keepsEveryPosition, servedLayout, startingLayout } from "./run-graph-layouts.js";
+import { createScreen } from "./run-graph-screen.js";
 import { collapsedScene, graphScene } from "./scene-graph.js";
 import { timelineScene } from "./scene-timeline.js";
-import { createViewport } from "./viewport.js";
 
-/** Scenes with more boxes than this go to the canvas renderer. */
-const SVG_MAX_BOXES = 400;
 /** Runs with more work nodes than this open collapsed into stages instead of laying out all. */
 const SIZE_GUARD = 5000;
 
@@ -52,20 +53,11 @@ export function createRunGraph(
   const client = layoutClient(elkUrl);
   const ui = buildChrome(container, compact);
   const highlighted = new Set(highlight);
-  // `fitted` is the transform of the view's last automatic fit: while the view still has it, the
-  // user has not panned or zoomed since, and the drawing keeps being fitted as it grows or resizes.
-  const views = {
-    graph: { scene: null, transform: null, fitted: null },
-    timeline: { scene: null, transform: null, fitted: null },
-  };
-  let view = "graph";
   let model = null;
   let layout = null;
   /** Collapsed runs: the stages, and the one drawn on its own (null while showing all stages). */
   let stages = null;
   let stageModel = null;
-  let renderer = null;
-  let rendererKind = "";
   let timelineDirty = true;
   /** Events already fired ("painted", "placed"): each fires once, for the first load. */
   const announced = new Set();
@@ -74,34 +66,11 @@ export function createRunGraph(
   /** Live updates that arrive while an append is being placed, replayed onto the new model. */
   let buffered = null;
 
-  const viewport = createViewport(ui.stage, {
-    onChange: (t) => {
-      views[view].transform = t;
-      if (renderer) renderer.setTransform(t);
-    },
-    onTap: (event, world) => activate(renderer && renderer.pick(event, world)),
-    onFitKey: () => fit(),
-  });
-  ui.stage.addEventListener("keydown", (event) => {
-    if ((event.key === "Enter" || event.key === " ") && renderer && renderer.focused()) {
-      event.preventDefault();
-      activate(renderer.focused());
-    }
-  });
+  const screen = createScreen(container, ui, { onActivate: activate });
+  const { show, userMoved, hintNewNodes, fit } = screen;
   ui.graphButton.addEventListener("click", () => setView("graph"));
   ui.timelineButton.addEventListener("click", () => setView("timeline"));
-  ui.zoomIn.addEventListener("click", () => viewport.zoom(1.25));
-  ui.zoomOut.addEventListener("click", () => viewport.zoom(0.8));
-  ui.fitButton.addEventListener("click", () => fit());
-  ui.newNodes.addEventListener("click", () => fit());
   ui.backButton.addEventListener("click", () => showStages());
-  // The side panel opening, a phone turning or a window resized change the stage's size: a view the
-  // user has not moved is fitted again, one they have moved is left where they put it.
-  const resizes = new ResizeObserver(() => {
-    const scene = views[view].scene;
-    if (scene && !userMoved(view)) fitScene(view, scene);
-  });
-  resizes.observe(ui.stage);
 
   function activate(box) {
     if (!box) return;
@@ -118,47 +87,6 @@ export function createRunGraph(
     ui.status.textContent = text;
   }
 
-  /** Puts a scene on screen, switching renderer when its size calls for the other one. */
-  function show(name, scene, { refit }) {
-    views[name].scene = scene;
-    if (name !== view) {
-      // Fitted when next shown: a transform kept from an earlier scene would frame this one wrongly.
-      if (refit) views[name].transform = null;
-      return;
-    }
-    const kind = scene.boxes.length <= SVG_MAX_BOXES ? "svg" : "canvas";
-    if (kind !== rendererKind) {
-      if (renderer) renderer.destroy();
-      renderer = kind === "svg" ? createSvgRenderer(ui.stage) : createCanvasRenderer(ui.stage);
-      rendererKind = kind;
-    }
-    // Framed before the scene is built: fitting reads the stage's size, which, once a new drawing is
-    // in the document, makes the browser lay all of it out there and then (at 100 SVG boxes, tens of
-    // milliseconds), and again once the frame is moved.
-    const saved = views[name].transform;
-    if (refit || !saved) fitScene(name, scene);
-    else viewport.set(saved);
-    renderer.setScene(scene);
-  }
-
-  function fitScene(name, scene) {
-    viewport.fit(scene.bounds, { readable: name === "timeline" });
-    views[name].fitted = views[name].transform;
-  }
-
-  /** Whether the user panned or zoomed `name` since it was last fitted. */
-  function userMoved(name) {
-    return views[name].transform !== null && views[name].transform !== views[name].fitted;
-  }
-
-  /** Shows (or, with 0, hides) the "n new nodes" hint of appended nodes that are not in view. */
-  function hintNewNodes(count) {
-    const total = count ? Number(ui.newNodes.dataset.count || 0) + count : 0;
-    ui.newNodes.dataset.count = String(total);
-    ui.newNodes.textContent = `${total} new node${total === 1 ? "" : "s"} · fit`;
-    ui.newNodes.hidden = total === 0;
-  }
-
   /** Sets `data-<name>` and fires `dag:<name>` once the drawing on screen has been presented. */
   function announce(name, started) {
     if (announced.has(name)) return;
@@ -172,34 +100,6 @@ export function createRunGraph(
         container.dispatchEvent(new CustomEvent(`dag:${name}`, { detail }));
       }),
     );
-  }
-
-  /**
-   * The layout a load starts from: the server's (`served`) or the run's cached one, if every node it
-   * places is still in `next`, with `complete` when it places all of `next` (the cache's also for the
-   * same manifest version): then no layout is needed at all. The server's comes first: it is the one
-   * every visitor sees. Neither complete, the one placing more nodes is kept and the rest placed.
-   * @param {import("./model.js").Model} next
-   * @param {object | null} served  graph.json's `layout.placed` (layoutToJSON), or null
-   * @returns {{layout: import("./layout.js").Layout, complete: boolean} | null}
-   */
-  function startingLayout(next, served) {
-    const drawn = (layout) => [...layout.pos.keys()].every((id) => next.nodes.has(id));
-    const placesAll = (layout) => [...next.planning, ...next.order].every((id) => layout.pos.has(id));
-    const candidates = [];
-    if (served) {
-      const layout = layoutFromJSON(served);
-      if (drawn(layout)) candidates.push({ layout, complete: placesAll(layout) });
-    }
-    const cached = cacheRead(next.run.run_id);
-    if (cached && drawn(cached.layout)) {
-      const complete = cached.manifestVersion === next.run.manifest_version && placesAll(cached.layout);
-      candidates.push({ layout: cached.layout, complete });
-    }
-    const whole = candidates.find((candidate) => candidate.complete);
-    if (whole) return whole;
-    candidates.sort((a, b) => b.layout.pos.size - a.layout.pos.size);
-    return candidates[0] || null;
   }
 
   /** Lays out what the plan holds (layout.js) and caches the result. */
@@ -266,7 +166,7 @@ export function createRunGraph(
         if (destroyed) return;
         show("graph", scene, { refit });
       }
-      if (view === "timeline") refreshTimeline();
+      if (screen.view === "timeline") refreshTimeline();
       announce("painted", started);
       announce("placed", started);
     });
@@ -302,7 +202,7 @@ export function createRunGraph(
       show("graph", graphScene(model, layout, highlighted), { refit: follow });
       if (!follow && added) hintNewNodes(added);
       timelineDirty = true;
-      if (view === "timeline") refreshTimeline();
+      if (screen.view === "timeline") refreshTimeline();
     });
   }
 
@@ -324,15 +224,15 @@ export function createRunGraph(
     if (stageModel) modelApplyUpdates(stageModel, updates);
     if (!changed) return;
     timelineDirty = true;
-    if (view === "timeline") refreshTimeline();
+    if (screen.view === "timeline") refreshTimeline();
     else if (stages && !stageModel) show("graph", collapsedScene(model, stages), { refit: false });
-    else if (renderer) renderer.refresh();
+    else screen.refresh();
   }
 
   function refreshTimeline() {
     if (!model || !timelineDirty) return;
     timelineDirty = false;
-    show("timeline", timelineScene(model), { refit: !views.timeline.scene });
+    show("timeline", timelineScene(model), { refit: !screen.scene("timeline") });
   }
 
   function showStages() {
@@ -357,62 +257,30 @@ export function createRunGraph(
     if (destroyed || !stageModel) return;
     say(`Stage ${index + 1} of ${stages.length}: ${stages[index].org}`);
     ui.backButton.hidden = false;
-    if (view === "graph") show("graph", graphScene(stageModel, placed, highlighted), { refit: true });
+    if (screen.view === "graph") show("graph", graphScene(stageModel, placed, highlighted), { refit: true });
   }
 
   /** @param {"graph" | "timeline"} name */
   function setView(name) {
-    if (!views[name] || name === view) return;
-    view = name;
-    ui.graphButton.setAttribute("aria-pressed", String(name === "graph"));
-    ui.timelineButton.setAttribute("aria-pressed", String(name === "timeline"));
-    container.dataset.view = name;
-    if (name === "timeline" && (timelineDirty || !views.timeline.scene)) {
+    if (!screen.switchTo(name)) return;
+    if (name === "timeline" && (timelineDirty || !screen.scene("timeline"))) {
       refreshTimeline();
-    } else if (views[name].scene) {
-      show(name, views[name].scene, { refit: false });
+    } else if (screen.scene(name)) {
+      show(name, screen.scene(name), { refit: false });
     }
     onView(name);
   }
 
-  /** Fits the current view's drawing into the container; it follows the run's growth again. */
-  function fit() {
-    const scene = views[view].scene;
-    if (scene) fitScene(view, scene);
-    hintNewNodes(0);
-  }
-
   function destroy() {
     destroyed = true;
-    resizes.disconnect();
-    viewport.destroy();
-    if (renderer) renderer.destroy();
+    screen.destroy();
     ui.root.remove();
     container.classList.remove("dag");
     delete container.dataset.painted;
     delete container.dataset.placed;
   }
 
-  container.dataset.view = view;
   return { load, append, updateNodes, setView, fit, destroy };
-}
-
-/** @param {object} payload graph.json @returns {object | null} the server's layout of the run, if any */
-function servedLayout(payload) {
-  return (payload.layout && payload.layout.placed) || null;
-}
-
-/**
- * Whether `candidate` places every node of `next` and keeps every box of `drawn` where it is: then an
- * append can take it whole, and nothing on screen moves.
- */
-function keepsEveryPosition(candidate, drawn, next) {
-  if (![...next.planning, ...next.order].every((id) => candidate.pos.has(id))) return false;
-  for (const [id, rect] of drawn.pos) {
-    const kept = candidate.pos.get(id);
-    if (!kept || kept.x !== rect.x || kept.y !== rect.y) return false;
-  }
-  return true;
 }
 
 /** @returns {Promise<void>} resolved in a later task, so the browser can handle input and draw between */
@@ -424,55 +292,4 @@ function nextTask() {
 function whenIdle(job) {
   if (window.requestIdleCallback) window.requestIdleCallback(job, { timeout: 5000 });
   else setTimeout(job, 200);
-}
-
-/** Toolbar, stage (the drawing surface) and legend, built with DOM calls only. */
-function buildChrome(container, compact) {
-  container.classList.add("dag");
-  const root = document.createElement("div");
-  root.className = "dag-root";
-  const toolbar = document.createElement("div");
-  toolbar.className = "dag-toolbar";
-  toolbar.setAttribute("role", "toolbar");
-  toolbar.setAttribute("aria-label", "Run graph controls");
-  const button = (text, label, extra = {}) => {
-    const element = document.createElement("button");
-    element.type = "button";
-    element.className = "dag-button";
-    element.textContent = text;
-    element.title = label;
-    element.setAttribute("aria-label", label);
-    Object.assign(element, extra);
-    return element;
-  };
-  const graphButton = button("Graph", "Show the graph");
-  const timelineButton = button("As it ran", "Show every attempt in time order");
-  graphButton.setAttribute("aria-pressed", "true");
-  timelineButton.setAttribute("aria-pressed", "false");
-  const views = document.createElement("div");
-  views.className = "dag-views";
-  views.append(graphButton, timelineButton);
-  const zoomOut = button("−", "Zoom out");
-  const zoomIn = button("+", "Zoom in");
-  const fitButton = button("Fit", "Fit the drawing to the view");
-  const backButton = button("← All stages", "Back to all stages", { hidden: true });
-  const newNodes = button("", "Nodes were added outside the view: fit the drawing to show them", { hidden: true });
-  newNodes.classList.add("dag-new-nodes");
-  const status = document.createElement("span");
-  status.className = "dag-status";
-  status.setAttribute("role", "status");
-  toolbar.append(views, zoomOut, zoomIn, fitButton, backButton, newNodes, status);
-  toolbar.hidden = compact;
-  const stage = document.createElement("div");
-  stage.className = "dag-stage";
-  stage.tabIndex = 0;
-  stage.setAttribute("aria-label", "Run graph: drag to pan, wheel or + and - to zoom, 0 to fit, Tab to the nodes");
-  // The legend sits beside the stage, not in it, so dragging or wheeling over it never pans.
-  const frame = document.createElement("div");
-  frame.className = "dag-frame";
-  frame.append(stage);
-  if (!compact) frame.append(createLegend());
-  root.append(toolbar, frame);
-  container.appendChild(root);
-  return { root, stage, status, graphButton, timelineButton, zoomIn, zoomOut, fitButton, backButton, newNodes };
 }
