@@ -9,19 +9,31 @@ naming a filter. So every git command the console runs
 - runs with an environment built from nothing (no inherited ``GIT_*`` variable), without the machine's
   and the user's configuration (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``);
 - turns off, on its command line (which outranks every configuration file), each setting that runs a
-  program or reads a file outside the repository: ``SAFE_CONFIG`` below, and every filter and diff
-  driver the repository's own configuration defines (``driver_overrides``).
+  program or reads a file outside the repository: ``SAFE_CONFIG`` below, and every filter, diff and
+  merge driver the repository's own configuration defines (``driver_overrides``).
+
+``repository_git`` runs git on a project's repository that way; ``repository_locked`` holds the lock
+file under which its worktrees are added and removed, and its run branches made, one at a time.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+from graphs.errors import WorkGraphError
 
 COMMITTER = {"name": "Work Graph Console", "email": "workgraph@localhost"}
+# In the repository's git directory: held while a run's branch is made and a worktree added, removed
+# or pruned.
+REPOSITORY_LOCK_NAME = "workgraph.lock"
 # git-config(1) settings that name a program or a file outside the repository, and what the console
 # runs with instead. Hooks, the file-system monitor, pagers, editors, credential helpers, signing, external
 # diffs and every transport but local files are off; submodules are never entered.
@@ -60,6 +72,10 @@ DRIVER_KEYS = {
     "merge": (("driver", "false"),),
 }
 _DRIVER_SETTING = re.compile(r"^(filter|diff|merge)\.(.+)\.([a-z]+)$")
+
+
+class WorkspaceError(WorkGraphError):
+    """A git command the console ran on a project's repository failed; the message holds what git said."""
 
 
 def git_env(*, git_dir: Path | None = None, work_tree: Path | None = None,
@@ -139,3 +155,48 @@ def git_dir_of(top: Path) -> Path:
         env=git_env(ceiling=top.parent), check=False,
     )
     return Path(done.stdout.strip())
+
+
+@contextmanager
+def repository_locked(top: Path) -> Iterator[None]:
+    """Hold the repository's lock for the block, waiting for any thread or process holding it.
+
+    Adding or removing a worktree reads the administrative files of every other worktree of the
+    repository; run beside another add or removal, git (2.39) reads them half-written and fails ("failed
+    to read .git/worktrees/<name>/commondir"). Two attempts making their run's branch at once would
+    otherwise meet on its ref lock, and the loser's error would depend on when it met it. ``flock``
+    locks belong to an open file, so the threads of one worker exclude each other as processes do.
+    """
+    path = repository_git_dir(top) / REPOSITORY_LOCK_NAME
+    try:
+        lock_file = open(path, "a")  # closing it gives the lock back
+    except OSError as error:
+        raise WorkspaceError(f"could not open the repository's lock file {path}: {error.strerror}") from error
+    with lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        yield
+
+
+@lru_cache(maxsize=256)
+def repository_git_dir(top: Path) -> Path:
+    """The git directory the repository's worktrees share (``.git`` of a plain clone)."""
+    return git_dir_of(top)
+
+
+def repository_git_run(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run git on the repository whose top is ``top``; what it printed, as text."""
+    done = git_command(args, git_dir=repository_git_dir(top), work_tree=top, cwd=top)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", errors="replace"),
+                                       done.stderr.decode("utf-8", errors="replace"))
+
+
+def repository_git(top: Path, *args: str, raw: bool = False) -> Any:
+    """Run git on the repository whose top is ``top``; its stdout (bytes when ``raw``), or
+    ``WorkspaceError`` with what it said."""
+    return git_checked(git_command(args, git_dir=repository_git_dir(top), work_tree=top, cwd=top), args, raw=raw)
+
+
+def git_checked(done: subprocess.CompletedProcess[bytes], args: tuple[str, ...], *, raw: bool) -> Any:
+    if done.returncode != 0:
+        raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout if raw else done.stdout.decode("utf-8", errors="replace")

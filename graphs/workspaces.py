@@ -19,7 +19,6 @@ itself, as they always did.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import shutil
 import subprocess
@@ -33,23 +32,24 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from graphs.errors import WorkGraphError
-from graphs.git import git_command, git_dir_of, toplevel_of
+from graphs.git import (
+    WorkspaceError,
+    git_checked,
+    git_command,
+    repository_git,
+    repository_git_dir,
+    repository_git_run,
+    repository_locked,
+    toplevel_of,
+)
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
 
 logger = logging.getLogger(__name__)
 
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
-# In the repository's git directory: held while a run's branch is made and a worktree added, removed
-# or pruned.
-REPOSITORY_LOCK_NAME = "workgraph.lock"
 # How often a landing is built again on a head another attempt moved meanwhile.
 _LAND_TRIES = 20
-
-
-class WorkspaceError(WorkGraphError):
-    """A git command of a workspace failed; the message holds what git said."""
 
 
 class MergeConflictError(WorkspaceError):
@@ -114,8 +114,8 @@ def _run_workspace_create(run: WorkGraphRun, repository: Path, base: str) -> Run
     branch = f"{BRANCH_PREFIX}{run.run_id.hex[:8]}"
     # Two attempts of a new run may both get here: the branch is created once (-f would move it).
     with repository_locked(repository):
-        if _git_run(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode != 0:
-            done = _git_run(repository, "branch", branch, base)
+        if repository_git_run(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode != 0:
+            done = repository_git_run(repository, "branch", branch, base)
             if done.returncode != 0:
                 raise WorkspaceError(f"could not create the branch {branch}: {done.stderr.strip()}")
     try:
@@ -199,7 +199,7 @@ def workspace_land(workspace: AttemptWorkspace, execution: WorkNodeExecution) ->
         for _ in range(_LAND_TRIES):
             head = _commit_of(top, branch_ref)
             merge = result if head == workspace.base_commit else _merge_commit(top, head, result, execution)
-            if _git_run(top, "update-ref", branch_ref, merge, head).returncode == 0:
+            if repository_git_run(top, "update-ref", branch_ref, merge, head).returncode == 0:
                 break
         else:
             raise WorkspaceError(f"the branch {workspace.run_workspace.branch} kept moving; the change did not land")
@@ -213,7 +213,7 @@ def workspace_keep(workspace: AttemptWorkspace, execution: WorkNodeExecution) ->
     ref = ""
     if result:
         ref = f"{ATTEMPT_REF_PREFIX}{execution.pk}"
-        _git(Path(workspace.run_workspace.repository), "update-ref", ref, result)
+        repository_git(Path(workspace.run_workspace.repository), "update-ref", ref, result)
     return _change_record(workspace, execution, result=result, merge="", ref=ref)
 
 
@@ -227,10 +227,10 @@ def workspaces_prune(runs: Sequence[WorkGraphRun]) -> int:
             continue
         refs = AttemptChange.objects.filter(run_id=run_workspace.run_id).exclude(ref="").values_list("ref", flat=True)
         for ref in refs:
-            _git_run(top, "update-ref", "-d", ref)
+            repository_git_run(top, "update-ref", "-d", ref)
         with repository_locked(top):
-            _git_run(top, "worktree", "prune")
-        if _git_run(top, "branch", "-D", run_workspace.branch).returncode == 0:
+            repository_git_run(top, "worktree", "prune")
+        if repository_git_run(top, "branch", "-D", run_workspace.branch).returncode == 0:
             pruned += 1
         shutil.rmtree(Path(settings.WORKGRAPH_WORKSPACE_DIR) / run_workspace.run_id.hex[:8], ignore_errors=True)
     return pruned
@@ -242,8 +242,7 @@ def change_diff(repository: str, old: str, new: str, *, stored: str, size: int) 
     if len(stored.encode()) >= size or not (old and new) or not Path(repository).is_dir():
         return stored.encode()
     try:
-        return _git(Path(repository), "diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", old, new,
-                    raw=True)
+        return _patch(Path(repository), old, new)
     except WorkspaceError:
         return stored.encode()
 
@@ -261,14 +260,14 @@ def _commit(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> str:
 
 
 def _merge_commit(top: Path, head: str, change: str, execution: WorkNodeExecution) -> str:
-    done = _git_run(top, "merge-tree", "--write-tree", "--name-only", "--no-messages", head, change)
+    done = repository_git_run(top, "merge-tree", "--write-tree", "--name-only", "--no-messages", head, change)
     if done.returncode == 1:
         # The tree, then the conflicted files, one a line.
         raise MergeConflictError(sorted(set(done.stdout.split("\n")[1:]) - {""}))
     if done.returncode != 0:
         raise WorkspaceError(f"git merge-tree failed: {done.stderr.strip()}")
     tree = done.stdout.split("\n", 1)[0].strip()
-    return _git(top, "commit-tree", tree, "-p", head, "-p", change, "-m",
+    return repository_git(top, "commit-tree", tree, "-p", head, "-p", change, "-m",
                 f"Merge {execution.node_id} attempt {execution.attempt}").strip()
 
 
@@ -298,7 +297,7 @@ def _run_diff_record(run_workspace: RunWorkspace, *, head: str) -> None:
 def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int]:
     """The files changed from ``old`` to ``new`` with their line counts, and the unified diff (cut at
     ``WORKGRAPH_DIFF_MAX_BYTES``) with its whole size."""
-    numstat = _git(top, "diff", "--numstat", "-z", "--no-renames", old, new)
+    numstat = repository_git(top, "diff", "--numstat", "-z", "--no-renames", old, new)
     files = []
     for entry in numstat.split("\0"):
         if not entry.strip():
@@ -307,9 +306,16 @@ def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int
         binary = added == "-"
         files.append({"path": path, "added": 0 if binary else int(added), "removed": 0 if binary else int(removed),
                       "binary": binary})
-    patch = _git(top, "diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", old, new, raw=True)
+    patch = _patch(top, old, new)
     limit = settings.WORKGRAPH_DIFF_MAX_BYTES
     return files, patch[:limit].decode("utf-8", errors="replace"), len(patch)
+
+
+def _patch(top: Path, old: str, new: str) -> bytes:
+    """The unified diff from ``old`` to ``new``, as git's own diff makes it: no driver, converter or external
+    program of the repository's."""
+    return repository_git(top, "diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", old, new,
+                          raw=True)
 
 
 def _worktree_path(execution: WorkNodeExecution) -> Path:
@@ -321,7 +327,7 @@ def _worktree_add(top: Path, path: Path, revision: str) -> tuple[Path, str]:
     """Add a worktree at ``path``; return its git directory and the text of its ``.git`` file, read
     before anything but git has touched it."""
     with repository_locked(top):
-        _git(top, "worktree", "add", "--detach", "--quiet", str(path), revision)
+        repository_git(top, "worktree", "add", "--detach", "--quiet", str(path), revision)
     dot_git = (path / ".git").read_text()
     return Path(dot_git.removeprefix("gitdir:").strip()), dot_git
 
@@ -329,37 +335,11 @@ def _worktree_add(top: Path, path: Path, revision: str) -> tuple[Path, str]:
 def _worktree_remove(top: Path, path: Path) -> None:
     # A worktree left behind by a crash is pruned by workspaces_prune; here one removal is enough.
     with repository_locked(top):
-        done = _git_run(top, "worktree", "remove", "--force", str(path))
+        done = repository_git_run(top, "worktree", "remove", "--force", str(path))
         if done.returncode != 0:
             logger.warning("could not remove the worktree %s: %s", path, done.stderr.strip())
             shutil.rmtree(path, ignore_errors=True)
-            _git_run(top, "worktree", "prune")
-
-
-@contextmanager
-def repository_locked(top: Path) -> Iterator[None]:
-    """Hold the repository's lock for the block, waiting for any thread or process holding it.
-
-    Adding or removing a worktree reads the administrative files of every other worktree of the
-    repository; run beside another add or removal, git (2.39) reads them half-written and fails ("failed
-    to read .git/worktrees/<name>/commondir"). Two attempts making their run's branch at once would
-    otherwise meet on its ref lock, and the loser's error would depend on when it met it. ``flock``
-    locks belong to an open file, so the threads of one worker exclude each other as processes do.
-    """
-    path = _git_common_dir(top) / REPOSITORY_LOCK_NAME
-    try:
-        lock_file = open(path, "a")  # closing it gives the lock back
-    except OSError as error:
-        raise WorkspaceError(f"could not open the repository's lock file {path}: {error.strerror}") from error
-    with lock_file:
-        fcntl.flock(lock_file, fcntl.LOCK_EX)
-        yield
-
-
-@lru_cache(maxsize=256)
-def _git_common_dir(top: Path) -> Path:
-    """The git directory the repository's worktrees share (``.git`` of a plain clone)."""
-    return git_dir_of(top)
+            repository_git_run(top, "worktree", "prune")
 
 
 def _safe(name: str) -> str:
@@ -367,36 +347,17 @@ def _safe(name: str) -> str:
 
 
 def _commit_of(top: Path, revision: str) -> str:
-    done = _git_run(top, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    done = repository_git_run(top, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
     if done.returncode != 0:
         raise WorkspaceError(f"{revision} names no commit in {top}")
     return done.stdout.strip()
 
 
-def _git_run(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run git on the repository whose top is ``top``; what it printed, as text."""
-    done = git_command(args, git_dir=_git_common_dir(top), work_tree=top, cwd=top)
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", errors="replace"),
-                                       done.stderr.decode("utf-8", errors="replace"))
-
-
-def _git(top: Path, *args: str, raw: bool = False) -> Any:
-    """Run git on the repository whose top is ``top``; its stdout (bytes when ``raw``), or
-    ``WorkspaceError`` with what it said."""
-    return _checked(git_command(args, git_dir=_git_common_dir(top), work_tree=top, cwd=top), args, raw=raw)
-
-
 def _git_in_run(workspace: AttemptWorkspace, *args: str) -> subprocess.CompletedProcess[bytes]:
     """Run git in the attempt's worktree, on the git directory git made for it."""
     return git_command(args, git_dir=workspace.git_dir, work_tree=workspace.path, cwd=workspace.path,
-                       config_dir=_git_common_dir(Path(workspace.run_workspace.repository)))
+                       config_dir=repository_git_dir(Path(workspace.run_workspace.repository)))
 
 
 def _git_in(workspace: AttemptWorkspace, *args: str) -> str:
-    return _checked(_git_in_run(workspace, *args), args, raw=False)
-
-
-def _checked(done: subprocess.CompletedProcess[bytes], args: tuple[str, ...], *, raw: bool) -> Any:
-    if done.returncode != 0:
-        raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout if raw else done.stdout.decode("utf-8", errors="replace")
+    return git_checked(_git_in_run(workspace, *args), args, raw=False)
