@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError
 
-from graphs.engine.attempt import node_attempt_finish_external, node_execute_job, node_execution_run
-from graphs.engine.external import external_deadline_job
+from graphs.engine.attempt import node_execute_job, node_execution_run
+from graphs.engine.external import external_deadline_job, node_attempt_finish_external
 from graphs.engine.finish import pipeline_next_stage, run_wait_finished, task_wait_finished
 from graphs.engine.jobs import Job
 from graphs.engine.judgment import JUDGES, Judgment, judges_check

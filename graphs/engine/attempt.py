@@ -25,7 +25,7 @@ from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.external import attempt_external_wait
-from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
+from graphs.engine.judgment import JudgeRequest, judgment_run
 from graphs.engine.on_fail import (
     agent_error_text,
     attempt_agent_failed,
@@ -41,7 +41,7 @@ from graphs.engine.record import (
 )
 from graphs.engine.recovery import attempt_lost
 from graphs.engine.scheduler import advance_after, run_advance
-from graphs.engine.state import GraphShape, Status, graph_shape, manifest_node
+from graphs.engine.state import GraphShape, Status, graph_shape
 from graphs.events import node_states_emit
 from graphs.heartbeat import execution_heartbeat, worker_name
 from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
@@ -358,32 +358,6 @@ def _attempt_work(
     # the rules classify that one when it is recorded.
     attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output, failure=failure)
     return None
-
-
-def node_attempt_finish_external(
-    *, execution: WorkNodeExecution, worker: str, text: str, ok: bool, issues: list[str], extra: dict | None = None
-) -> None:
-    """Record a result produced outside the workers (a collaboration callback) for an attempt it claimed.
-
-    A success is recorded like an agent's judged output — an external node's is judged by the node's
-    own judgment first (none or mechanical: quick enough for the report's request); a failure goes
-    through the node's on_fail, with the reported gaps as the judge's issues, so loop-backs and
-    retries work the same way.
-    """
-    node = manifest_node(execution.run.graph_manifest, execution.node_id) or {}
-    output = {"text": text, "usage": None, **(extra or {})}
-    log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
-    judgment = Judgment(ok=ok, kind="report", issues=issues)
-    if ok and is_external_node(node) and (node.get("judgment") or {}).get("kind", "none") != "none":
-        judgment = judgment_run(JudgeRequest(
-            runner=get_runner(), execution=execution, node=node, content=text, cancel_event=threading.Event(),
-            cwd=Path(execution.run.task.project.target_folder)))
-    if judgment.ok:
-        attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)()
-    else:
-        attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)
-    log_file_close(execution=execution)
-    run_advance(run_id=execution.run_id)
 
 
 def _upstream_outputs(execution: WorkNodeExecution, node: dict, *, known: dict[str, str]) -> dict[str, str]:

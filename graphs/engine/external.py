@@ -4,7 +4,8 @@ An external node's attempt is claimed like any other, its prompt is written on i
 worker lets go of it: the row stays ``running`` under the worker name ``external`` with a
 ``deadline_at``, and no thread or process holds it while it waits. It ends one of three ways:
 
-- a collaboration report (``graphs.collaboration``) completes it — judged by the node's judgment;
+- a collaboration report (``graphs.collaboration``) completes it — judged by the node's judgment
+  (``node_attempt_finish_external``);
 - its deadline passes: it fails with judgment kind ``external_timeout`` and the node's ``on_fail``
   applies. A delayed job fires at the deadline; the reaper checks every waiting attempt on each pass
   too, so a job lost with its broker or process only makes the timeout late, never missing;
@@ -16,18 +17,23 @@ waiting. The reaper's lost-worker check leaves it alone (a wait has no worker to
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
+from graphs.agents import get_runner
 from graphs.engine.jobs import external_deadline_submit
-from graphs.engine.judgment import Judgment
+from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
 from graphs.engine.on_fail import attempt_judgment_failed
+from graphs.engine.record import attempt_passed_recorder
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Status, manifest_node
 from graphs.logs import log_append, log_file_close
+from graphs.manifest import is_external_node
 from graphs.models import WorkNodeExecution
 
 # The worker name of an attempt waiting for its report: no worker of the engine holds it.
@@ -100,5 +106,31 @@ def _attempt_time_out(execution: WorkNodeExecution) -> None:
         judgment=Judgment(ok=False, kind="external_timeout", issues=[reason]),
         output={"text": "", "usage": None}, error=f"external_timeout: {reason}",
     )
+    log_file_close(execution=execution)
+    run_advance(run_id=execution.run_id)
+
+
+def node_attempt_finish_external(
+    *, execution: WorkNodeExecution, worker: str, text: str, ok: bool, issues: list[str], extra: dict | None = None
+) -> None:
+    """Record a result produced outside the workers (a collaboration callback) for an attempt it claimed.
+
+    A success is recorded like an agent's judged output — an external node's is judged by the node's
+    own judgment first (none or mechanical: quick enough for the report's request); a failure goes
+    through the node's on_fail, with the reported gaps as the judge's issues, so loop-backs and
+    retries work the same way.
+    """
+    node = manifest_node(execution.run.graph_manifest, execution.node_id) or {}
+    output = {"text": text, "usage": None, **(extra or {})}
+    log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
+    judgment = Judgment(ok=ok, kind="report", issues=issues)
+    if ok and is_external_node(node) and (node.get("judgment") or {}).get("kind", "none") != "none":
+        judgment = judgment_run(JudgeRequest(
+            runner=get_runner(), execution=execution, node=node, content=text, cancel_event=threading.Event(),
+            cwd=Path(execution.run.task.project.target_folder)))
+    if judgment.ok:
+        attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)()
+    else:
+        attempt_judgment_failed(execution, worker=worker, node=node, judgment=judgment, output=output)
     log_file_close(execution=execution)
     run_advance(run_id=execution.run_id)
