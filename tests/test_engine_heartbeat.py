@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -26,6 +26,10 @@ def _running(run, node_id: str) -> WorkNodeExecution:
                                       started_at=long_ago, heartbeat_at=long_ago)
 
 
+def _heartbeat_at(execution: WorkNodeExecution) -> datetime:
+    return WorkNodeExecution.objects.get(pk=execution.pk).heartbeat_at
+
+
 def _wait(condition, timeout: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -44,15 +48,17 @@ def test_running_attempts_beat_and_a_finished_one_is_told_to_stop(task, settings
 
     with execution_heartbeat(kept, worker=WORKER, cancel_event=kept_cancel), \
             execution_heartbeat(taken, worker=WORKER, cancel_event=taken_cancel):
-        assert _wait(lambda: WorkNodeExecution.objects.get(pk=kept.pk).heartbeat_at > before)
+        assert _wait(lambda: _heartbeat_at(kept) > before)
         # The reaper (or another worker) finished the row: the next beat tells its agent to stop.
         WorkNodeExecution.objects.filter(pk=taken.pk).update(status="failed", worker="someone-else")
-        last_beat = WorkNodeExecution.objects.get(pk=taken.pk).heartbeat_at
+        last_beat = _heartbeat_at(taken)
         assert taken_cancel.wait(5)
-        time.sleep(0.3)  # a few more beats of "kept"
+        # Every beat up to the one that told "taken" is stored by now: a later beat of "kept" is one without it.
+        told_at = _heartbeat_at(kept)
+        assert _wait(lambda: _heartbeat_at(kept) > told_at)
 
     assert not kept_cancel.is_set()
-    assert WorkNodeExecution.objects.get(pk=taken.pk).heartbeat_at == last_beat
+    assert _heartbeat_at(taken) == last_beat
 
 
 def test_a_cancelled_run_stops_its_attempts_and_a_quick_attempt_never_beats(task, settings):
@@ -63,11 +69,13 @@ def test_a_cancelled_run_stops_its_attempts_and_a_quick_attempt_never_beats(task
         with execution_heartbeat(quick, worker=WORKER, cancel_event=threading.Event()):
             pass
     assert len(queries) == 0
-    time.sleep(0.4)
-    assert WorkNodeExecution.objects.get(pk=quick.pk).heartbeat_at == quick.heartbeat_at
 
     slow = _running(run, "slow")
     slow_cancel = threading.Event()
     with execution_heartbeat(slow, worker=WORKER, cancel_event=slow_cancel):
+        # The slow attempt's first beat is due after the quick one's would have been: by then the quick
+        # one would have beaten, had it been left beating.
+        assert _wait(lambda: _heartbeat_at(slow) > slow.heartbeat_at)
+        assert _heartbeat_at(quick) == quick.heartbeat_at
         run.__class__.objects.filter(pk=run.pk).update(cancel_requested_at=timezone.now())
         assert slow_cancel.wait(5)

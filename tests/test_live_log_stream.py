@@ -299,13 +299,14 @@ async def test_a_steady_stream_is_coalesced_and_a_lone_line_is_not_held(recordin
     # Lines a millisecond apart, right after a send: they wait for each other and travel together.
     for seq in (2, 3, 4):
         live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": seq}})
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(0.001)  # not a wait for anything: the millisecond apart is the stream under test
     while sum(1 for _, m in layer.sent if m.get("type") == "log.lines") < 1:
         await layer.called.wait()
         layer.called.clear()
     assert layer.sent[0][1] == {"type": "log.line", "line": {"seq": 1}}
     assert frame_seqs(layer.sent[1][1]) == [2, 3, 4]
-    # After a quiet moment a line goes at once, alone.
+    # After a quiet moment a line goes at once, alone. The quiet is what is tested: the publisher tells
+    # a stream from a lone line by the time since its last send, so only time passing can make it.
     await asyncio.sleep(live.BURST_GAP_SECONDS * 2)
     live.live_publish(group="node_exec.a", message={"type": "log.line", "line": {"seq": 5}})
     await layer.called.wait()
@@ -342,6 +343,7 @@ def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch
 
     monkeypatch.setattr(logs, "_listeners", [broken])
     line = log_append(execution=execution, event="agent_output", text="still written")
+    assert logs.log_writes_wait(timeout=10)  # the writer stored the line and told the broken listener
     assert logs.log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))[-1] == line
 
 

@@ -9,7 +9,6 @@ each node's result committed exactly once, and the blip must leave a recorded, e
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from django.db import connection
 
 from graphs.engine import run_start
 from graphs.jobs import executor_set
-from graphs.models import WorkGraphRun
+from graphs.models import ExecutionLogLine, WorkGraphRun
 from tests.celery_worker import Broker, wait_until
 from tests.graphs import lanes_manifest, node_rows, planned_run
 from tests.redis_server import RedisServer, redis_server_start
@@ -62,6 +61,18 @@ def _wait_mid_run(run: WorkGraphRun, worker) -> None:
     )
 
 
+def _wait_in_an_agent_call(run: WorkGraphRun, worker) -> None:
+    """Until a running attempt's agent has begun to answer: its first line is stored, and the rest of
+    the call (about a second) is still to come."""
+    wait_until(
+        lambda: ExecutionLogLine.objects.filter(
+            log_file__node_exec__in=node_rows(run).filter(status="running"), event="agent_output"
+        ).exists(),
+        timeout=60,
+        message=lambda: f"no running attempt's agent began to answer; worker log:\n{worker.log_text()[-3000:]}",
+    )
+
+
 def _wait_finished(run: WorkGraphRun, worker) -> WorkGraphRun:
     wait_until(
         lambda: WorkGraphRun.objects.get(pk=run.pk).is_finished(),
@@ -86,12 +97,15 @@ def test_a_run_finishes_across_a_broker_restart(task, workers, private_redis):
 
     # Killed, not shut down: every queued and unacknowledged message is gone with it.
     private_redis.stop()
-    time.sleep(2)
+    wait_until(
+        lambda: "Connection to broker lost" in worker.log_text(),
+        timeout=60,
+        message=lambda: f"the worker never noticed the broker gone:\n{worker.log_text()[-3000:]}",
+    )
     private_redis.start()
 
     run = _wait_finished(run, worker)
     _assert_every_node_committed_once(run)
-    assert "Connection to broker lost" in worker.log_text(), "the worker never noticed the restart"
 
 
 def test_a_dropped_database_connection_retries_the_node_and_loses_nothing(task, workers):
@@ -99,7 +113,7 @@ def test_a_dropped_database_connection_retries_the_node_and_loses_nothing(task, 
     run = planned_run(task, lanes_manifest(lanes=2, length=5))
     run_start(run=run)
     _wait_mid_run(run, worker)
-    time.sleep(0.3)  # into the agent call of the node just claimed
+    _wait_in_an_agent_call(run, worker)
 
     with connection.cursor() as cursor:
         cursor.execute(
