@@ -211,11 +211,13 @@ def log_read(*, log_file: ExecutionLogFile, after: int = 0, limit: int | None = 
     """Return the lines with ``seq > after`` in seq order, at most ``limit`` of them.
 
     Lines this process has numbered and not stored yet are included, so a writer reads what it wrote.
+    They are taken before the stored lines are read: a line the writer commits in between is then in
+    one or both (once in the answer), where taken after it could be in neither.
     """
+    unwritten = [line for line in _logs.unwritten(log_file.pk) if line["seq"] > after]
     stored = ExecutionLogLine.objects.filter(log_file_id=log_file.pk, seq__gt=after).order_by("seq")
     texts = stored.values_list("text", flat=True)
     lines = [json.loads(text) for text in (texts[:limit] if limit is not None else texts)]
-    unwritten = [line for line in _logs.unwritten(log_file.pk) if line["seq"] > after]
     if unwritten:
         merged = {line["seq"]: line for line in lines} | {line["seq"]: line for line in unwritten}
         lines = [merged[seq] for seq in sorted(merged)][:limit]

@@ -59,6 +59,33 @@ def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, m
     assert [line["seq"] for line in stored(execution)] == list(range(1, 202))
 
 
+def test_a_line_stored_while_the_log_is_read_is_in_the_answer(execution, monkeypatch):
+    held, let_it_go = threading.Event(), threading.Event()
+    real_insert, real_unwritten = logs._lines_insert, logs._logs.unwritten
+
+    def held_insert(lines):
+        if not held.is_set() and any(str(item.log_id) == str(execution.pk) for item in lines):
+            held.set()
+            assert let_it_go.wait(10)
+        return real_insert(lines)
+
+    def stored_then_unwritten(log_id):
+        # The writer commits the line just as the reader takes what is not stored yet: it is stored by
+        # then, so only a read of the stored lines made after this finds it.
+        let_it_go.set()
+        assert log_writes_wait(timeout=10)
+        return real_unwritten(log_id)
+
+    monkeypatch.setattr(logs, "_lines_insert", held_insert)
+    log_append(execution=execution, event="agent_output", text="in flight")
+    assert held.wait(10)
+    monkeypatch.setattr(logs._logs, "unwritten", stored_then_unwritten)
+
+    lines = log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))
+
+    assert [line["text"] for line in lines] == ["in flight"]
+
+
 def test_a_line_is_told_to_the_listeners_only_once_it_is_stored(execution, monkeypatch):
     seen_in_store: list[bool] = []
 
