@@ -16,7 +16,7 @@ class GraphsConfig(AppConfig):
         from graphs.jobs import job_handlers_install
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs import log_close_listener_register, log_listener_register
-        from graphs.run_layouts import run_layout_on_event
+        from graphs.run_layouts import RUN_LAYOUT_JOB, run_layout_job, run_layout_on_event
         from graphs.sandbox import sandbox_deploy_check
         from graphs.tokens import user_tokens_revoke_on_credentials_change
 
@@ -26,6 +26,9 @@ class GraphsConfig(AppConfig):
         checks.register(sandbox_deploy_check, checks.Tags.security, deploy=True)
         # Every process that runs jobs (workers, the embedded server, commands) runs the engine's.
         job_handlers_install(JOB_HANDLERS)
+        # Not guarded as the engine's run jobs are: a layout that fails is recorded on its row, and never
+        # fails the run it draws.
+        job_handlers_install({RUN_LAYOUT_JOB: run_layout_job})
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)

@@ -36,8 +36,8 @@ _handlers: dict[str, Callable[[str], None]] = {}
 
 
 def job_handlers_install(handlers: Mapping[str, Callable[[str], None]]) -> None:
-    """Make ``handlers`` (job name → function of the job's argument) the jobs this process can run."""
-    _handlers.clear()
+    """Add ``handlers`` (job name → function of the job's argument) to the jobs this process can run; a
+    name installed again takes its new handler."""
     _handlers.update(handlers)
 
 

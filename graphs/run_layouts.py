@@ -15,6 +15,7 @@ graph out in the browser, as it does while the layout is computing. A run keeps 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -22,8 +23,8 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
-from graphs.engine.jobs import run_layout_submit
 from graphs.events import RunEvent
+from graphs.jobs import job_submit
 from graphs.layouts import (
     MAX_WORK_NODES,
     LayoutError,
@@ -33,7 +34,7 @@ from graphs.layouts import (
     layout_work_nodes,
 )
 from graphs.models import PLANNING_NODE_ID, RunLayout, WorkGraphRun
-from graphs.selectors import run_graph_data, run_layout_served
+from graphs.selectors import run_graph_data
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,13 @@ logger = logging.getLogger(__name__)
 # may keep its positions from. Each holds every node's position (0.3 MB at 3,000 nodes), and a run
 # draws anew with each planning call and manifest version.
 KEPT_LAYOUTS_PER_RUN = 4
+# The background job that lays a run out; its handler is installed at start-up (graphs.apps).
+RUN_LAYOUT_JOB = "run_layout"
+
+
+def run_layout_submit(*, run_id: Any) -> None:
+    """Lay out the run's graph on the server as it is drawn now."""
+    job_submit(RUN_LAYOUT_JOB, str(run_id))
 
 
 def run_layout_on_event(event: RunEvent) -> None:
@@ -146,3 +154,34 @@ def run_graph_with_layout(*, run: WorkGraphRun) -> dict[str, Any]:
     if graph["layout"]["state"] == "missing":
         run_layout_submit(run_id=run.pk)
     return graph
+
+
+def run_layout_served(*, run: WorkGraphRun, graph: Mapping[str, Any]) -> dict[str, Any]:
+    """What the server has laid out of ``graph`` (``run_graph_data(run)``), for the page.
+
+    ``state`` is that of this very drawing's layout: ``ready``, ``computing``, ``failed`` (``error`` says
+    why), ``missing`` (not asked for yet), ``skipped`` (no work node, or more than the page draws at
+    once) or ``off`` (WORKGRAPH_SERVER_LAYOUT). ``placed`` is this drawing's layout when ready, else the
+    run's newest ready one (layout.js's layoutToJSON), else None: the page draws it as it is when it
+    places every node, and otherwise keeps its positions and places only the rest. Two queries at most.
+    """
+    if not settings.WORKGRAPH_SERVER_LAYOUT:
+        return {"state": "off", "error": "", "placed": None}
+    drawing = layout_input(graph)
+    if not 0 < layout_work_nodes(drawing) <= MAX_WORK_NODES:
+        return {"state": "skipped", "error": "", "placed": None}
+    current = (
+        RunLayout.objects.filter(run=run, digest=layout_digest(drawing)).values("status", "error", "layout").first()
+    )
+    if current is None:
+        state, error, placed = "missing", "", None
+    else:
+        state, error, placed = current["status"], current["error"], current["layout"]
+    if placed is None:
+        placed = (
+            RunLayout.objects.filter(run=run, status=RunLayout.Status.READY)
+            .order_by("-created_at", "-pk")
+            .values_list("layout", flat=True)
+            .first()
+        )
+    return {"state": state, "error": error, "placed": placed}

@@ -31,7 +31,6 @@ from graphs.case_manifests import (
 )
 from graphs.failure_roles import FailureRole, failure_roles
 from graphs.failures import CATEGORIES, FailureClassification
-from graphs.layouts import MAX_WORK_NODES, layout_digest, layout_input, layout_work_nodes
 from graphs.models import (
     PLANNING_NODE_ID,
     Artifact,
@@ -40,7 +39,6 @@ from graphs.models import (
     ExecutionLogLine,
     Project,
     ProjectMembership,
-    RunLayout,
     RunWorkspace,
     Task,
     WorkGraphRun,
@@ -514,37 +512,6 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
             for row in rows
         ],
     }
-
-
-def run_layout_served(*, run: WorkGraphRun, graph: Mapping[str, Any]) -> dict[str, Any]:
-    """What the server has laid out of ``graph`` (``run_graph_data(run)``), for the page.
-
-    ``state`` is that of this very drawing's layout: ``ready``, ``computing``, ``failed`` (``error`` says
-    why), ``missing`` (not asked for yet), ``skipped`` (no work node, or more than the page draws at
-    once) or ``off`` (WORKGRAPH_SERVER_LAYOUT). ``placed`` is this drawing's layout when ready, else the
-    run's newest ready one (layout.js's layoutToJSON), else None: the page draws it as it is when it
-    places every node, and otherwise keeps its positions and places only the rest. Two queries at most.
-    """
-    if not settings.WORKGRAPH_SERVER_LAYOUT:
-        return {"state": "off", "error": "", "placed": None}
-    drawing = layout_input(graph)
-    if not 0 < layout_work_nodes(drawing) <= MAX_WORK_NODES:
-        return {"state": "skipped", "error": "", "placed": None}
-    current = (
-        RunLayout.objects.filter(run=run, digest=layout_digest(drawing)).values("status", "error", "layout").first()
-    )
-    if current is None:
-        state, error, placed = "missing", "", None
-    else:
-        state, error, placed = current["status"], current["error"], current["layout"]
-    if placed is None:
-        placed = (
-            RunLayout.objects.filter(run=run, status=RunLayout.Status.READY)
-            .order_by("-created_at", "-pk")
-            .values_list("layout", flat=True)
-            .first()
-        )
-    return {"state": state, "error": error, "placed": placed}
 
 
 def run_failure_roles(manifest: dict, statuses: Mapping[str, str]) -> dict[str, FailureRole]:

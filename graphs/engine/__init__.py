@@ -48,7 +48,6 @@ from graphs.engine.recovery import (
     run_fork,
 )
 from graphs.engine.scheduler import run_advance, run_dispatch_job, run_start
-from graphs.run_layouts import run_layout_job
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +83,6 @@ JOB_HANDLERS: dict[str, Callable[[str], None]] = {
     Job.REAP: reap_job,
     Job.EXTERNAL_DEADLINE: external_deadline_job,
     Job.GAP_ROUND: _run_job(Job.GAP_ROUND, gap_round_job),
-    # Not guarded: a layout that fails is recorded on its row, and never fails the run it draws.
-    Job.RUN_LAYOUT: run_layout_job,
 }
 
 __all__ = [

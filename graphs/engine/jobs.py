@@ -20,7 +20,6 @@ class Job(StrEnum):
     PLAN_APPEND = "plan_append"
     EXTERNAL_DEADLINE = "external_deadline"
     GAP_ROUND = "gap_round"
-    RUN_LAYOUT = "run_layout"
     REAP = REAP_JOB
 
 
@@ -64,8 +63,3 @@ def gap_round_submit(*, run_id: Any, round_number: int) -> None:
     """Ask a gap-driven run's planner for round ``round_number``; naming the round keeps a duplicate of
     the job from planning two."""
     job_submit(Job.GAP_ROUND, f"{run_id}:{round_number}")
-
-
-def run_layout_submit(*, run_id: Any) -> None:
-    """Lay out the run's graph on the server as it is drawn now (graphs.run_layouts)."""
-    job_submit(Job.RUN_LAYOUT, str(run_id))
