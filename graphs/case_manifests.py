@@ -133,7 +133,11 @@ def case_manifest_errors(manifest: Any) -> list[str]:
     return list(dict.fromkeys(errors))
 
 
-@check_register("test_case_manifest_valid")
+@check_register(
+    "test_case_manifest_valid",
+    description="the content holds a valid Backend Test Case Manifest v1 (run on every node that produces a"
+                " test_case_manifest)",
+)
 def test_case_manifest_valid(content: str) -> CheckResult:
     """The mechanical check of a node that produces a manifest: the output holds a valid one, and every
     offending field is an issue. Registered here, beside the schema it applies."""

@@ -14,15 +14,6 @@ ORG_NODES = ("planner", "coder", "validator")
 
 ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 
-# Named checks the engine knows how to run for ``judgment.kind = "mechanical"``.
-MECHANICAL_CHECKS: Mapping[str, str] = {
-    "check_script_compiles": "the node's content is a Python script that compiles",
-    "verdict_says_pass": "the first line that starts with `VERDICT:` says exactly `pass`",
-    "output_not_empty": "the content is not empty",
-    "test_case_manifest_valid": "the content holds a valid Backend Test Case Manifest v1 (run on every node that"
-                                " produces a test_case_manifest)",
-}
-
 # Where a failing final verdict may send the run back to (``on_fail.action = "dynamic_loop_back"``).
 ROOT_CAUSE_CATEGORIES = ("planning", "coder", "skill_defect")
 

@@ -14,13 +14,13 @@ from typing import Any
 
 from graphs.case_manifests import acceptance_criteria_with_ids
 from graphs.catalogs import (
-    MECHANICAL_CHECKS,
     ORG_NODE_ROLES,
     PLANNER_ARTIFACT_CATALOG,
     ROOT_CAUSE_CATEGORIES,
     artifact_entry,
     node_catalog,
 )
+from graphs.checks import MECHANICAL_CHECKS
 
 CONTENT_PLACEHOLDER = "{content}"
 
@@ -306,7 +306,7 @@ def _node_fields_block(org_node: str, *, commands_allowed: bool) -> str:
 
 
 def _judgment_block(*, commands_allowed: bool) -> str:
-    checks = "; ".join(f"`{name}` ({meaning})" for name, meaning in MECHANICAL_CHECKS.items())
+    checks = "; ".join(f"`{check.name}` ({check.description})" for check in MECHANICAL_CHECKS.values())
     rules = [
         '{"kind": "none"}: nothing to check. This is the default when judgment is left out.',
         '{"kind": "mechanical", "check_ref": "<name>"}: a named check run by the engine, one of '
