@@ -25,7 +25,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 
 from graphs.checks import CheckResult, check_register
-from graphs.manifest import extract_json_payload
+from graphs.json_extraction import extract_json_payload
 
 TEST_CASE_MANIFEST = "test_case_manifest"
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphs.catalogs import ROOT_CAUSE_CATEGORIES
-from graphs.manifest import extract_json_payload
+from graphs.json_extraction import extract_json_payload
 
 
 @dataclass(frozen=True)

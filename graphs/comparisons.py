@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from graphs.accounting import NO_SPEND, Spend, spend_by_run
-from graphs.manifest import manifest_node_ids
+from graphs.manifest_graph import manifest_node_ids
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.run_facts import latest_by_node
 from graphs.selectors import NOT_STARTED

@@ -41,6 +41,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.dag_spec_bounds import (
     PLACEHOLDER,
     import_base_size,
@@ -222,7 +223,7 @@ def _planning_record(*, run: WorkGraphRun, spec: Mapping[str, Any], manifest: di
             "raw_response": json.dumps(spec, indent=2, ensure_ascii=False), "repair_prompt": None,
             "repair_response": None, "extracted_manifest": None, "manifest": manifest,
             "normalization_notes": [], "validation_errors": [],
-            "new_node_ids": manifest_lib.manifest_node_ids(manifest), "usage": [], "agent_calls": [],
+            "new_node_ids": manifest_graph.manifest_node_ids(manifest), "usage": [], "agent_calls": [],
         }),
     )
 
@@ -535,7 +536,7 @@ class _Checker:
 
     def _cycles_check(self) -> None:
         try:
-            manifest_lib.topological_order(self._skeleton())
+            manifest_graph.topological_order(self._skeleton())
         except manifest_lib.ManifestError as error:
             self._errors.extend(error.errors)
 
@@ -558,7 +559,7 @@ class _Checker:
 
     def _upstream(self, task_id: str) -> set[str]:
         try:
-            return manifest_lib.upstream_of(self._skeleton(), task_id)
+            return manifest_graph.upstream_of(self._skeleton(), task_id)
         except (KeyError, manifest_lib.ManifestError):
             return set()
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphs import manifest as manifest_lib
+from graphs import manifest_graph
+from graphs.json_extraction import extract_json_payload
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from graphs.prompts import TaskBrief
 
@@ -46,7 +48,7 @@ class GapAnswer:
 
     def as_dict(self, *, round_number: int) -> dict[str, Any]:
         return {"round": round_number, "has_gap": self.has_gap, "gap_detail": self.gap_detail,
-                "task_ids": manifest_lib.manifest_node_ids(self.manifest)}
+                "task_ids": manifest_graph.manifest_node_ids(self.manifest)}
 
 
 def acceptance_items(task: Task) -> list[dict[str, str]]:
@@ -114,7 +116,7 @@ def gap_answer_parse(text: str, *, existing_graph: Mapping[str, Sequence[str]], 
     """Find and check the gap answer in an agent's free text: (the JSON found, the answer, the problems).
     ``existing_graph`` is the run's nodes with their dependencies, as ``validate_graph_manifest`` takes
     them. The answer is None whenever a problem is listed."""
-    found = manifest_lib.extract_json_payload(text, required_keys=("tasks", "has_gap"))
+    found = extract_json_payload(text, required_keys=("tasks", "has_gap"))
     if found is None:
         return None, None, ['no {"tasks": [...], "has_gap": ..., "gap_detail": ...} JSON object was found']
     errors: list[str] = []

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.accounting import ACCOUNTING_FIELDS, call_account
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
 from graphs.append_review import append_review_open
@@ -118,7 +119,7 @@ def plan_work_graph(
     appending = append_to_run_id is not None
     if appending:
         run = _run_for_append(append_to_run_id, task=task)
-        existing_graph = manifest_lib.data_dependencies(run.graph_manifest or {"nodes": []})
+        existing_graph = manifest_graph.data_dependencies(run.graph_manifest or {"nodes": []})
     elif run is not None:
         run.refresh_from_db(fields=["status", "cancel_requested_at"])
         if run.status != WorkGraphRun.Status.PLANNING:
@@ -420,7 +421,7 @@ def _store_fresh_manifest(*, run: WorkGraphRun, manifest: dict) -> tuple[WorkGra
             raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
         WorkGraphRun.objects.filter(pk=run.pk).update(graph_manifest=manifest, manifest_version=1)
         run.graph_manifest, run.manifest_version = manifest, 1
-        new_ids = manifest_lib.manifest_node_ids(manifest)
+        new_ids = manifest_graph.manifest_node_ids(manifest)
         run_event_emit(run_id=run.pk, event="nodes_appended", org_node=None, new_node_ids=new_ids, manifest_version=1)
         status = WorkGraphRun.Status.AWAITING_APPROVAL if needs_approval else WorkGraphRun.Status.READY
         run_status_set(run=run, status=status)
@@ -455,7 +456,7 @@ def _merge_into_run(
         if run.is_finished():
             raise PlanningFailedError(f"run {run_id} became {run.status} while planning; nothing was appended")
         current = run.graph_manifest or {"nodes": [], "edges": []}
-        current_graph = manifest_lib.data_dependencies(current)
+        current_graph = manifest_graph.data_dependencies(current)
         try:
             manifest_lib.validate_graph_manifest(
                 addition,
@@ -464,7 +465,7 @@ def _merge_into_run(
                 max_depth=settings.WORKGRAPH_MAX_DEPTH,
             )
             merged = manifest_lib.merge_manifests(current, addition)
-            depth = manifest_lib.graph_depth(merged)
+            depth = manifest_graph.graph_depth(merged)
         except manifest_lib.ManifestError as error:
             raise PlanningFailedError("the appended nodes do not fit the run: " + "; ".join(error.errors),
                                       code=MANIFEST_UNUSABLE) from error
@@ -475,7 +476,7 @@ def _merge_into_run(
         run.graph_manifest = merged
         run.manifest_version += 1
         run.save(update_fields=["graph_manifest", "manifest_version"])
-        new_ids = manifest_lib.manifest_node_ids(addition)
+        new_ids = manifest_graph.manifest_node_ids(addition)
         run_event_emit(
             run_id=run.pk, event="nodes_appended", org_node=org_node, new_node_ids=new_ids,
             manifest_version=run.manifest_version,

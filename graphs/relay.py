@@ -21,6 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.collaboration import ReportOutcome, ReportRejected, node_result_report
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Cause, RunStatus, latest_rows, manifest_node, run_locked
@@ -58,7 +59,7 @@ def relay_attach(
             raise ReportRejected(f"the task's run is {locked.state_label()}; only a running run takes a relay",
                                  code="not_running")
         manifest = locked.graph_manifest or {"nodes": [], "edges": []}
-        ids = manifest_lib.manifest_node_ids(manifest)
+        ids = manifest_graph.manifest_node_ids(manifest)
         if parent and parent not in ids:
             raise ReportRejected(f"the run has no node {parent!r} to relay under", code="unknown_node")
         open_relay = _open_relay(locked, manifest, parent=parent)
@@ -71,7 +72,7 @@ def relay_attach(
         node = _relay_node(_free_id(ids), spec=spec, parent=parent, owner=owner, deadline_seconds=deadline_seconds)
         try:
             manifest_lib.validate_graph_manifest({"nodes": [node], "edges": []},
-                                                 manifest_lib.data_dependencies(manifest),
+                                                 manifest_graph.data_dependencies(manifest),
                                                  max_nodes=max(settings.WORKGRAPH_MAX_NODES - len(ids), 0))
         except manifest_lib.ManifestError as error:
             raise ReportRejected("the relay's task_spec does not make a node: " + "; ".join(error.errors),

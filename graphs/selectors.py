@@ -18,6 +18,7 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subqu
 from django.utils import timezone
 
 from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.accounting import NO_SPEND, Spend, accounting_of, spend_by_project, spend_by_run, spend_by_task, spend_of
 from graphs.agents.base import TOKEN_FIELDS
 from graphs.append_review import ApprovalWait, run_approval_wait
@@ -403,7 +404,7 @@ def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: li
         node_attempts.sort(key=lambda row: row.attempt)
     manifest = run.graph_manifest or {}
     specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
-    order = manifest_lib.topological_order(manifest) if specs else []
+    order = manifest_graph.topological_order(manifest) if specs else []
     roles = run_failure_roles(manifest, {node_id: rows[-1].status for node_id, rows in by_node.items()})
     owner = node_owners(
         ((row.status, row.subagent_type, row.new_node_ids) for row in planning), manifest

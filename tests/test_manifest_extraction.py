@@ -3,7 +3,8 @@
 import json
 import time
 
-from graphs.manifest import extract_graph_manifest, extract_json_payload
+from graphs.json_extraction import extract_json_payload
+from graphs.manifest import extract_graph_manifest
 
 MANIFEST = {
     "nodes": [

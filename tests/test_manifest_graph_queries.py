@@ -5,14 +5,14 @@ from typing import Any
 
 import pytest
 
-from graphs.manifest import (
+from graphs.manifest import merge_manifests
+from graphs.manifest_graph import (
     ManifestError,
     data_dependencies,
     downstream_of,
     graph_depth,
     loop_back_target,
     manifest_node_ids,
-    merge_manifests,
     nodes_between,
     topological_order,
     upstream_of,

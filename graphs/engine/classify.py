@@ -15,8 +15,8 @@ from graphs.agents import AgentError, AgentRunner
 from graphs.engine.calls import attempt_agent_call
 from graphs.failure_judge import failure_answer_validate, failure_prompt
 from graphs.failures import FailureCategory, FailureClassification, FailureFacts, failure_classify
+from graphs.json_extraction import extract_json_payload
 from graphs.logs import log_append
-from graphs.manifest import extract_json_payload
 from graphs.models import WorkNodeExecution
 
 

@@ -21,8 +21,9 @@ from graphs.checks import check_run
 from graphs.commands import CommandResult
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.commands import attempt_command_run, command_failure
+from graphs.json_extraction import extract_json_payload
 from graphs.logs import log_append
-from graphs.manifest import JUDGMENT_KINDS, extract_json_payload
+from graphs.manifest import JUDGMENT_KINDS
 from graphs.models import WorkNodeExecution
 from graphs.prompts import judge_prompt
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.agents import AgentError
 from graphs.checks import first_root_cause
 from graphs.engine.judgment import Judgment
@@ -89,12 +89,12 @@ def _retry_self(failure: _Failure) -> None:
 
 def _loop_back(failure: _Failure) -> None:
     manifest, failing = failure.run.graph_manifest, failure.execution.node_id
-    target = manifest_lib.loop_back_target(manifest, failing)
+    target = manifest_graph.loop_back_target(manifest, failing)
     if target is None:
         log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="terminal",
                    reason="no on_failure edge")
         return
-    rerun = manifest_lib.nodes_between(manifest, target=target, failing=failing)
+    rerun = manifest_graph.nodes_between(manifest, target=target, failing=failing)
     _rerun(failure.run, rerun=rerun, cause=Cause.LOOP_BACK, failing=failing, issues=failure.findings)
     log_append(execution=failure.execution, event="on_fail", action=failure.action, outcome="looped_back",
                target=target, rerun=rerun)
@@ -130,8 +130,8 @@ def _stage_and_downstream(run: WorkGraphRun, *, stage: str, failing: str) -> lis
     owned = {node_id for node_id, org in subagent_by_node(run).items() if org == stage}
     chosen = set(owned) | {failing}
     for node_id in owned:
-        chosen |= manifest_lib.downstream_of(manifest, node_id)
-    return [node_id for node_id in manifest_lib.topological_order(manifest) if node_id in chosen]
+        chosen |= manifest_graph.downstream_of(manifest, node_id)
+    return [node_id for node_id in manifest_graph.topological_order(manifest) if node_id in chosen]
 
 
 def _skills_flag(run: WorkGraphRun, *, stage: str, note: str) -> None:

@@ -11,7 +11,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.engine.external import external_waits_check
 from graphs.engine.finish import run_finish
 from graphs.engine.jobs import node_execute_submit, pipeline_plan_submit, plan_fresh_submit
@@ -66,9 +66,9 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
     if not run.is_forkable():
         raise InvalidTransitionError(entity="run", current=run.state_label(), requested="forked")
     manifest = run.graph_manifest
-    if node_id not in manifest_lib.manifest_node_ids(manifest):
+    if node_id not in manifest_graph.manifest_node_ids(manifest):
         raise EngineError(f"node {node_id!r} is not in run {run.run_id}")
-    rerun = {node_id} | manifest_lib.downstream_of(manifest, node_id)
+    rerun = {node_id} | manifest_graph.downstream_of(manifest, node_id)
     latest = latest_rows(run)
     with transaction.atomic():
         task_claim_for_new_run(task_id=run.task_id)
@@ -99,7 +99,7 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
                 WorkNodeExecution(run=fork, node_id=rerun_node, subagent_type=subagents.get(rerun_node, ""),
                                   skill_ref_id=skill_pk(manifest_node(manifest, rerun_node)), attempt=1,
                                   cause=Cause.FORK if rerun_node == node_id else Cause.INITIAL)
-                for rerun_node in manifest_lib.topological_order(manifest) if rerun_node in rerun
+                for rerun_node in manifest_graph.topological_order(manifest) if rerun_node in rerun
             ]
         )
     run_start(run=fork)

@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.accounting import ACCOUNTING_DEFAULTS
 from graphs.engine.claims import Continuation
 from graphs.engine.fan_in import (
@@ -90,7 +90,7 @@ def _nodes_start(*, run_id: Any, allowed: str, **fields: Any) -> None:
             current = "cancelling" if locked.cancel_requested_at is not None else locked.state_label()
             raise InvalidTransitionError(entity="run", current=current, requested=RunStatus.RUNNING)
         known = set(locked.executions.values_list("node_id", flat=True).distinct())
-        missing = [n for n in manifest_lib.manifest_node_ids(locked.graph_manifest) if n not in known]
+        missing = [n for n in manifest_graph.manifest_node_ids(locked.graph_manifest) if n not in known]
         subagents = subagent_by_node(locked)
         created = WorkNodeExecution.objects.bulk_create(
             [

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F, Max, Q, QuerySet
 
-from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.engine.statements import row_locked_read, rows_read
 from graphs.evidence import node_required_for_completion
 from graphs.models import PLANNING_NODE_ID, Skill, WorkGraphRun, WorkNodeExecution
@@ -87,12 +87,12 @@ def graph_shape(run: WorkGraphRun) -> GraphShape:
     # ``run`` was loaded, and a shape must be filed under the version it really belongs to.
     manifest, version = WorkGraphRun.objects.values_list("graph_manifest", "manifest_version").get(pk=run.pk)
     manifest = manifest or {}
-    dependencies = manifest_lib.data_dependencies(manifest)
+    dependencies = manifest_graph.data_dependencies(manifest)
     dependants: dict[str, list[str]] = {}
     for dependant, deps in dependencies.items():
         for dep in deps:
             dependants.setdefault(dep, []).append(dependant)
-    order = manifest_lib.topological_order(manifest)
+    order = manifest_graph.topological_order(manifest)
     shape = GraphShape(
         manifest=manifest,
         nodes={node.get("node_id"): node for node in reversed(manifest.get("nodes", []))},

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from graphs import manifest as manifest_lib
+from graphs import manifest_graph
 from graphs.engine import run_start, run_wait_finished
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
 from tests.graphs import edges_for, node, planned_run
@@ -67,7 +67,7 @@ class Measurement:
 
     @classmethod
     def from_spans(cls, *, graph: str, wall_s: float, spans: Spans) -> Measurement:
-        dependencies = manifest_lib.data_dependencies(manifest_for(graph))
+        dependencies = manifest_graph.data_dependencies(manifest_for(graph))
         if set(spans) != set(dependencies):
             raise ValueError(f"{graph}: timings for {len(spans)} nodes, the graph has {len(dependencies)}")
         waits = [
