@@ -11,7 +11,7 @@ class GraphsConfig(AppConfig):
         from django.core import checks
         from django.db.models.signals import pre_save
 
-        from graphs.engine import JOB_HANDLERS, judges_check
+        from graphs.engine import JOB_HANDLERS
         from graphs.events import run_event_listener_register
         from graphs.jobs import job_handlers_install
         from graphs.live import log_closed_publish, log_line_publish, run_event_publish
@@ -20,8 +20,6 @@ class GraphsConfig(AppConfig):
         from graphs.sandbox import sandbox_deploy_check
         from graphs.tokens import user_tokens_revoke_on_credentials_change
 
-        # A judgment kind the manifest accepts but nothing judges would pass every output: refuse to start.
-        judges_check()
         # A deployment whose agents would run unconfined hears so from `check --deploy`.
         checks.register(sandbox_deploy_check, checks.Tags.security, deploy=True)
         # Every process that runs jobs (workers, the embedded server, commands) runs the engine's.

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from graphs.json_extraction import first_json_object
+from graphs.judgments import DEFAULT_JUDGMENT_KIND, JUDGMENT_KINDS, judgment_kind
 from graphs.manifest_fields import choices, command_errors, is_id, timeout_errors
 from graphs.manifest_graph import ON_FAILURE, ManifestError, cycle_message, longest_chains, reachable, topological
 from graphs.storable import json_transform
 
 ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
-JUDGMENT_KINDS = ("none", "mechanical", "llm", "command")
 ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")
 RESERVED_PREFIX = "__"
 # The longest value of each field the console stores in a column of its own (a node's id on every
@@ -32,10 +32,10 @@ PROMOTED_ARTIFACT_TYPE_MAX_LENGTH = 100
 COMMAND_NODE_AGENT_FIELDS = ("artifact_type", "task_prompt", "skill_ref", "allowed_tools", "max_turns",
                              "max_tool_iterations")
 # ``executor: external``: the node waits for a collaboration report instead of calling an agent. Its
-# reported output is judged in the report's request, so only judgments that call no agent and run no
-# program fit; the fields that steer an agent would be silently ignored, so they are refused.
+# reported output is judged in the report's request, so only the judgment kinds that say they fit
+# (``JudgmentKind.external``) may judge it; the fields that steer an agent would be silently ignored,
+# so they are refused.
 EXECUTORS = ("agent", "external")
-EXTERNAL_JUDGMENT_KINDS = ("none", "mechanical")
 EXTERNAL_NODE_AGENT_FIELDS = ("allowed_tools", "max_turns", "max_tool_iterations")
 
 # A node's tool_profile says whether its agent may have side effects (write) or only reads (read).
@@ -292,22 +292,12 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
 
     judgment = node.get("judgment")
     if judgment is not None:
-        kind = judgment.get("kind") if isinstance(judgment, dict) else None
         if not isinstance(judgment, dict):
             errors.append(f"{label}: judgment must be an object")
-        elif kind not in JUDGMENT_KINDS:
-            errors.append(f"{label}: judgment.kind {kind!r} is not one of {choices(JUDGMENT_KINDS)}")
-        elif kind == "llm" and not (
-            isinstance(judgment.get("judge_prompt"), str) and "{content}" in judgment["judge_prompt"]
-        ):
-            errors.append(
-                f"{label}: an llm judgment needs a judge_prompt containing the {{content}} placeholder"
-            )
-        elif kind == "mechanical" and not is_id(judgment.get("check_ref")):
-            errors.append(f"{label}: a mechanical judgment needs check_ref naming the check")
-        elif kind == "command":
-            errors.extend(command_errors(judgment.get("command"), f"{label}: judgment.command"))
-            errors.extend(timeout_errors(judgment.get("timeout_seconds"), f"{label}: judgment.timeout_seconds"))
+        elif (kind := judgment_kind(judgment.get("kind"))) is None:
+            errors.append(f"{label}: judgment.kind {judgment.get('kind')!r} is not one of {choices(JUDGMENT_KINDS)}")
+        else:
+            errors.extend(kind.errors(judgment, label))
 
     on_fail = node.get("on_fail")
     if on_fail is not None:
@@ -380,14 +370,15 @@ def _executor_errors(node: dict[str, Any], label: str) -> list[str]:
               for field in EXTERNAL_NODE_AGENT_FIELDS if field in node]
     if is_command_node(node):
         errors.append(f"{label}: an external node runs no command; drop command or executor")
-    kind = (node.get("judgment") or {}).get("kind", "none") if isinstance(node.get("judgment"), dict) else None
-    if kind is not None and kind not in EXTERNAL_JUDGMENT_KINDS:
+    judgment = node.get("judgment")
+    name = judgment.get("kind", DEFAULT_JUDGMENT_KIND) if isinstance(judgment, dict) else None
+    kind = judgment_kind(name)
+    if name is not None and (kind is None or not kind.external):
+        external = [known.name for known in JUDGMENT_KINDS.values() if known.external]
         errors.append(f"{label}: an external node's report is judged as it arrives, so its judgment.kind must be"
-                      f" one of {choices(EXTERNAL_JUDGMENT_KINDS)}, not {kind!r}")
-    elif kind == "mechanical" and node["judgment"].get("check_ref") == "verdict_says_pass":
-        # A report writes its own text: a verdict it carries would pass the check it is judged by.
-        errors.append(f"{label}: an external node's report cannot carry the verdict it is judged by; a verdict gate"
-                      " (verdict_says_pass) reads an agent's verdict, so it is never external")
+                      f" one of {choices(external)}, not {name!r}")
+    elif kind is not None:
+        errors.extend(kind.external_errors(judgment, label))
     errors.extend(timeout_errors(node.get("deadline_seconds"), f"{label}: deadline_seconds"))
     return errors
 
@@ -398,7 +389,8 @@ def node_commands(node: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     if is_command_node(node):
         commands.append(("node", list(node["command"])))
     judgment = node.get("judgment")
-    if isinstance(judgment, Mapping) and judgment.get("kind") == "command":
+    kind = judgment_kind(judgment.get("kind")) if isinstance(judgment, Mapping) else None
+    if kind is not None and kind.runs_command:
         commands.append(("judgment", list(judgment.get("command") or [])))
     return commands
 

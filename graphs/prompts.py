@@ -1,8 +1,9 @@
-"""Prompt text for planning, node execution and judging: pure functions over plain data.
+"""Prompt text for planning and node execution: pure functions over plain data.
 
 Nothing here goes through ``str.format``: goals, node outputs and the catalog JSON are full of braces,
-so every prompt is assembled by joining already-rendered parts, and the judge prompt's ``{content}``
-placeholder is filled with ``str.replace``.
+so every prompt is assembled by joining already-rendered parts. What planning prompts say of each
+judgment kind is the kind's own line (graphs.judgments); the prompt an llm judge is asked is the llm
+kind's (graphs.judgments.llm).
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from graphs.catalogs import (
     artifact_entry,
     node_catalog,
 )
-from graphs.checks import MECHANICAL_CHECKS
-
-CONTENT_PLACEHOLDER = "{content}"
+from graphs.judgments import JUDGMENT_KINDS
+from graphs.judgments.llm import CONTENT_PLACEHOLDER
 
 # A repair request quotes the rejected answer; its head and tail are what explain the failure, and an
 # unbounded quote could push the prompt past the command-line limit of the claude runner.
@@ -176,21 +176,6 @@ def node_prompt(
     return "\n\n".join(sections)
 
 
-def judge_prompt(*, judge_prompt_template: str, content: str) -> str:
-    """Fill the judge template's ``{content}`` placeholder and ask for an ``{ok, issues}`` answer."""
-    if CONTENT_PLACEHOLDER in judge_prompt_template:
-        body = judge_prompt_template.replace(CONTENT_PLACEHOLDER, content)
-    else:
-        # A planner-authored judge prompt may forget the placeholder; the content still has to reach
-        # the judge, so it goes after the instructions.
-        body = judge_prompt_template + "\n\nThe content to judge:\n\n" + content
-    return (
-        body + "\n\nAnswer with ONE JSON object and nothing else: "
-        '{"ok": true, "issues": []} when the content is acceptable, or '
-        '{"ok": false, "issues": ["<one concrete problem per entry>"]} when it is not.'
-    )
-
-
 def _item_text(item: Any) -> str:
     return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, sort_keys=True)
 
@@ -306,22 +291,7 @@ def _node_fields_block(org_node: str, *, commands_allowed: bool) -> str:
 
 
 def _judgment_block(*, commands_allowed: bool) -> str:
-    checks = "; ".join(f"`{check.name}` ({check.description})" for check in MECHANICAL_CHECKS.values())
-    rules = [
-        '{"kind": "none"}: nothing to check. This is the default when judgment is left out.',
-        '{"kind": "mechanical", "check_ref": "<name>"}: a named check run by the engine, one of '
-        + checks
-        + ".",
-        '{"kind": "llm", "judge_prompt": "<your review prompt>"}: another agent reviews the output. The '
-        f"judge_prompt must contain the literal placeholder {CONTENT_PLACEHOLDER}, where the output is "
-        'inserted; the reviewer answers {"ok": true|false, "issues": [...]}.',
-    ]
-    if commands_allowed:
-        rules.append(
-            '{"kind": "command", "command": ["<program>", "<argument>", ...], "timeout_seconds": 600}: after the '
-            "node's agent answers, the engine runs the command in the same working folder; a non-zero exit "
-            "fails the judgment, with the end of the command's output as the issues."
-        )
+    rules = [kind.prompt_rule() for kind in JUDGMENT_KINDS.values() if commands_allowed or not kind.runs_command]
     return "## judgment: how a node's output is checked\n\n" + _bullets(rules)
 
 

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from graphs.catalogs import CODER_NODE_CATALOG, PLANNER_ARTIFACT_CATALOG, VALIDATOR_NODE_CATALOG
+from graphs.judgments.llm import judge_prompt
 from graphs.prompts import (
     TaskBrief,
     agent_identity,
-    judge_prompt,
     node_prompt,
     planning_prompt,
     repair_prompt,

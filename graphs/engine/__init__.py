@@ -7,7 +7,8 @@ modules, each with one reason to change:
 - ``scheduler`` — start and advance a run, queue and dispatch attempts (``fan_in``: the cheap
   advance after a leaf of a wide fan-in);
 - ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes);
-- ``judgment`` — one judge per judgment kind, checked at start-up;
+- ``judgment`` — judge an attempt's output with its kind's judge (graphs.judgments), which asks the
+  engine for the agent calls and commands it needs;
 - ``on_fail`` — one function per ``on_fail`` action, and the transient retry with backoff;
 - ``finish`` — how a stage and a run end;
 - ``external`` — nodes done outside the engine: their wait for a report, and its deadline;
@@ -28,7 +29,6 @@ from graphs.engine.attempt import node_execute_job, node_execution_run
 from graphs.engine.external import external_deadline_job, node_attempt_finish_external
 from graphs.engine.finish import pipeline_next_stage, run_wait_finished, task_wait_finished
 from graphs.engine.jobs import Job
-from graphs.engine.judgment import JUDGES, Judgment, judges_check
 from graphs.engine.pipeline import (
     gap_round_job,
     pipeline_plan_job,
@@ -87,12 +87,9 @@ JOB_HANDLERS: dict[str, Callable[[str], None]] = {
 
 __all__ = [
     "JOB_HANDLERS",
-    "JUDGES",
     "EngineError",
     "Job",
-    "Judgment",
     "executions_reap",
-    "judges_check",
     "node_attempt_finish_external",
     "node_execution_run",
     "pipeline_next_stage",

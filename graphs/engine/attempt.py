@@ -25,7 +25,7 @@ from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.external import attempt_external_wait
-from graphs.engine.judgment import JudgeRequest, judgment_run
+from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
 from graphs.engine.on_fail import (
     agent_error_text,
     attempt_agent_failed,
@@ -328,8 +328,8 @@ def _attempt_work(
                 text, accounting = result.text, result.accounting()
             attempt_input_keep(execution, node=node, prompt=prompt, upstream=upstream, feedback=feedback)
             judgment = keep.tampered() or workspace_judgment(workspace, node) or judgment_run(
-                JudgeRequest(runner=runner, execution=execution, node=node, content=text, cancel_event=cancel_event,
-                             cwd=cwd, command=command))
+                AttemptJudgeRequest(runner=runner, execution=execution, node=node, content=text,
+                                    cancel_event=cancel_event, cwd=cwd, command=command))
             # A command judgment runs in the worktree too: what it left is checked as the agent's is.
             judgment = keep.tampered() or judgment
             # A failure is classified while the attempt still beats: the judge agent may be asked.

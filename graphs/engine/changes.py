@@ -4,7 +4,7 @@ never committed at all when the attempt tampered with the worktree's git plumbin
 
 from __future__ import annotations
 
-from graphs.engine.judgment import Judgment
+from graphs.judgments import Judgment
 from graphs.logs import log_append
 from graphs.models import WorkNodeExecution
 from graphs.workspace_checks import escaping_symlinks, git_dir_links_read, workspace_tampering, write_set_violations

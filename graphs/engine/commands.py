@@ -22,10 +22,6 @@ from graphs.manifest import node_commands
 from graphs.models import WorkNodeExecution
 from graphs.sandbox import process_env
 
-# How much of a failed command's output its judgment's issues quote: what a retry or a loop-back's
-# rerun node is given as feedback, in every prompt it reaches.
-ISSUE_OUTPUT_CHARS = 4000
-
 
 def commands_refusal(node: dict, *, allowed: bool) -> str | None:
     """Why the attempt of ``node`` may not run: it runs commands (its own or its judgment's) and its
@@ -75,19 +71,3 @@ def command_output_fields(result: CommandResult) -> dict[str, Any]:
     """A command node's output payload beside its ``text`` (the output's tail): how the command ended."""
     return {"usage": None, "exit_code": result.exit_code, "duration_ms": result.duration_ms,
             "timed_out": result.timed_out, "output_dropped_bytes": result.dropped_bytes}
-
-
-def command_failure(result: CommandResult, *, expect_exit: int) -> str | None:
-    """What went wrong with the command, as a judgment's issue ending with its output's tail; None when
-    it exited with ``expect_exit``."""
-    command = shlex.join(result.argv)
-    if result.start_error is not None:
-        return f"`{command}` did not run: {result.start_error}"
-    if result.timed_out:
-        what = f"`{command}` timed out after {result.timeout:g} s and was killed"
-    elif result.exit_code != expect_exit:
-        what = f"`{command}` exited with code {result.exit_code} (expected {expect_exit})"
-    else:
-        return None
-    output = result.output[-ISSUE_OUTPUT_CHARS:]
-    return f"{what}. The end of its output:\n{output}" if output.strip() else f"{what}; it printed nothing."

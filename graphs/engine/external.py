@@ -27,11 +27,12 @@ from django.utils import timezone
 
 from graphs.agents import get_runner
 from graphs.engine.jobs import external_deadline_submit
-from graphs.engine.judgment import JudgeRequest, Judgment, judgment_run
+from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
 from graphs.engine.on_fail import attempt_judgment_failed
 from graphs.engine.record import attempt_passed_recorder
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Status, manifest_node
+from graphs.judgments import DEFAULT_JUDGMENT_KIND, Judgment
 from graphs.logs import log_append, log_file_close
 from graphs.manifest import is_external_node
 from graphs.models import WorkNodeExecution
@@ -116,16 +117,17 @@ def node_attempt_finish_external(
     """Record a result produced outside the workers (a collaboration callback) for an attempt it claimed.
 
     A success is recorded like an agent's judged output — an external node's is judged by the node's
-    own judgment first (none or mechanical: quick enough for the report's request); a failure goes
-    through the node's on_fail, with the reported gaps as the judge's issues, so loop-backs and
-    retries work the same way.
+    own judgment first (of a kind that calls no agent and runs no program: quick enough for the report's
+    request); a failure goes through the node's on_fail, with the reported gaps as the judge's issues, so
+    loop-backs and retries work the same way.
     """
     node = manifest_node(execution.run.graph_manifest, execution.node_id) or {}
     output = {"text": text, "usage": None, **(extra or {})}
     log_append(execution=execution, event="result_reported", ok=ok, issues=issues, worker=worker)
     judgment = Judgment(ok=ok, kind="report", issues=issues)
-    if ok and is_external_node(node) and (node.get("judgment") or {}).get("kind", "none") != "none":
-        judgment = judgment_run(JudgeRequest(
+    judged = (node.get("judgment") or {}).get("kind", DEFAULT_JUDGMENT_KIND) != DEFAULT_JUDGMENT_KIND
+    if ok and is_external_node(node) and judged:
+        judgment = judgment_run(AttemptJudgeRequest(
             runner=get_runner(), execution=execution, node=node, content=text, cancel_event=threading.Event(),
             cwd=Path(execution.run.task.project.target_folder)))
     if judgment.ok:

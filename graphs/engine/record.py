@@ -10,12 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from graphs.accounting import accounting_of
-from graphs.engine.judgment import Judgment
 from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent_by_node
 from graphs.engine.statements import row_update
 from graphs.events import node_states_emit
 from graphs.evidence import node_evidence_gaps
 from graphs.failures import FailureClassification, FailureFacts, failure_classify
+from graphs.judgments import Judgment, judgment_kind
 from graphs.logs import log_append
 from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
 from graphs.storable import storable
@@ -76,12 +76,13 @@ def attempt_input_keep(
 ) -> None:
     """Keep the attempt's input on it; ``attempt_finish`` writes it with the result, one UPDATE fewer.
 
-    An llm judgment is another agent call, and a command judgment a program, either of which may take
-    minutes: the input is written before it, so the node's page shows the prompt meanwhile.
+    A slow judgment (``JudgmentKind.slow``: another agent call, a program) may take minutes: the input is
+    written before it, so the node's page shows the prompt meanwhile.
     """
     payload = {**execution.input_payload, "prompt": prompt, "upstream": sorted(upstream), "feedback": feedback}
     execution.input_payload = payload
-    if (node.get("judgment") or {}).get("kind") in ("llm", "command"):
+    kind = judgment_kind((node.get("judgment") or {}).get("kind"))
+    if kind is not None and kind.slow:
         WorkNodeExecution.objects.filter(pk=execution.pk).update(input_payload=payload)
 
 
