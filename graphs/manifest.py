@@ -2,7 +2,10 @@
 validate it, and merge an append into a run's.
 
 Below it sit the JSON search in free text (graphs.json_extraction) and the graph a manifest describes
-(graphs.manifest_graph: dependencies, order, the questions the engine asks, ManifestError).
+(graphs.manifest_graph: dependencies, order, the questions the engine asks, ManifestError). What a
+judgment kind or an on_fail action requires of a node is the kind's or action's own: validation reads
+their registries (graphs.judgments, graphs.on_fail_actions).
+
 No Django and no I/O. Nothing here recurses, so deep or hostile input never raises RecursionError.
 """
 
@@ -16,11 +19,11 @@ from graphs.json_extraction import first_json_object
 from graphs.judgments import DEFAULT_JUDGMENT_KIND, JUDGMENT_KINDS, judgment_kind
 from graphs.manifest_fields import choices, command_errors, is_id, timeout_errors
 from graphs.manifest_graph import ON_FAILURE, ManifestError, cycle_message, longest_chains, reachable, topological
+from graphs.on_fail_actions import ON_FAIL_ACTIONS, on_fail_action
 from graphs.storable import json_transform
 
 ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
-ON_FAIL_ACTIONS = ("retry_self", "loop_back", "hard_fail", "dynamic_loop_back")
 RESERVED_PREFIX = "__"
 # The longest value of each field the console stores in a column of its own (a node's id on every
 # attempt and loop-back, its org node, a promoted artifact's type, a skill's slug): a longer one
@@ -304,15 +307,16 @@ def _node_shape_errors(node: dict[str, Any], label: str) -> list[str]:
         if not isinstance(on_fail, dict):
             errors.append(f"{label}: on_fail must be an object")
         else:
-            action, attempts = on_fail.get("action"), on_fail.get("max_attempts")
-            if action not in ON_FAIL_ACTIONS:
-                errors.append(f"{label}: on_fail.action {action!r} is not one of {choices(ON_FAIL_ACTIONS)}")
+            name, attempts = on_fail.get("action"), on_fail.get("max_attempts")
+            action = on_fail_action(name)
+            if action is None:
+                errors.append(f"{label}: on_fail.action {name!r} is not one of {choices(ON_FAIL_ACTIONS)}")
             if attempts is not None and (
                 isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1
             ):
                 errors.append(f"{label}: on_fail.max_attempts must be a positive integer, not {attempts!r}")
-            if action == "dynamic_loop_back":
-                errors.extend(_dynamic_loop_back_errors(node, label))
+            if action is not None:
+                errors.extend(action.node_errors(node, label))
 
     for paths in ("write_set", "forbidden_paths"):
         globs = node.get(paths)
@@ -449,19 +453,6 @@ def _retry_policy_errors(policy: Any, label: str) -> list[str]:
     return errors
 
 
-def _dynamic_loop_back_errors(node: dict[str, Any], label: str) -> list[str]:
-    errors = []
-    if node.get("node_type") != "final_verdict":
-        errors.append(
-            f"{label}: dynamic_loop_back is only allowed on a node with node_type 'final_verdict', "
-            f"not {node.get('node_type')!r}"
-        )
-    subagent = node.get("subagent_type")
-    if subagent is not None and subagent != "validator":
-        errors.append(f"{label}: dynamic_loop_back belongs to the validator, not subagent_type {subagent!r}")
-    return errors
-
-
 def _id_errors(ids: list[str], existing: frozenset[str]) -> list[str]:
     errors = []
     for node_id, count in Counter(ids).items():
@@ -482,39 +473,30 @@ def _on_fail_errors(
     failure_edges: dict[str, list[str]],
     merged_graph: Mapping[str, Sequence[str]],
 ) -> list[str]:
-    """loop_back needs exactly one on_failure edge, to a node upstream of it in the merged graph (the
-    run's and the new nodes); nothing else may have one.
+    """Only an action that takes an on_failure edge (loop_back) may have one, and it says what its edges
+    must be, given what each node depends on in the merged graph (the run's and the new nodes).
 
-    An on_failure edge on a node without loop_back would never be followed, which is almost always
+    An on_failure edge on a node whose action takes none would never be followed, which is almost always
     a planning slip (a forgotten action, or an edge on the wrong node), so it is an error too.
     """
     errors = []
     actions = {
-        node_id: node["on_fail"].get("action") if isinstance(node.get("on_fail"), dict) else None
+        node_id: on_fail_action(node["on_fail"].get("action")) if isinstance(node.get("on_fail"), dict) else None
         for node_id, node in named
     }
+    takers = " or ".join(name for name, action in ON_FAIL_ACTIONS.items() if action.failure_edge_errors)
     for node_id, targets in failure_edges.items():
-        if actions.get(node_id) != "loop_back":
+        action = actions.get(node_id)
+        if action is None or action.failure_edge_errors is None:
             errors.extend(
                 f"edge {node_id!r} -> {target!r}: on_failure edge from node {node_id!r}, whose "
-                "on_fail.action is not loop_back"
+                f"on_fail.action is not {takers}"
                 for target in targets
             )
     for node_id, action in actions.items():
-        if action != "loop_back":
-            continue
-        targets = failure_edges.get(node_id, [])
-        if len(targets) != 1:
-            named_targets = f" (to {', '.join(map(repr, targets))})" if targets else ""
-            errors.append(
-                f"node {node_id!r}: on_fail.action is loop_back, which needs exactly one on_failure "
-                f"edge from it; it has {len(targets)}{named_targets}"
-            )
-        elif targets[0] not in reachable(node_id, merged_graph):
-            errors.append(
-                f"node {node_id!r}: loop_back target {targets[0]!r} is not an upstream dependency "
-                f"of {node_id!r}"
-            )
+        if action is not None and action.failure_edge_errors is not None:
+            errors.extend(action.failure_edge_errors(node_id, failure_edges.get(node_id, []),
+                                                     lambda start: reachable(start, merged_graph)))
     return errors
 
 

@@ -2,8 +2,8 @@
 
 Nothing here goes through ``str.format``: goals, node outputs and the catalog JSON are full of braces,
 so every prompt is assembled by joining already-rendered parts. What planning prompts say of each
-judgment kind is the kind's own line (graphs.judgments); the prompt an llm judge is asked is the llm
-kind's (graphs.judgments.llm).
+judgment kind and on_fail action is the kind's or action's own line (graphs.judgments,
+graphs.on_fail_actions); the prompt an llm judge is asked is the llm kind's (graphs.judgments.llm).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from graphs.catalogs import (
 )
 from graphs.judgments import JUDGMENT_KINDS
 from graphs.judgments.llm import CONTENT_PLACEHOLDER
+from graphs.on_fail_actions import ON_FAIL_ACTIONS
 
 # A repair request quotes the rejected answer; its head and tail are what explain the failure, and an
 # unbounded quote could push the prompt past the command-line limit of the claude runner.
@@ -296,25 +297,7 @@ def _judgment_block(*, commands_allowed: bool) -> str:
 
 
 def _on_fail_block(org_node: str, *, append: bool) -> str:
-    loop_back_target = "a node this one depends on, directly or transitively"
-    if append:
-        loop_back_target += ", or one of the nodes already in this run"
-    rules = [
-        '{"action": "retry_self", "max_attempts": 2}: run the node again.',
-        '{"action": "loop_back", "max_attempts": 2}: run an upstream node again, then every node between '
-        "it and this one, with the reviewer's issues as feedback. Add exactly one edge "
-        '{"from": "<this node_id>", "to": "<upstream node_id>", "edge_type": "on_failure"}; its target '
-        f"must be {loop_back_target}, because only such a node produced input this one used.",
-        '{"action": "hard_fail"}: stop the run; the nodes that depend on this one do not run.',
-    ]
-    if org_node == "validator":
-        categories = ", ".join(ROOT_CAUSE_CATEGORIES)
-        rules.append(
-            '{"action": "dynamic_loop_back", "max_attempts": 2}: only on the single node with node_type '
-            '"final_verdict", and on no other node. It needs no edge: when the verdict fails, its '
-            f"ROOT_CAUSE line ({categories}) decides which stage the run goes back to. The final_verdict "
-            "node does not use promotes_to_artifact: a verdict is a judgment, not a deliverable."
-        )
+    rules = [rule for action in ON_FAIL_ACTIONS.values() if (rule := action.prompt_rule(org_node, append))]
     return (
         "## on_fail: what happens when the judgment fails\n\n"
         "Only meaningful with a judgment other than none; max_attempts bounds the repetitions.\n\n"
