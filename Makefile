@@ -24,7 +24,7 @@ browser:
 	    echo "Browser tests need Debian's chromium: sudo apt-get install chromium"; \
 	  fi; }
 
-# Agents and commands run in bubblewrap (graphs.sandbox); the console says so plainly where it cannot.
+# Agents and commands run in bubblewrap (graphs.workspaces.sandbox); the console says so plainly where it cannot.
 sandbox:
 	@command -v bwrap >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then \

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from graphs.sandbox import sandbox_state
+from graphs.workspaces.sandbox import sandbox_state
 
 
 def sandbox(request: HttpRequest) -> dict[str, str]:

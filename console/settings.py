@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "graphs",
+    "graphs.layout",
     "console",
 ]
 
@@ -170,7 +171,7 @@ WORKGRAPH_MODEL_PRICES = env_prices("WORKGRAPH_MODEL_PRICES")
 WORKGRAPH_MAX_TURNS = env_int("WORKGRAPH_MAX_TURNS", 200, minimum=0)
 WORKGRAPH_MAX_NODES = env_int("WORKGRAPH_MAX_NODES", 500, minimum=1)
 WORKGRAPH_MAX_DEPTH = env_int("WORKGRAPH_MAX_DEPTH", 50, minimum=1)
-# What a DAG spec import may store (graphs.dag_spec_bounds), in bytes: each task's prompt with its
+# What a DAG spec import may store (graphs.planning.dag_spec_bounds), in bytes: each task's prompt with its
 # placeholders filled in, each prompt file, and the whole import (the spec, its prompt files and its
 # tasks' prompts). An import past one is refused, naming it, before anything is stored.
 WORKGRAPH_DAG_SPEC_PROMPT_MAX_BYTES = env_int("WORKGRAPH_DAG_SPEC_PROMPT_MAX_BYTES", 256 * 1024, minimum=1024)
@@ -191,7 +192,7 @@ WORKGRAPH_EXTERNAL_DEADLINE_SECONDS = env_int("WORKGRAPH_EXTERNAL_DEADLINE_SECON
 # How many planning rounds a gap-driven task's run may take (the first plan included) before it ends
 # failed with the gap still open.
 WORKGRAPH_GAP_MAX_ROUNDS = env_int("WORKGRAPH_GAP_MAX_ROUNDS", 5, minimum=1, maximum=100)
-# The run graph page's ELK layout, computed on the server with Node.js (graphs.layouts) whenever a run's
+# The run graph page's ELK layout, computed on the server with Node.js (graphs.layout.compute) whenever a run's
 # drawing changes, so a first visit paints it without laying it out. Off, or with no Node.js, the page
 # lays the graph out in the browser as before.
 WORKGRAPH_SERVER_LAYOUT = env_bool("WORKGRAPH_SERVER_LAYOUT", True)
@@ -244,7 +245,7 @@ WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES = env_int("WORKGRAPH_COMMAND_OUTPUT_MAX_BYTES
 # are the sandbox's own).
 WORKGRAPH_COMMAND_ENV = env_list("WORKGRAPH_COMMAND_ENV")
 
-# --- The sandbox agents and commands run in (graphs.sandbox) --------------------------------------
+# --- The sandbox agents and commands run in (graphs.workspaces.sandbox) --------------------------------------
 # bwrap: every agent CLI process and command runs in bubblewrap; none: unconfined (the pages say so);
 # auto: bwrap wherever it works on this machine, else none.
 WORKGRAPH_SANDBOX = env_choice("WORKGRAPH_SANDBOX", "auto", ("auto", "bwrap", "none"))

@@ -20,8 +20,8 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from console.skill_forms import MAX_BODY_CHARS, RevisionPairForm, SkillForm, SkillStatusForm
+from graphs.domain.markdown import markdown_render_safe
 from graphs.errors import WorkGraphError
-from graphs.markdown import markdown_render_safe
 from graphs.models import Skill
 from graphs.skills import (
     TEMPLATE_EXAMPLE,

@@ -12,28 +12,22 @@ class GraphsConfig(AppConfig):
         from django.db.models.signals import pre_save
 
         from graphs.engine import JOB_HANDLERS
-        from graphs.events import run_event_listener_register
-        from graphs.jobs import job_handlers_install
-        from graphs.live import log_closed_publish, log_line_publish, run_event_publish
-        from graphs.logs import log_close_listener_register, log_listener_register
-        from graphs.run_layouts import RUN_LAYOUT_JOB, run_layout_job, run_layout_on_event
-        from graphs.sandbox import sandbox_deploy_check
+        from graphs.executors import job_handlers_install
+        from graphs.logs.events import run_event_listener_register
+        from graphs.logs.live import log_closed_publish, log_line_publish, run_event_publish
+        from graphs.logs.store import log_close_listener_register, log_listener_register
         from graphs.tokens import user_tokens_revoke_on_credentials_change
+        from graphs.workspaces.sandbox import sandbox_deploy_check
 
         # A deployment whose agents would run unconfined hears so from `check --deploy`.
         checks.register(sandbox_deploy_check, checks.Tags.security, deploy=True)
         # Every process that runs jobs (workers, the embedded server, commands) runs the engine's.
         job_handlers_install(JOB_HANDLERS)
-        # Not guarded as the engine's run jobs are: a layout that fails is recorded on its row, and never
-        # fails the run it draws.
-        job_handlers_install({RUN_LAYOUT_JOB: run_layout_job})
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)
         log_close_listener_register(log_closed_publish)
         run_event_listener_register(run_event_publish)
-        # A run whose drawing changed is laid out again on the server, for the next page to paint at once.
-        run_event_listener_register(run_layout_on_event)
         # A token must not outlive the password it was minted under, nor its user's deactivation.
         pre_save.connect(user_tokens_revoke_on_credentials_change, sender=get_user_model(),
                          dispatch_uid="graphs.tokens.revoke_on_credentials_change")

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser, Permission
 from django.db import transaction
 
 from graphs.engine import pipeline_start
-from graphs.jobs import InlineExecutor, executor_set
+from graphs.executors import InlineExecutor, executor_set
 from graphs.models import Project, ProjectMembership, Skill, Task
 from graphs.skills import TEMPLATE_EXAMPLE, skill_save, skill_status_change
 

@@ -28,11 +28,11 @@ from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from graphs.domain.markdown import fenced_blocks_find
 from graphs.errors import InvalidTransitionError, WorkGraphError
-from graphs.evidence import EVIDENCE_KINDS
-from graphs.git import git_env, safe_config_argv
-from graphs.markdown import fenced_blocks_find
 from graphs.models import ProjectMembership, Skill, SkillRevision, Task, WorkGraphRun, WorkNodeExecution
+from graphs.runs.evidence import EVIDENCE_KINDS
+from graphs.workspaces.git import git_env, safe_config_argv
 
 # The seed runtime's own tag is read too, so its skills import unchanged.
 TEMPLATE_TAGS = ("team-template", "beaver-team-template")

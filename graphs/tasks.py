@@ -12,7 +12,7 @@ is retried with backoff: every job is idempotent, and the next attempt starts on
 from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from graphs.jobs import DATABASE_BACKOFF_CAP, DATABASE_RETRIES, JOB_TASK_NAME, REAP_JOB, job_run
+from graphs.executors import DATABASE_BACKOFF_CAP, DATABASE_RETRIES, JOB_TASK_NAME, REAP_JOB, job_run
 
 
 @shared_task(

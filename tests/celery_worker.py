@@ -27,7 +27,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from graphs.jobs import CeleryExecutor
+from graphs.executors import CeleryExecutor
 
 BASE_DIR = Path(settings.BASE_DIR)
 # The Redis database of the suite's Redis server that real workers use; queues in it are per test.

@@ -19,9 +19,9 @@ from django.core.cache import cache
 from django.db import connections
 
 from graphs.agents import runner_register
-from graphs.jobs import InlineExecutor, executor_set
-from graphs.logs import log_writer_stop
-from graphs.sandbox import bwrap_problem
+from graphs.executors import InlineExecutor, executor_set
+from graphs.logs.store import log_writer_stop
+from graphs.workspaces.sandbox import bwrap_problem
 from tests import factories
 from tests.agents import ScriptedRunner
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start

@@ -29,7 +29,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     django.setup()
 
-    from graphs.logs import log_append, log_file_close, log_writes_wait
+    from graphs.logs.store import log_append, log_file_close, log_writes_wait
     from graphs.models import WorkNodeExecution
 
     execution = WorkNodeExecution.objects.select_related("run__task").get(pk=arguments.node_exec_id)

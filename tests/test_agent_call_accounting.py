@@ -9,11 +9,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from graphs import events
-from graphs.accounting import spend_by_org_node, spend_of
 from graphs.agents import AgentError, AgentResult
 from graphs.engine import run_start
-from graphs.planning import plan_work_graph
+from graphs.logs import events
+from graphs.planning.planner import plan_work_graph
+from graphs.runs.accounting import spend_by_org_node, spend_of
 from tests import factories
 from tests.clients import signed_in
 from tests.graphs import edges_for, latest, node, planned_run

@@ -192,7 +192,7 @@ def test_the_result_carries_the_calls_accounting(fake, workdir):
 
 
 def test_a_fixture_result_carries_a_manifest_the_extractor_finds(fake, workdir):
-    manifest = pytest.importorskip("graphs.manifest")
+    manifest = pytest.importorskip("graphs.domain.manifest")
     fake("plan_id_edges_only.json")
 
     result = _runner().run(_call(workdir, org_node="coder"))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs import logs
 from graphs.agents import AgentCall, ClaudeRunner
 from graphs.engine import run_start
-from graphs.logs import log_read
+from graphs.logs import store as logs
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.conftest import FAKE_CLAUDE
 from tests.graphs import drained_in_background, latest, node, planned_run

@@ -11,10 +11,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from graphs.agents import AgentCall, AgentCancelled, OfflineRunner, get_runner, runner_register
-from graphs.catalogs import ARTIFACT_TYPES
-from graphs.checks import check_run
-from graphs.manifest import extract_graph_manifest, normalize_graph_manifest, validate_graph_manifest
-from graphs.manifest_graph import data_dependencies
+from graphs.domain.catalogs import ARTIFACT_TYPES
+from graphs.domain.checks import check_run
+from graphs.domain.manifest import extract_graph_manifest, normalize_graph_manifest, validate_graph_manifest
+from graphs.domain.manifest_graph import data_dependencies
 
 
 def _run(purpose: str = "node", **fields: Any) -> str:

@@ -16,7 +16,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from graphs.agents import AgentCall, AgentCancelled, AgentError, OpenAIRunner, get_runner
-from graphs.prompts import agent_identity
+from graphs.domain.prompts import agent_identity
 
 ANSWER = "Hello world\nsecond line\nthird"
 USAGE = {"prompt_tokens": 21, "completion_tokens": 9, "total_tokens": 30}

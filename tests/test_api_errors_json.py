@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from graphs import selectors
+from graphs.reads import selectors
 from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db

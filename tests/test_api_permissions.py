@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 
 from console.api import api
-from graphs.dag_specs import dag_spec_import
+from graphs.collaboration.relay import RelaySpec, relay_attach
 from graphs.engine import run_start
-from graphs.relay import RelaySpec, relay_attach
+from graphs.planning.dag_specs import dag_spec_import
 from graphs.tokens import token_create
 from tests import factories
 from tests.graphs import edges_for, node, planned_run

@@ -11,10 +11,10 @@ import re
 import pytest
 
 from graphs.engine import pipeline_start, run_cancel, run_start
+from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.errors import InvalidTransitionError
 from graphs.models import AppendReview, Task, WorkGraphRun
-from graphs.planning import plan_work_graph
-from graphs.review import run_plan_approve, run_plan_reject
+from graphs.planning.planner import plan_work_graph
 from tests import factories
 from tests.clients import signed_in
 from tests.graphs import latest, node, planned_run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.attempt_words import REASON_MAX_CHARS, attempt_cause_text, attempt_failure_reason
+from graphs.domain.attempt_words import REASON_MAX_CHARS, attempt_cause_text, attempt_failure_reason
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graphs import logs
 from graphs.engine import run_start
-from graphs.logs import log_read
+from graphs.logs import store as logs
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkNodeExecution
 from tests.graphs import drained_in_background, edges_for, latest, node, planned_run, python
 

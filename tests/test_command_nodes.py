@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graphs import logs
 from graphs.engine import run_start
-from graphs.logs import log_read
+from graphs.logs import store as logs
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
 from tests.graphs import command_node, drained_in_background, edges_for, latest, node, planned_run
 from tests.repos import git, writes

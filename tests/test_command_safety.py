@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs import logs
 from graphs.engine import run_cancel, run_start, run_wait_finished
-from graphs.jobs import ThreadExecutor, executor_set
-from graphs.logs import log_read
+from graphs.executors import ThreadExecutor, executor_set
+from graphs.logs import store as logs
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
 from tests.graphs import command_node, latest, node, planned_run, python
 from tests.processes import all_gone, processes_marked

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs.dag_specs import dag_spec_import
 from graphs.engine import run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
+from graphs.planning.dag_specs import dag_spec_import
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec
 from tests.graphs import latest
 from tests.repos import git

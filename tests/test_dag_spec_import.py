@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from graphs.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, run_dag_spec
 from graphs.engine import run_fork, run_start
+from graphs.engine.review import run_plan_approve
 from graphs.models import DagSpec, Task, WorkGraphRun
-from graphs.review import run_plan_approve
+from graphs.planning.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, run_dag_spec
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, pi, spec_of
 from tests.graphs import latest
 
@@ -94,7 +94,7 @@ def test_a_failure_after_the_task_was_created_rolls_the_task_back(project, alice
     def broken(**kwargs):
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr("graphs.dag_specs.run_status_set", broken)
+    monkeypatch.setattr("graphs.planning.dag_specs.run_status_set", broken)
     with pytest.raises(RuntimeError):
         _import(project, alice)
     assert (Task.objects.count(), WorkGraphRun.objects.count(), DagSpec.objects.count()) == (0, 0, 0)

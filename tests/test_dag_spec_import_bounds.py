@@ -12,8 +12,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from graphs.dag_specs import DagSpecError, dag_spec_import, dag_spec_plan
 from graphs.models import DagSpec, Task, WorkGraphRun
+from graphs.planning.dag_specs import DagSpecError, dag_spec_import, dag_spec_plan
 from tests.clients import signed_in
 from tests.dag_specs import pi, spec_of
 

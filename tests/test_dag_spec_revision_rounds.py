@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.dag_specs import dag_spec_import
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun
+from graphs.planning.dag_specs import dag_spec_import
 from tests.dag_specs import gate, pi, spec_of
 
 pytestmark = pytest.mark.django_db

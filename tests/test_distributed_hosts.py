@@ -29,7 +29,7 @@ from django.conf import settings
 from websockets.sync.client import connect
 
 from graphs.engine import run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.browser.conftest import chromium_launched
 from tests.celery_worker import Broker, Worker, current_database_url, wait_until

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from graphs.engine import EngineError, executions_reap, run_cancel, run_fork, run_start, run_wait_finished
-from graphs.jobs import ThreadExecutor, executor_set
+from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.agents import wait_for_cancel
 from tests.graphs import edges_for, latest, node, planned_run

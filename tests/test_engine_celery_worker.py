@@ -14,8 +14,8 @@ import pytest
 from django.utils import timezone
 
 from graphs.engine import pipeline_start, run_start
-from graphs.jobs import CeleryExecutor, InlineExecutor, executor_set
-from graphs.logs import log_read
+from graphs.executors import CeleryExecutor, InlineExecutor, executor_set
+from graphs.logs.store import log_read
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from tests.celery_worker import wait_until
 from tests.graphs import edges_for, lanes_manifest, latest, node, node_rows, planned_run

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from graphs.engine import attempt, run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.graphs import edges_for, latest, node, planned_run
 

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
-from graphs import manifest as manifest_lib
+from graphs.domain import manifest as manifest_lib
 from graphs.engine import attempt, fan_in, node_execution_run, run_start, scheduler, state
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.graphs import edges_for, latest, node, planned_run

@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from graphs.heartbeat import execution_heartbeat
 from graphs.models import WorkNodeExecution
+from graphs.runs.heartbeat import execution_heartbeat
 from tests import factories
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from graphs import manifest as manifest_lib
+from graphs.domain import manifest as manifest_lib
+from graphs.domain.manifest import FIELD_MAX_LENGTHS, PROMOTED_ARTIFACT_TYPE_MAX_LENGTH, ManifestError
 from graphs.engine import executions_reap, pipeline, pipeline_start
-from graphs.manifest import FIELD_MAX_LENGTHS, PROMOTED_ARTIFACT_TYPE_MAX_LENGTH, ManifestError
 from graphs.models import Artifact, Task, WorkGraphRun, WorkNodeExecution
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs import events
 from graphs.engine import run_start, state
+from graphs.logs import events
 from graphs.models import WorkGraphRun
 from tests.graphs import edges_for, node, planned_run
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.collaboration import node_result_report
+from graphs.collaboration.reports import node_result_report
 from graphs.engine import run_fork, run_start
-from graphs.evidence import evidence_gaps
 from graphs.models import Task, WorkGraphRun
+from graphs.runs.evidence import evidence_gaps
 from tests.graphs import latest, node, planned_run
 
 pytestmark = pytest.mark.django_db

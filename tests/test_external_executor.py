@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from graphs.engine import executions_reap, run_cancel, run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.clients import signed_in
 from tests.graphs import edges_for, latest, node, planned_run

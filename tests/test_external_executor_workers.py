@@ -8,7 +8,7 @@ import json
 import pytest
 
 from graphs.engine import run_start, run_wait_finished
-from graphs.jobs import ThreadExecutor, executor_set
+from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.celery_worker import wait_until

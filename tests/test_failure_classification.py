@@ -8,10 +8,10 @@ import pytest
 from django.utils import timezone
 
 from graphs.agents import AgentError
+from graphs.domain.failures import ASSERTION_CAP, CATEGORIES, ERROR_CAP, FAILURE_RULES, FailureFacts, failure_classify
 from graphs.engine import executions_reap, run_start
-from graphs.failures import ASSERTION_CAP, CATEGORIES, ERROR_CAP, FAILURE_RULES, FailureFacts, failure_classify
 from graphs.models import WorkNodeExecution
-from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
 from tests.agents import judge
 from tests.graphs import command_node, edges_for, latest, node, planned_run
 

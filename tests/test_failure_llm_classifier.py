@@ -8,10 +8,10 @@ import json
 import pytest
 
 from graphs.agents import AgentCall, AgentError
+from graphs.domain.failure_judge import failure_answer_validate, failure_prompt
+from graphs.domain.failures import FailureFacts
 from graphs.engine import run_start
-from graphs.failure_judge import failure_answer_validate, failure_prompt
-from graphs.failures import FailureFacts
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
 from tests.agents import judge
 from tests.graphs import latest, node, planned_run

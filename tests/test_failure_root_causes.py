@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from graphs.domain.failure_roles import FailureRole, failure_roles
 from graphs.engine import run_start
-from graphs.failure_roles import FailureRole, failure_roles
-from graphs.selectors import run_failure_roles
+from graphs.reads.selectors import run_failure_roles
 from tests.graphs import edges_for, node, planned_run
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "failure_roles.json").read_text())["cases"]

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from graphs.domain.judgments import JUDGMENT_KINDS, JudgeRequest, Judgment, JudgmentKind
+from graphs.domain.manifest import ManifestError, validate_graph_manifest
+from graphs.domain.prompts import TaskBrief, planning_prompt
 from graphs.engine import run_start
-from graphs.judgments import JUDGMENT_KINDS, JudgeRequest, Judgment, JudgmentKind
-from graphs.manifest import ManifestError, validate_graph_manifest
-from graphs.prompts import TaskBrief, planning_prompt
 from tests.graphs import latest, node, planned_run
 
 

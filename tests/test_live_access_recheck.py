@@ -8,8 +8,8 @@ from channels.testing import WebsocketCommunicator
 
 from console.asgi import application
 from console.consumers import CLOSE_NOT_FOUND, base, execution_log, run_events
-from graphs.events import run_event_emit
-from graphs.logs import log_append, log_file_open
+from graphs.logs.events import run_event_emit
+from graphs.logs.store import log_append, log_file_open
 from graphs.models import ProjectMembership
 from tests import factories
 from tests.clients import socket_headers

@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from console.asgi import application
 from console.consumers import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
 from console.routing import UnknownPathConsumer, websocket_urlpatterns
-from graphs.logs import log_append, log_file_open
+from graphs.logs.store import log_append, log_file_open
 from tests import factories
 from tests.clients import ALLOWED_ORIGIN, socket_headers
 

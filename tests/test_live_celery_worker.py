@@ -13,7 +13,7 @@ from channels.testing import WebsocketCommunicator
 from console.asgi import application
 from console.consumers import execution_log
 from graphs.engine import run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
 from tests.clients import socket_headers
 from tests.graphs import node, planned_run

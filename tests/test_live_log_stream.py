@@ -17,8 +17,9 @@ from channels.testing import WebsocketCommunicator
 
 from console.asgi import application
 from console.consumers import execution_log
-from graphs import live, logs
-from graphs.logs import log_append, log_file_close, log_file_open
+from graphs.logs import live
+from graphs.logs import store as logs
+from graphs.logs.store import log_append, log_file_close, log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
 from tests.clients import socket_headers

@@ -10,7 +10,7 @@ import pytest
 from channels.layers import get_channel_layer
 from channels_redis.pubsub import RedisPubSubChannelLayer
 
-from graphs import live
+from graphs.logs import live
 
 pytestmark = [pytest.mark.services, pytest.mark.usefixtures("live_sockets")]
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from graphs.engine import executions_reap
-from graphs.logs import log_file_open
+from graphs.logs.store import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
 from tests.celery_worker import current_database_url, wait_until

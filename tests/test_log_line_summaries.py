@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.log_lines import log_line_summary
-from graphs.logs import log_append, log_file_open
+from graphs.logs.lines import log_line_summary
+from graphs.logs.store import log_append, log_file_open
 from tests import factories
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "log_lines" / "summaries.json").read_text())

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from graphs.logs import log_append, log_file_close, log_file_open
+from graphs.logs.store import log_append, log_file_close, log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
 

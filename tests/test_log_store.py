@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.test import Client
 
-from graphs import logs
-from graphs.logs import log_append, log_file_close, log_file_open, log_read, log_writes_wait
+from graphs.logs import store as logs
+from graphs.logs.store import log_append, log_file_close, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
 from tests.celery_worker import wait_until

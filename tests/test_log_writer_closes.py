@@ -12,9 +12,9 @@ import pytest
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from graphs import logs
 from graphs.engine import executions_reap, run_start
-from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_read, log_writes_wait
+from graphs.logs import store as logs
+from graphs.logs.store import log_append, log_file_close, log_file_close_soon, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkGraphRun
 from tests import factories
 from tests.graphs import edges_for, latest, node, planned_run

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphs.manifest import ManifestError, manifest_commands, validate_graph_manifest
+from graphs.domain.manifest import ManifestError, manifest_commands, validate_graph_manifest
 
 
 def _manifest(*nodes: dict[str, Any]) -> dict[str, Any]:

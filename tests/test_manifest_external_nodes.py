@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphs.manifest import ManifestError, is_external_node, validate_graph_manifest
+from graphs.domain.manifest import ManifestError, is_external_node, validate_graph_manifest
 
 
 def _node(**fields: Any) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 import json
 import time
 
-from graphs.json_extraction import extract_json_payload
-from graphs.manifest import extract_graph_manifest
+from graphs.domain.json_extraction import extract_json_payload
+from graphs.domain.manifest import extract_graph_manifest
 
 MANIFEST = {
     "nodes": [

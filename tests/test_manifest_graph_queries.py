@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from graphs.manifest import merge_manifests
-from graphs.manifest_graph import (
+from graphs.domain.manifest import merge_manifests
+from graphs.domain.manifest_graph import (
     ManifestError,
     data_dependencies,
     downstream_of,

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from graphs.manifest import ManifestError, normalize_graph_manifest, normalize_graph_manifest_with_notes
+from graphs.domain.manifest import ManifestError, normalize_graph_manifest, normalize_graph_manifest_with_notes
 
 
 def test_it_renames_id_to_node_id():

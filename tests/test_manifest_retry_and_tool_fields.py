@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.manifest import ManifestError, validate_graph_manifest
+from graphs.domain.manifest import ManifestError, validate_graph_manifest
 
 
 def _errors(**fields) -> list[str]:

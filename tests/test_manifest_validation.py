@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from graphs.manifest import ARTIFACT_TYPES, ManifestError, validate_graph_manifest
+from graphs.domain.manifest import ARTIFACT_TYPES, ManifestError, validate_graph_manifest
 
 
 def _node(node_id: str, *deps: str, **fields: Any) -> dict[str, Any]:

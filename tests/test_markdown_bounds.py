@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from graphs import markdown
-from graphs.markdown import fenced_blocks_find, markdown_render_safe
+from graphs.domain import markdown
+from graphs.domain.markdown import fenced_blocks_find, markdown_render_safe
 from tests.clients import signed_in
 
 # Each of these made markdown-it spend seconds on 200,000 characters.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from graphs.logs import log_append, log_file_close
+from graphs.logs.store import log_append, log_file_close
 from tests import factories
 from tests.graphs import node, planned_run
 

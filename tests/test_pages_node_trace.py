@@ -17,9 +17,9 @@ from django.test.utils import CaptureQueriesContext
 
 from console.views import executions
 from graphs.engine import run_start
-from graphs.logs import log_append, log_file_open, log_read
+from graphs.logs.store import log_append, log_file_open, log_read
 from graphs.models import ExecutionLogFile, ExecutionLogLine
-from graphs.trace import TraceHeader
+from graphs.reads.node_trace import TraceHeader
 from tests import factories
 from tests.graphs import latest, node, planned_run
 

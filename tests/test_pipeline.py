@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from graphs.engine import pipeline_start
-from graphs.jobs import job_run
+from graphs.executors import job_run
 from graphs.models import Skill, Task, WorkGraphRun
 from tests import factories
 from tests.graphs import latest

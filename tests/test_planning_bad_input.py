@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import WorkGraphRun
-from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from graphs.agents import AgentError, get_runner
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun, WorkNodeExecution
-from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from graphs.models import WorkGraphRun
-from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
 
 STAGE_ONE = {
     "nodes": [

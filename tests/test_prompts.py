@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphs.catalogs import CODER_NODE_CATALOG, PLANNER_ARTIFACT_CATALOG, VALIDATOR_NODE_CATALOG
-from graphs.judgments.llm import judge_prompt
-from graphs.prompts import (
+from graphs.domain.catalogs import CODER_NODE_CATALOG, PLANNER_ARTIFACT_CATALOG, VALIDATOR_NODE_CATALOG
+from graphs.domain.judgments.llm import judge_prompt
+from graphs.domain.prompts import (
     TaskBrief,
     agent_identity,
     node_prompt,

@@ -17,7 +17,7 @@ import pytest
 from django.db import connection
 
 from graphs.engine import run_start
-from graphs.jobs import executor_set
+from graphs.executors import executor_set
 from graphs.models import ExecutionLogLine, WorkGraphRun
 from tests.celery_worker import Broker, wait_until
 from tests.graphs import lanes_manifest, node_rows, planned_run

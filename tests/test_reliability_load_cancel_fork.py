@@ -30,7 +30,7 @@ import pytest
 from django.test import Client
 
 from graphs.engine import run_cancel, run_fork, run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, Task, WorkGraphRun, WorkNodeExecution
 from tests import factories
 from tests.celery_worker import Worker, wait_until

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from graphs.git import REPOSITORY_LOCK_NAME, WorkspaceError, repository_locked
-from graphs.workspaces import run_head_checkout, run_workspace_ensure
+from graphs.workspaces.git import REPOSITORY_LOCK_NAME, WorkspaceError, repository_locked
+from graphs.workspaces.worktrees import run_head_checkout, run_workspace_ensure
 from tests.graphs import planned_run
 from tests.repos import git
 

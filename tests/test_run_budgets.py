@@ -13,7 +13,7 @@ import pytest
 
 from graphs.agents import AgentResult
 from graphs.engine import plan_fresh, run_start, run_wait_finished
-from graphs.jobs import ThreadExecutor, executor_set
+from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import Task, WorkGraphRun
 from tests.agents import wait_for_cancel
 from tests.clients import signed_in

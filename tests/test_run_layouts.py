@@ -1,5 +1,5 @@
 """The server lays a run's DAG out with Node.js once per drawing, keeps it, and serves it with graph.json
-(graphs.layouts, graphs.run_layouts); when it cannot, it says why and the page lays the graph out itself."""
+(graphs.layout.compute, graphs.layout.runs); when it cannot, it says why and the page lays the graph out itself."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from django.test import Client
 
 from graphs.engine import plan_append, plan_fresh
-from graphs.layouts import LayoutComputed, layout_digest, layout_input
+from graphs.layout.compute import LayoutComputed, layout_digest, layout_input
+from graphs.layout.runs import KEPT_LAYOUTS_PER_RUN, run_layout_refresh
 from graphs.models import RunLayout
-from graphs.run_layouts import KEPT_LAYOUTS_PER_RUN, run_layout_refresh
-from graphs.selectors import run_graph_data
+from graphs.reads.selectors import run_graph_data
 from tests.graphs import edges_for, node, planned_run
 
 # Run events reach their listeners once the transaction commits, as in production.
@@ -92,7 +92,7 @@ def test_a_drawing_is_laid_out_once(task, inline_executor, monkeypatch):
     run = plan_fresh(task=task)
     inline_executor.drain()
     row = RunLayout.objects.get(run=run)
-    monkeypatch.setattr("graphs.run_layouts.layout_compute", lambda **_: pytest.fail("laid out again"))
+    monkeypatch.setattr("graphs.layout.runs.layout_compute", lambda **_: pytest.fail("laid out again"))
 
     assert run_layout_refresh(run_id=run.pk) == row
     assert RunLayout.objects.filter(run=run).count() == 1
@@ -186,7 +186,7 @@ def test_a_layout_the_database_cannot_hold_is_recorded_failed_not_left_computing
     """PostgreSQL's JSON holds no NUL character: such a layout fails with the database's reason."""
     unstorable = LayoutComputed(layout={"pos": [], "routes": [], "bands": [{"label": "a\u0000b"}]}, elk_ms=1,
                                 total_ms=1)
-    monkeypatch.setattr("graphs.run_layouts.layout_compute", lambda **_: unstorable)
+    monkeypatch.setattr("graphs.layout.runs.layout_compute", lambda **_: unstorable)
     run = plan_fresh(task=task)
     inline_executor.drain()
 

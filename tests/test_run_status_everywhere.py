@@ -12,12 +12,12 @@ import re
 import pytest
 from django.urls import reverse
 
-from graphs import events
 from graphs.agents import AgentCancelled
 from graphs.engine import plan_fresh, run_cancel, run_fork, run_start
+from graphs.engine.review import run_plan_approve
+from graphs.logs import events
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
-from graphs.review import run_plan_approve
-from graphs.selectors import run_snapshot_read
+from graphs.reads.selectors import run_snapshot_read
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from graphs.agents import AgentCall, AgentError, ClaudeRunner
-from graphs.commands import command_run
-from graphs.sandbox import sandbox_deploy_check
+from graphs.workspaces.commands import command_run
+from graphs.workspaces.sandbox import sandbox_deploy_check
 from tests.clients import signed_in
 from tests.conftest import FAKE_CLAUDE
 from tests.graphs import node, planned_run

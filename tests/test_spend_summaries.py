@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.accounting import Spend
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.runs.accounting import Spend
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "spend" / "summaries.json").read_text())
 

@@ -24,7 +24,7 @@ from django.db import connection
 call_command("migrate", verbosity=0)
 from graphs.engine import pipeline_start, task_wait_finished
 from graphs.models import Project
-from graphs.task_service import task_create
+from graphs.planning.intake import task_create
 
 project = Project.objects.create(slug="load", name="Load", target_folder={folder!r})
 tasks = [task_create(project=project, created_by=None, title=f"Export {{i}}", goal_text="Export the reports as CSV.")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from graphs.domain.storable import storable
 from graphs.engine import run_start
-from graphs.storable import storable
 from tests.graphs import latest, node, planned_run
 
 

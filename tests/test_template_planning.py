@@ -9,7 +9,7 @@ from django.test import Client
 
 from graphs.agents import AgentError, get_runner
 from graphs.models import Skill
-from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
 from graphs.skills import skill_save
 from tests import factories
 

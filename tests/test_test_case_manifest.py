@@ -10,16 +10,16 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from graphs.case_manifests import (
+from graphs.domain.case_manifests import (
     acceptance_criteria_with_ids,
     case_manifest_errors,
     coverage_summary,
     criteria_coverage,
 )
-from graphs.catalogs import artifact_entry
-from graphs.checks import check_run
+from graphs.domain.catalogs import artifact_entry
+from graphs.domain.checks import check_run
+from graphs.domain.manifest import ARTIFACT_TYPES, validate_graph_manifest
 from graphs.engine import run_start
-from graphs.manifest import ARTIFACT_TYPES, validate_graph_manifest
 from graphs.models import Artifact
 from tests import factories
 from tests.clients import signed_in

@@ -3,8 +3,8 @@ identical texts say so, and an overlong side is compared on its first lines only
 
 from __future__ import annotations
 
-from graphs import text_diffs
-from graphs.text_diffs import CONTEXT_LINES, text_diff
+from graphs.domain import text_diffs
+from graphs.domain.text_diffs import CONTEXT_LINES, text_diff
 
 
 def test_a_line_changed_in_place_pairs_with_its_new_version_in_one_row():

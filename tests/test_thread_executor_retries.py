@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import OperationalError
 
-from graphs import jobs
+from graphs import executors as jobs
 from graphs.engine import JOB_HANDLERS
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from graphs.agents import AgentError
 from graphs.engine import executions_reap, run_start
-from graphs.logs import log_read
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkNodeExecution
 from tests.graphs import edges_for, latest, node, planned_run
 

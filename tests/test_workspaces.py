@@ -15,9 +15,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from graphs.engine import run_fork, run_start, run_wait_finished
-from graphs.jobs import ThreadExecutor, executor_set
+from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun
-from graphs.workspaces import run_head_checkout
+from graphs.workspaces.worktrees import run_head_checkout
 from tests.graphs import edges_for, latest, node, planned_run
 from tests.repos import git, writes, writes_then_gives_up
 

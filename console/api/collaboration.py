@@ -14,14 +14,14 @@ from pydantic import ConfigDict, model_validator
 from console.api.errors import ApiError
 from console.api.schemas import ERRORS, InSchema
 from console.permissions import require, task_for_member
-from graphs import selectors
-from graphs.collaboration import loop_task_id_parse, node_result_report
+from graphs.collaboration.relay import RelaySpec, relay_attach, relay_result
+from graphs.collaboration.reports import loop_task_id_parse, node_result_report
 from graphs.engine import pipeline_start
-from graphs.gap_planning import acceptance_items
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership
-from graphs.relay import RelaySpec, relay_attach, relay_result
-from graphs.run_facts import latest_by_node, task_latest_run
-from graphs.task_service import task_create
+from graphs.planning.gaps import acceptance_items
+from graphs.planning.intake import task_create
+from graphs.reads import selectors
+from graphs.runs.facts import latest_by_node, task_latest_run
 
 router = Router(tags=["collaboration"])
 # What loop_task_id_parse accepts, for the schema: a task UUID, "::", then a node id.

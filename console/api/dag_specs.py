@@ -11,9 +11,9 @@ from console.api.errors import ApiError
 from console.api.schemas import ERRORS, DagSpecImportOut, DagSpecIn, ErrorOut
 from console.permissions import require, run_for_member
 from console.views.downloads import dag_spec_file
-from graphs import selectors
-from graphs.dag_specs import DagSpecError, dag_spec_import, dag_spec_run_warnings
 from graphs.models import Project
+from graphs.planning.dag_specs import DagSpecError, dag_spec_import, dag_spec_run_warnings
+from graphs.reads import selectors
 
 router = Router(tags=["DAG specs"])
 

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
-from graphs.collaboration import ReportRejected
+from graphs.collaboration.reports import ReportRejected
 from graphs.errors import InvalidTransitionError, WorkGraphError
 
 

@@ -27,13 +27,13 @@ from console.api.schemas import (
     RunPage,
 )
 from console.permissions import execution_for_member, require, run_for_member
-from graphs import selectors
-from graphs.accounting import spend_by_org_node, spend_of
-from graphs.append_review import append_label, append_reviews_of, run_approval_wait
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
-from graphs.logs import log_read
+from graphs.engine.review import run_plan_approve, run_plan_reject
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
-from graphs.review import run_plan_approve, run_plan_reject
+from graphs.planning.append_review import append_label, append_reviews_of, run_approval_wait
+from graphs.reads import selectors
+from graphs.runs.accounting import spend_by_org_node, spend_of
 
 router = Router(tags=["runs"])
 MAX_LOG_PAGE = 1000
@@ -41,7 +41,7 @@ MAX_PAGE_SIZE = 100
 
 
 class RunFilters(InSchema):
-    """The runs list's filters, as ``graphs.selectors.runs_for_user`` reads them."""
+    """The runs list's filters, as ``graphs.reads.selectors.runs_for_user`` reads them."""
 
     project: str = Field("", description="A project's slug.")
     # Declared here, checked in the operation (as page_size): the check answers with its own error code.

@@ -11,10 +11,10 @@ from ninja import Field, Query, Router, Status
 from console.api.errors import ApiError
 from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
 from console.permissions import can, require, task_for_member
-from graphs import selectors
 from graphs.engine import pipeline_start, plan_fresh
 from graphs.models import Project, ProjectMembership, Task
-from graphs.task_service import task_create
+from graphs.planning.intake import task_create
+from graphs.reads import selectors
 
 router = Router(tags=["projects and tasks"])
 MAX_PAGE_SIZE = 100

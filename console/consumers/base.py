@@ -9,7 +9,7 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from graphs import selectors
+from graphs.reads import selectors
 
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHENTICATED = 4401
@@ -66,7 +66,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             await getattr(self, get_handler_name(message))(message)
 
     async def live_batch(self, message: dict[str, Any]) -> None:
-        """Several messages the publisher packed into one (see ``graphs.live``): handle each, in order."""
+        """Several messages the publisher packed into one (see ``graphs.logs.live``): handle each, in order."""
         for inner in message["messages"]:
             await getattr(self, get_handler_name(inner))(inner)
 

@@ -14,11 +14,11 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 
 from console.consumers.base import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, LiveConsumer, accept_signed_in
-from graphs import selectors
-from graphs.live import live_consumer_loop_register, node_exec_group
-from graphs.logs import log_read
+from graphs.logs.live import live_consumer_loop_register, node_exec_group
+from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
-from graphs.selectors import LogState
+from graphs.reads import selectors
+from graphs.reads.selectors import LogState
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class NodeExecutionLogConsumer(LiveConsumer):
         await self._relay([message["line"]])
 
     async def log_lines(self, message: dict[str, Any]) -> None:
-        """A burst of lines, as the ``lines`` frame the publisher made (see ``graphs.live``): sent as it is
+        """A burst of lines, as the ``lines`` frame the publisher made (see ``graphs.logs.live``): sent as it is
         when it follows the last line sent, else taken apart and relayed line by line."""
         first, last = message["seqs"]
         async with self._lock:

@@ -10,8 +10,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from console.consumers.base import CLOSE_NOT_FOUND, LiveConsumer, accept_signed_in
-from graphs import selectors
-from graphs.live import live_consumer_loop_register, run_group
+from graphs.logs.live import live_consumer_loop_register, run_group
+from graphs.reads import selectors
 
 logger = logging.getLogger(__name__)
 

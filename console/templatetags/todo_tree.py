@@ -16,8 +16,8 @@ from django.middleware.csrf import get_token
 from django.utils.safestring import SafeString, mark_safe
 
 from console.templatetags.console_words import words
-from graphs.attempt_words import attempt_cause_text, attempt_failure_reason
-from graphs.selectors import TreeNode
+from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason
+from graphs.reads.selectors import TreeNode
 
 register = template.Library()
 

@@ -13,11 +13,11 @@ from django.views.decorators.http import require_POST
 
 from console.forms import BudgetForm, ForkForm, ReviewForm
 from console.permissions import can, require, run_for_member, task_for_member
-from graphs.append_review import APPEND_STAGE, run_approval_wait
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
+from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.errors import WorkGraphError
 from graphs.models import WorkGraphRun
-from graphs.review import run_plan_approve, run_plan_reject
+from graphs.planning.append_review import APPEND_STAGE, run_approval_wait
 
 
 @login_required

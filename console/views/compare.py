@@ -7,9 +7,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.permissions import execution_for_member, run_for_member
-from graphs.attempt_words import attempt_cause_text
-from graphs.comparisons import attempt_pair_problem, attempts_comparison, run_pair_problem, runs_comparison
-from graphs.trace import attempt_trace_header
+from graphs.domain.attempt_words import attempt_cause_text
+from graphs.reads.comparisons import attempt_pair_problem, attempts_comparison, run_pair_problem, runs_comparison
+from graphs.reads.node_trace import attempt_trace_header
 
 
 @login_required

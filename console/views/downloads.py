@@ -8,10 +8,10 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.utils.http import content_disposition_header
 
 from console.permissions import execution_for_member, run_for_member
-from graphs.dag_specs import dag_spec_download, run_dag_spec
-from graphs.logs import log_texts
+from graphs.logs.store import log_texts
 from graphs.models import AttemptChange, ExecutionLogFile, RunWorkspace, WorkGraphRun
-from graphs.workspaces import change_diff
+from graphs.planning.dag_specs import dag_spec_download, run_dag_spec
+from graphs.workspaces.worktrees import change_diff
 
 
 @login_required

@@ -9,14 +9,14 @@ from django.shortcuts import redirect, render
 
 from console.permissions import execution_for_member
 from console.views.common import diff_shown, pretty_json
-from graphs import selectors
-from graphs.attempt_words import attempt_cause_text
-from graphs.failures import FailureClassification
-from graphs.log_lines import log_line_summary
-from graphs.logs import log_read
+from graphs.domain.attempt_words import attempt_cause_text
+from graphs.domain.failures import FailureClassification
+from graphs.logs.lines import log_line_summary
+from graphs.logs.store import log_read
 from graphs.models import AttemptChange, ExecutionLogFile
-from graphs.trace import attempt_trace_header
-from graphs.workspaces import repository_of
+from graphs.reads import selectors
+from graphs.reads.node_trace import attempt_trace_header
+from graphs.workspaces.worktrees import repository_of
 
 LOG_LINES_ON_PAGE = 2000
 

@@ -10,18 +10,18 @@ from django.shortcuts import redirect, render
 
 from console.forms import DagSpecForm, RunFilterForm, TaskForm
 from console.permissions import can, require, task_for_member
-from graphs import selectors
-from graphs.case_manifests import acceptance_criteria_with_ids
-from graphs.catalogs import ORG_NODES
-from graphs.dag_specs import (
+from graphs.domain.case_manifests import acceptance_criteria_with_ids
+from graphs.domain.catalogs import ORG_NODES
+from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
+from graphs.planning.dag_specs import (
     DagSpecError,
     dag_spec_import,
     dag_spec_parse,
     dag_spec_prompt_files_check,
     dag_spec_run_warnings,
 )
-from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
-from graphs.task_service import task_create
+from graphs.planning.intake import task_create
+from graphs.reads import selectors
 
 TASKS_PER_PAGE = 25
 RUNS_PER_PAGE = 25

@@ -10,12 +10,12 @@ from django.shortcuts import render
 
 from console.permissions import can, run_for_member
 from console.views.common import diff_shown, pretty_json
-from graphs import selectors
-from graphs.accounting import spend_of
-from graphs.append_review import run_appends_shown, run_approval_wait
-from graphs.dag_specs import run_dag_spec
+from graphs.layout.runs import run_graph_with_layout
 from graphs.models import RunWorkspace
-from graphs.run_layouts import run_graph_with_layout
+from graphs.planning.append_review import run_appends_shown, run_approval_wait
+from graphs.planning.dag_specs import run_dag_spec
+from graphs.reads import selectors
+from graphs.runs.accounting import spend_of
 
 
 @login_required

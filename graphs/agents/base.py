@@ -47,7 +47,7 @@ class AgentCall:
     # Node ids already in the run when planning in append mode.
     existing_node_ids: tuple[str, ...] = ()
     # How a planning call answers: a graph_manifest (``graph``), or a gap answer of seed 002's
-    # planning contract (``gap_driven``, see graphs.gap_planning).
+    # planning contract (``gap_driven``, see graphs.planning.gaps).
     planning_mode: str = "graph"
     # Whether the call's project runs commands (its allow_commands): command nodes and command
     # judgments are planned, and their files written, only then.

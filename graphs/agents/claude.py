@@ -27,8 +27,8 @@ from graphs.agents.base import (
     AgentResult,
 )
 from graphs.agents.claude_stream import StreamReader
-from graphs.processes import group_wait, pipe_drain
-from graphs.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
+from graphs.workspaces.processes import group_wait, pipe_drain
+from graphs.workspaces.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
 
 # The documentation caps piped stdin at "10MB" without saying which megabyte; the decimal reading is
 # the smaller, so a prompt under it is never one the CLI refuses.

@@ -24,7 +24,7 @@ from typing import Any
 
 from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult
 from graphs.agents.offline_plans import LABEL, gap_text, plan_text
-from graphs.catalogs import (
+from graphs.domain.catalogs import (
     artifact_entry,
 )
 
@@ -117,7 +117,7 @@ def _node_text(node: Mapping[str, Any], attempt: int) -> str:
             "so nothing was actually checked; the verdict is pass so the demo run can finish.\n"
         )
     if kind == "review_verdict":
-        # A review a verdict gate reads (an imported DAG spec's, see graphs.dag_specs): the gate passes.
+        # A review a verdict gate reads (an imported DAG spec's, see graphs.planning.dag_specs): the gate passes.
         return (
             "VERDICT: pass\n"
             f"{LABEL} placeholder review for node `{node_id}`{revision}. No language model was consulted, "

@@ -11,7 +11,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from graphs.catalogs import (
+from graphs.domain.catalogs import (
     BENCHMARK_JUDGE_PROMPT,
     NODE_REVIEW_JUDGE_PROMPT,
     PRD_JUDGE_PROMPT,

@@ -20,7 +20,7 @@ import httpx
 from django.conf import settings
 
 from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult, output_head, token_counts
-from graphs.prompts import agent_identity
+from graphs.domain.prompts import agent_identity
 
 _POLL_SECONDS = 0.05
 _CONNECT_TIMEOUT = 10.0

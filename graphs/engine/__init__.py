@@ -7,9 +7,9 @@ modules, each with one reason to change:
 - ``scheduler`` — start and advance a run, queue and dispatch attempts (``fan_in``: the cheap
   advance after a leaf of a wide fan-in);
 - ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes);
-- ``judgment`` — judge an attempt's output with its kind's judge (graphs.judgments), which asks the
+- ``judgment`` — judge an attempt's output with its kind's judge (graphs.domain.judgments), which asks the
   engine for the agent calls and commands it needs;
-- ``on_fail`` — a failed judgment's ``on_fail`` action (graphs.on_fail_actions) run on the run, and
+- ``on_fail`` — a failed judgment's ``on_fail`` action (graphs.domain.on_fail_actions) run on the run, and
   the transient retry with backoff;
 - ``finish`` — how a stage and a run end;
 - ``external`` — nodes done outside the engine: their wait for a report, and its deadline;

@@ -19,6 +19,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
+from graphs.domain.manifest import is_command_node, is_external_node
+from graphs.domain.prompts import TaskBrief, node_prompt
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.changes import ChangeKeeper, change_land, workspace_judgment
 from graphs.engine.claims import Continuation, queued_attempt_claim
@@ -42,17 +44,15 @@ from graphs.engine.record import (
 from graphs.engine.recovery import attempt_lost
 from graphs.engine.scheduler import advance_after, run_advance
 from graphs.engine.state import GraphShape, Status, graph_shape
-from graphs.events import node_states_emit
-from graphs.heartbeat import execution_heartbeat, worker_name
-from graphs.logs import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
-from graphs.manifest import is_command_node, is_external_node
+from graphs.logs.events import node_states_emit
+from graphs.logs.store import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
-from graphs.prompts import TaskBrief, node_prompt
-from graphs.run_facts import usable_attempts
-from graphs.run_status import run_stop_reason
-from graphs.sandbox import sandbox_state
+from graphs.runs.facts import usable_attempts
+from graphs.runs.heartbeat import execution_heartbeat, worker_name
+from graphs.runs.status import run_stop_reason
 from graphs.transactions import transaction_unflushed
-from graphs.workspaces import AttemptWorkspace, WorkspaceError, attempt_workspace
+from graphs.workspaces.sandbox import sandbox_state
+from graphs.workspaces.worktrees import AttemptWorkspace, WorkspaceError, attempt_workspace
 
 logger = logging.getLogger(__name__)
 

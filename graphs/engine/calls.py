@@ -7,11 +7,11 @@ from pathlib import Path
 
 from django.conf import settings
 
-from graphs.accounting import call_account
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner
-from graphs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
-from graphs.logs import log_append
+from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
+from graphs.runs.accounting import call_account
+from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 
 
 def attempt_agent_call(
@@ -29,7 +29,7 @@ def attempt_agent_call(
     What the agent prints streams into the attempt's log as it arrives: plain lines as
     ``agent_output``, the events a runner reports (``tool_call``, ``tool_result``, …) as lines of their
     own kind, each marked with the call's purpose. A run with a budget passes the call what is left
-    of it, and is stopped once the call's cost spends it (see graphs.budgets); a call whose run has
+    of it, and is stopped once the call's cost spends it (see graphs.runs.budgets); a call whose run has
     nothing left is not made.
     """
     org_node = execution.subagent_type or node.get("subagent_type") or "worker"

@@ -4,11 +4,11 @@ never committed at all when the attempt tampered with the worktree's git plumbin
 
 from __future__ import annotations
 
-from graphs.judgments import Judgment
-from graphs.logs import log_append
+from graphs.domain.judgments import Judgment
+from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
-from graphs.workspace_checks import escaping_symlinks, git_dir_links_read, workspace_tampering, write_set_violations
-from graphs.workspaces import (
+from graphs.workspaces.checks import escaping_symlinks, git_dir_links_read, workspace_tampering, write_set_violations
+from graphs.workspaces.worktrees import (
     AttemptWorkspace,
     MergeConflictError,
     workspace_changed_paths,

@@ -12,12 +12,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from graphs.accounting import ACCOUNTING_FIELDS
 from graphs.engine.state import RUN_FIELDS, RUNNABLE_FIELDS, Status
 from graphs.engine.statements import attempt_next_queued_lock, row_update
-from graphs.events import node_states_emit
-from graphs.logs import log_file_create
+from graphs.logs.events import node_states_emit
+from graphs.logs.store import log_file_create
 from graphs.models import WorkNodeExecution
+from graphs.runs.accounting import ACCOUNTING_FIELDS
 
 # Where SKIP LOCKED is not available (SQLite), a claim another worker won is tried again this many times.
 _CLAIM_TRIES = 3

@@ -1,6 +1,6 @@
 """Classifying a failed attempt before it is recorded: the deterministic rules, then — in a project
 that asks for it (``Project.llm_failure_classifier``) and only when the rules answer Unknown — the
-judge agent, whose answer ``graphs.failures.failure_answer_validate`` checks and caps.
+judge agent, whose answer ``graphs.domain.failures.failure_answer_validate`` checks and caps.
 
 It runs while the attempt still holds its heartbeat and before the run lock is taken: an agent call
 may take minutes, and no other worker should wait on it.
@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 from graphs.agents import AgentError, AgentRunner
+from graphs.domain.failure_judge import failure_answer_validate, failure_prompt
+from graphs.domain.failures import FailureCategory, FailureClassification, FailureFacts, failure_classify
+from graphs.domain.json_extraction import extract_json_payload
 from graphs.engine.calls import attempt_agent_call
-from graphs.failure_judge import failure_answer_validate, failure_prompt
-from graphs.failures import FailureCategory, FailureClassification, FailureFacts, failure_classify
-from graphs.json_extraction import extract_json_payload
-from graphs.logs import log_append
+from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
 
 

@@ -16,11 +16,11 @@ from typing import Any
 from django.conf import settings
 
 from graphs.agents import AgentCancelled
-from graphs.commands import CommandResult, command_run
-from graphs.logs import log_append
-from graphs.manifest import node_commands
+from graphs.domain.manifest import node_commands
+from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
-from graphs.sandbox import process_env
+from graphs.workspaces.commands import CommandResult, command_run
+from graphs.workspaces.sandbox import process_env
 
 
 def commands_refusal(node: dict, *, allowed: bool) -> str | None:

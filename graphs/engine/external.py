@@ -4,7 +4,7 @@ An external node's attempt is claimed like any other, its prompt is written on i
 worker lets go of it: the row stays ``running`` under the worker name ``external`` with a
 ``deadline_at``, and no thread or process holds it while it waits. It ends one of three ways:
 
-- a collaboration report (``graphs.collaboration``) completes it — judged by the node's judgment
+- a collaboration report (``graphs.collaboration.reports``) completes it — judged by the node's judgment
   (``node_attempt_finish_external``);
 - its deadline passes: it fails with judgment kind ``external_timeout`` and the node's ``on_fail``
   applies. A delayed job fires at the deadline; the reaper checks every waiting attempt on each pass
@@ -26,15 +26,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from graphs.agents import get_runner
+from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, Judgment
+from graphs.domain.manifest import is_external_node
 from graphs.engine.jobs import external_deadline_submit
 from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
 from graphs.engine.on_fail import attempt_judgment_failed
 from graphs.engine.record import attempt_passed_recorder
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Status, manifest_node
-from graphs.judgments import DEFAULT_JUDGMENT_KIND, Judgment
-from graphs.logs import log_append, log_file_close
-from graphs.manifest import is_external_node
+from graphs.logs.store import log_append, log_file_close
 from graphs.models import WorkNodeExecution
 
 # The worker name of an attempt waiting for its report: no worker of the engine holds it.

@@ -20,7 +20,7 @@ from graphs.engine.state import (
     upstream_done,
 )
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.run_facts import latest_by_node
+from graphs.runs.facts import latest_by_node
 
 # How many of a fan-in's dependencies are checked alone before all of them (see dependencies_verdict).
 _ACTIVE_PROBE = 8

@@ -2,7 +2,7 @@
 
 A stage is over when no attempt of the run is active and every manifest node has one; it then
 continues the pipeline, or the run ends — cancelled, failed or succeeded — and its task follows
-(``graphs.run_status``). A gap-driven run's stages are its planning rounds (``gap:<n>``): each one
+(``graphs.runs.status``). A gap-driven run's stages are its planning rounds (``gap:<n>``): each one
 over asks the planner again, until it closes the gap or the rounds run out.
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 
 from django.conf import settings
 
-from graphs.catalogs import ORG_NODES
+from graphs.domain.catalogs import ORG_NODES
 from graphs.engine.jobs import gap_round_submit, pipeline_step_submit
 from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
-from graphs.run_status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
+from graphs.runs.status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
 
 GAP_STAGE_PREFIX = "gap:"
 

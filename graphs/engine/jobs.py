@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from graphs.jobs import REAP_JOB, job_submit
+from graphs.executors import REAP_JOB, job_submit
 
 
 class Job(StrEnum):

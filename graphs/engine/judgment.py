@@ -1,4 +1,4 @@
-"""Judging an attempt's output with the judge of its node's judgment kind (graphs.judgments).
+"""Judging an attempt's output with the judge of its node's judgment kind (graphs.domain.judgments).
 
 A kind's judge asks the engine for what it may not do itself, an agent's answer or a command's run,
 through the ``AttemptJudgeRequest`` it is given: the call is accounted and logged on the attempt, in
@@ -13,20 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphs.agents import AgentRunner
-from graphs.case_manifests import TEST_CASE_MANIFEST
-from graphs.checks import check_run
-from graphs.commands import CommandResult
+from graphs.domain.case_manifests import TEST_CASE_MANIFEST
+from graphs.domain.checks import check_run
+from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, Judgment, judgment_kind
+from graphs.domain.judgments.command import command_exit_judgment
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.commands import attempt_command_run
-from graphs.judgments import DEFAULT_JUDGMENT_KIND, Judgment, judgment_kind
-from graphs.judgments.command import command_exit_judgment
-from graphs.logs import log_append
+from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
+from graphs.workspaces.commands import CommandResult
 
 
 @dataclass(frozen=True)
 class AttemptJudgeRequest:
-    """What a judge is given (graphs.judgments.JudgeRequest): the output (``content``) of ``execution``, an
+    """What a judge is given (graphs.domain.judgments.JudgeRequest): the output (``content``) of ``execution``, an
     attempt of ``node``, and the folder the attempt worked in (``cwd``); for a command node, how its
     command ended (``command``)."""
 

@@ -1,4 +1,4 @@
-"""What a failed attempt leads to: its node's ``on_fail`` action (graphs.on_fail_actions), a transient
+"""What a failed attempt leads to: its node's ``on_fail`` action (graphs.domain.on_fail_actions), a transient
 retry with backoff, or nothing more (commands its project does not allow).
 
 An action decides what to rerun; ``_Failure`` is what it is given, the failure and the means to act on
@@ -16,15 +16,15 @@ from typing import Any
 from django.utils import timezone
 
 from graphs.agents import AgentError
+from graphs.domain.failures import FailureClassification
+from graphs.domain.judgments import Judgment
+from graphs.domain.on_fail_actions import DEFAULT_ON_FAIL_ACTION, on_fail_action
+from graphs.domain.retries import transient_backoff_seconds, transient_retry_allowed, transient_retry_refusal
+from graphs.domain.storable import storable
 from graphs.engine.record import attempt_finish, attempt_next_create, transient_retries_used
 from graphs.engine.state import Cause, Status, manifest_node, run_locked, subagent_by_node
-from graphs.failures import FailureClassification
-from graphs.judgments import Judgment
-from graphs.logs import log_append
+from graphs.logs.store import log_append
 from graphs.models import Skill, WorkGraphRun, WorkNodeExecution
-from graphs.on_fail_actions import DEFAULT_ON_FAIL_ACTION, on_fail_action
-from graphs.retries import transient_backoff_seconds, transient_retry_allowed, transient_retry_refusal
-from graphs.storable import storable
 
 DEFAULT_MAX_ATTEMPTS = 3
 VERDICT_FEEDBACK_CHARS = 4000
@@ -32,7 +32,7 @@ VERDICT_FEEDBACK_CHARS = 4000
 
 @dataclass(frozen=True)
 class _Failure:
-    """A failed attempt as its node's on_fail action sees it (graphs.on_fail_actions.FailedAttempt), under
+    """A failed attempt as its node's on_fail action sees it (graphs.domain.on_fail_actions.FailedAttempt), under
     the run lock."""
 
     run: WorkGraphRun

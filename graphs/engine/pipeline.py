@@ -3,8 +3,8 @@
 ``pipeline_start`` creates the task's run (``planning``) and queues the planner's planning call; the
 run then executes its nodes. Each time a stage's nodes have all succeeded the engine submits
 ``pipeline_step``, which lets the next org node append its own nodes into the same run and runs them —
-once a reviewer approves them, where the project requires plan approval (``graphs.append_review``).
-The final verdict decides the task (``graphs.run_status``).
+once a reviewer approves them, where the project requires plan approval (``graphs.planning.append_review``).
+The final verdict decides the task (``graphs.runs.status``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from graphs.engine.scheduler import run_stage_start, run_start
 from graphs.engine.state import RunStatus, Status
 from graphs.errors import InvalidTransitionError
 from graphs.models import Task, WorkGraphRun
-from graphs.planning import PlanningFailedError, plan_work_graph
-from graphs.run_status import run_stopped_finish, task_claim_for_new_run, task_status_refresh
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.runs.status import run_stopped_finish, task_claim_for_new_run, task_status_refresh
 
 FIRST_STAGE = "planner"
 
@@ -106,7 +106,7 @@ def pipeline_step_job(arg: str) -> None:
         _append_failed(run_id=run.run_id, reason=f"{stage} planning failed: {failure.reason}", end_run=True)
         return
     if result.run.status == RunStatus.AWAITING_APPROVAL:
-        return  # the stage's nodes wait for a reviewer, whose approval starts them (graphs.review)
+        return  # the stage's nodes wait for a reviewer, whose approval starts them (graphs.engine.review)
     run.refresh_from_db()
     try:
         run_stage_start(run=run)
@@ -133,7 +133,7 @@ def gap_round_job(arg: str) -> None:
         _gap_round_failed(run_id=run.run_id, reason=f"gap round {round_number} planning failed: {failure.reason}")
         return
     if result.run.status == RunStatus.AWAITING_APPROVAL:
-        return  # the round's tasks wait for a reviewer, whose approval starts them (graphs.review)
+        return  # the round's tasks wait for a reviewer, whose approval starts them (graphs.engine.review)
     run.refresh_from_db()
     try:
         run_stage_start(run=run)

@@ -9,16 +9,16 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from graphs.accounting import accounting_of
+from graphs.domain.failures import FailureClassification, FailureFacts, failure_classify
+from graphs.domain.judgments import Judgment, judgment_kind
+from graphs.domain.storable import storable
 from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent_by_node
 from graphs.engine.statements import row_update
-from graphs.events import node_states_emit
-from graphs.evidence import node_evidence_gaps
-from graphs.failures import FailureClassification, FailureFacts, failure_classify
-from graphs.judgments import Judgment, judgment_kind
-from graphs.logs import log_append
+from graphs.logs.events import node_states_emit
+from graphs.logs.store import log_append
 from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
-from graphs.storable import storable
+from graphs.runs.accounting import accounting_of
+from graphs.runs.evidence import node_evidence_gaps
 
 
 def attempt_finish(

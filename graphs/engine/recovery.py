@@ -11,7 +11,9 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from graphs import manifest_graph
+from graphs.domain import manifest_graph
+from graphs.domain.failures import FailureFacts, failure_classify
+from graphs.domain.storable import storable
 from graphs.engine.external import external_waits_check
 from graphs.engine.finish import run_finish
 from graphs.engine.jobs import node_execute_submit, pipeline_plan_submit, plan_fresh_submit
@@ -29,13 +31,11 @@ from graphs.engine.state import (
     upstream_done,
 )
 from graphs.errors import InvalidTransitionError, WorkGraphError
-from graphs.events import node_states_emit
-from graphs.failures import FailureFacts, failure_classify
-from graphs.logs import log_append, log_file_close, logs_left_open_close
+from graphs.logs.events import node_states_emit
+from graphs.logs.store import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
-from graphs.run_facts import usable_attempts
-from graphs.run_status import run_stop, run_stopped_finish, task_claim_for_new_run
-from graphs.storable import storable
+from graphs.runs.facts import usable_attempts
+from graphs.runs.status import run_stop, run_stopped_finish, task_claim_for_new_run
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from graphs import manifest_graph
-from graphs.accounting import ACCOUNTING_DEFAULTS
+from graphs.domain import manifest_graph
 from graphs.engine.claims import Continuation
 from graphs.engine.fan_in import (
     dependencies_verdict,
@@ -48,11 +47,12 @@ from graphs.engine.state import (
 )
 from graphs.engine.statements import row_update
 from graphs.errors import InvalidTransitionError
-from graphs.events import node_states_emit, run_event_emit
-from graphs.logs import log_file_create
+from graphs.logs.events import node_states_emit, run_event_emit
+from graphs.logs.store import log_file_create
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.run_facts import RunProgress, progress_from_statuses
-from graphs.run_status import run_status_set
+from graphs.runs.accounting import ACCOUNTING_DEFAULTS
+from graphs.runs.facts import RunProgress, progress_from_statuses
+from graphs.runs.status import run_status_set
 
 # How many of the attempts one advance readies get a job at once: the others are claimed from the
 # database by node jobs as they finish one, and those still waiting DISPATCH_EVERY_SECONDS later get

@@ -17,11 +17,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F, Max, Q, QuerySet
 
-from graphs import manifest_graph
+from graphs.domain import manifest_graph
 from graphs.engine.statements import row_locked_read, rows_read
-from graphs.evidence import node_required_for_completion
 from graphs.models import PLANNING_NODE_ID, Skill, WorkGraphRun, WorkNodeExecution
-from graphs.run_facts import RunProgress, latest_by_node, node_owners, run_progress_counted
+from graphs.runs.evidence import node_required_for_completion
+from graphs.runs.facts import RunProgress, latest_by_node, node_owners, run_progress_counted
 
 Status = WorkNodeExecution.Status
 Cause = WorkNodeExecution.Cause
@@ -126,7 +126,7 @@ def latest_rows(
         fields += [name for name in RUNNABLE_FIELDS if name not in fields]
     if node_ids is None:
         return latest_by_node(run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).values(*fields))
-    # Manifest node ids never take the planning calls' reserved prefix (graphs.manifest checks).
+    # Manifest node ids never take the planning calls' reserved prefix (graphs.domain.manifest checks).
     return latest_by_node(rows_read(WorkNodeExecution, fields, where={"run_id": run.pk}, within=("node_id", node_ids)))
 
 
@@ -204,7 +204,7 @@ def skill_pk(node: dict | None) -> int | None:
 
 
 def subagent_by_node(run: WorkGraphRun) -> dict[str, str]:
-    """Map each node_id to the org node that planned it (``graphs.run_facts.node_owners``)."""
+    """Map each node_id to the org node that planned it (``graphs.runs.facts.node_owners``)."""
     planning = run.executions.filter(node_id__startswith=PLANNING_NODE_ID).order_by("created_at")
     return node_owners(
         planning.values_list("status", "subagent_type", "output_payload__new_node_ids"), run.graph_manifest

@@ -70,7 +70,7 @@ class ExecutionLogLine(models.Model):
 
 class RunWorkspace(models.Model):
     """Where a run's work is kept when its project's folder is a git repository: the run's branch,
-    the commit it started from, and the whole change of the branch against it (see graphs.workspaces)."""
+    the commit it started from, and the whole change of the branch against it (see graphs.workspaces.worktrees)."""
 
     run = models.OneToOneField(WorkGraphRun, on_delete=models.CASCADE, primary_key=True, related_name="workspace")
     repository = models.CharField(max_length=1000, help_text="The repository: the project's folder.")
@@ -87,7 +87,7 @@ class RunWorkspace(models.Model):
 
 
 class DagSpec(models.Model):
-    """The loop-agent DAG spec a run was imported from, as it was imported (see graphs.dag_specs), so a
+    """The loop-agent DAG spec a run was imported from, as it was imported (see graphs.planning.dag_specs), so a
     reviewer can read and download what the run's manifest was translated from."""
 
     run = models.OneToOneField(WorkGraphRun, on_delete=models.CASCADE, primary_key=True, related_name="dag_spec")
@@ -106,10 +106,10 @@ class DagSpec(models.Model):
 
 
 class RunLayout(models.Model):
-    """ELK's placement of a run's DAG, computed once on the server (graphs.layouts) for one drawing
+    """ELK's placement of a run's DAG, computed once on the server (graphs.layout.compute) for one drawing
     input: the nodes, their org nodes and the edges graph.json gives the page. ``digest`` names that
     input, so a new manifest version, a planning call or a new owner of a node gets a layout of its own
-    while the newest earlier ones stay (graphs.run_layouts.KEPT_LAYOUTS_PER_RUN), each the ``previous``
+    while the newest earlier ones stay (graphs.layout.runs.KEPT_LAYOUTS_PER_RUN), each the ``previous``
     the next one keeps its positions from."""
 
     class Status(models.TextChoices):
@@ -159,7 +159,7 @@ class AttemptChange(models.Model):
 
 class AppendReview(models.Model):
     """A reviewer's decision on the nodes one append planned into a run whose project requires plan
-    approval. Until it is approved those nodes get no attempt, so nothing of them runs (graphs.review)."""
+    approval. Until it is approved those nodes get no attempt, so nothing of them runs (graphs.engine.review)."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for a reviewer"

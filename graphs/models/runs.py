@@ -57,7 +57,7 @@ class Task(models.Model):
     workflow_id = models.CharField(max_length=200, blank=True)
     planning_mode = models.CharField(
         max_length=16, choices=PlanningMode.choices, default=PlanningMode.GRAPH,
-        help_text="How its pipeline plans: one graph, or gap-driven rounds of tasks (see graphs.gap_planning).",
+        help_text="How its pipeline plans: one graph, or gap-driven rounds of tasks (see graphs.planning.gaps).",
     )
     skill = models.ForeignKey(
         Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
@@ -65,7 +65,7 @@ class Task(models.Model):
     )
     status = models.CharField(
         max_length=24, choices=Status.choices, default=Status.DRAFT, db_index=True,
-        help_text="Derived from the task's latest run (graphs.run_status); never set on its own.",
+        help_text="Derived from the task's latest run (graphs.runs.status); never set on its own.",
     )
     outcome = models.JSONField(
         default=dict, blank=True, help_text="How the latest run ended: verdict, error, what is incomplete."
@@ -105,7 +105,7 @@ class WorkGraphRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "cancelled"})
-    # The error_code of a run stopped by a reviewer who rejected an append (graphs.review).
+    # The error_code of a run stopped by a reviewer who rejected an append (graphs.engine.review).
     APPEND_REJECTED = "append_rejected"
 
     run_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -231,7 +231,7 @@ class WorkNodeExecution(models.Model):
     error = models.TextField(blank=True)
     failure = models.JSONField(
         null=True, blank=True,
-        help_text="A failed attempt's classification (graphs.failures): category, confidence, evidence, rule.",
+        help_text="A failed attempt's classification (graphs.domain.failures): category, confidence, evidence, rule.",
     )
     worker = models.CharField(max_length=200, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True, help_text="When the node's dependencies were met.")
@@ -240,7 +240,7 @@ class WorkNodeExecution(models.Model):
         null=True, blank=True, help_text="When the reaper last handed this queued attempt's job out again."
     )
     resubmits = models.PositiveSmallIntegerField(default=0, help_text="How often the reaper handed the job out again.")
-    # What the attempt's agent calls (node, judge, planning, repair) cost, summed; see graphs.accounting.
+    # What the attempt's agent calls (node, judge, planning, repair) cost, summed; see graphs.runs.accounting.
     agent_calls = models.PositiveSmallIntegerField(default=0)
     cost_usd = models.DecimalField(
         max_digits=14, decimal_places=6, null=True, blank=True,

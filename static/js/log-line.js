@@ -1,4 +1,4 @@
-// What one log line says, in a few words: the same rule as graphs/log_lines.py, which renders the
+// What one log line says, in a few words: the same rule as graphs/logs/lines.py, which renders the
 // lines the page starts with. Every field comes from an agent or the engine: it is only ever put in
 // textContent, never parsed as HTML.
 

@@ -1,4 +1,4 @@
-// What agent calls cost, in words: the same rule as graphs/accounting.py's Spend.summary and
+// What agent calls cost, in words: the same rule as graphs/runs/accounting.py's Spend.summary and
 // Spend.cost_text, which render the figures a page starts with (tests/fixtures/spend holds both to
 // the same cases).
 

@@ -285,7 +285,7 @@ export function formatDuration(ms) {
 }
 
 /**
- * The header's words for a set of totals, as graphs/trace.py's TraceHeader renders an attempt row's.
+ * The header's words for a set of totals, as graphs/reads/node_trace.py's TraceHeader renders an attempt row's.
  *
  * @param {Totals} totals
  * @returns {{turns: string, tokens: string, tokens_detail: string, cost: string, resume: string}}

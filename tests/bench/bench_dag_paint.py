@@ -7,7 +7,7 @@ elkjs's lib/ at /static/vendor/elkjs/ (as STATICFILES_DIRS does) and fixture pay
 ``dag_fixture``. Two paths, for 100, 1,000 and 3,000 nodes:
 
 - the server's layout: the payload carries, as graph.json's ``layout.placed``, the layout the server
-  computes for it — ``graphs.layouts.layout_compute`` on ``layout_input`` of the payload, Node.js run at
+  computes for it — ``graphs.layout.compute.layout_compute`` on ``layout_input`` of the payload, Node.js run at
   setup exactly as the background job runs it (its time is printed on lines of its own);
 - the browser fallback: the same payload without it (no Node.js, or the layout not ready yet), laid out
   by ELK in the page's worker after a quick sketch, as before.
@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from graphs.layouts import LayoutComputed, layout_compute, layout_input
+from graphs.layout.compute import LayoutComputed, layout_compute, layout_input
 from tests.bench.dag_fixture import dag_payload, small_payload
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -189,7 +189,7 @@ def _target(name: str, measured: float, target: float) -> str:
 
 
 def test_time_to_painted_and_long_tasks(browser, harness_url):
-    lines = ["", "Server layout (graphs.layouts.layout_compute: a Node.js process, as the background job runs it)"]
+    lines = ["", "Server layout (graphs.layout.compute.layout_compute: a Node.js process, as the job runs it)"]
     for size in SIZES[1:]:
         computed = [_server_layout.__wrapped__(size) for _ in range(REPEATS)]
         lines.append(

@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from graphs.jobs import executor_set
+from graphs.executors import executor_set
 from tests.bench import floor
 from tests.bench.by_turns import TurnTaker
 from tests.bench.overhead import (

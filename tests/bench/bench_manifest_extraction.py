@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graphs.manifest import extract_graph_manifest
+from graphs.domain.manifest import extract_graph_manifest
 
 NAIVE_BUDGET_SECONDS = 30.0
 # Issue 22: the p95 seconds the hostile inputs must stay under.

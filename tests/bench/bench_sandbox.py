@@ -11,8 +11,8 @@ settings override around each sample), ``REPETITIONS`` times after ``WARM_UP`` u
 takes every measurement once in each mode, the two modes by turns and in alternating order, so a drift
 of the machine moves both alike. The measurements, each on the product's own code:
 
-1. "no-op process (Popen to exit)": ``true`` started the way ``graphs.commands.command_run`` starts a
-   command (argv and environment from ``graphs.sandbox.sandboxed``, stdin closed, stdout and stderr
+1. "no-op process (Popen to exit)": ``true`` started the way ``graphs.workspaces.commands.command_run`` starts a
+   command (argv and environment from ``graphs.workspaces.sandbox.sandboxed``, stdin closed, stdout and stderr
    piped, a session of its own), timed from ``Popen`` to its exit with its pipes read to their end:
    what ``bwrap``'s own start (namespaces, mounts) adds to a process;
 2. "no-op through command_run": ``true`` through ``command_run`` itself: the sandbox's private home
@@ -28,7 +28,7 @@ of the machine moves both alike. The measurements, each on the product's own cod
    real CLI's.
 
 Both modes search the same ``PATH``: the console's, less the folders the sandbox does not show
-(``graphs.sandbox.SYSTEM_FOLDERS`` are all it shows). Otherwise a ``PATH`` that finds ``python3`` first
+(``graphs.workspaces.sandbox.SYSTEM_FOLDERS`` are all it shows). Otherwise a ``PATH`` that finds ``python3`` first
 in a folder of the user's (a pyenv shim: a shell script that starts pyenv, some 150 ms) would start the
 fake CLI that way unsandboxed and as the system's ``/usr/bin/python3`` in the sandbox, and the row
 would measure the shim.
@@ -37,7 +37,7 @@ Cells are p50 and p95 over the samples; "added by bwrap (p50)" is the bwrap p50 
 "÷ none" the bwrap p50 over the unsandboxed one. The issue's target is under ``TARGET_MS`` added per
 attempt; each row says whether its added p50 meets it (the process rows are the part of an attempt the
 sandbox touches, so they must meet it too). ``command_run`` sees its process end through
-``Popen.wait`` with a timeout (``graphs.processes``), which checks after about 1, 3, 7, 15 and 31 ms:
+``Popen.wait`` with a timeout (``graphs.workspaces.processes``), which checks after about 1, 3, 7, 15 and 31 ms:
 a no-op that bwrap brings to its end in 19 ms is seen ending at about 34, so "no-op through
 command_run" adds bwrap's own start (the row above it) and up to one step of that polling.
 Timings move with the machine's other work; compare rows of one sitting, and read the load average
@@ -58,10 +58,10 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from graphs.commands import command_run
 from graphs.engine import run_start
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
-from graphs.sandbox import SYSTEM_FOLDERS, Confinement, process_env, sandbox_state, sandboxed
+from graphs.workspaces.commands import command_run
+from graphs.workspaces.sandbox import SYSTEM_FOLDERS, Confinement, process_env, sandbox_state, sandboxed
 from tests.graphs import node, planned_run
 
 REPETITIONS = 50

@@ -61,11 +61,11 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from graphs import workspaces
 from graphs.agents import AgentCall
 from graphs.engine import run_start
 from graphs.models import PLANNING_NODE_ID, Task, WorkNodeExecution
-from graphs.workspaces import attempt_workspace, workspace_land
+from graphs.workspaces import worktrees as workspaces
+from graphs.workspaces.worktrees import attempt_workspace, workspace_land
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
 
@@ -166,7 +166,7 @@ def _change_make(folder: Path, path: str, tag: str) -> None:
 
 
 class StepClock:
-    """Seconds spent in some functions of ``graphs.workspaces``, summed by name since ``reset()``."""
+    """Seconds spent in some functions of ``graphs.workspaces.worktrees``, summed by name since ``reset()``."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...]) -> None:
         self.spent: dict[str, float] = {}

@@ -114,7 +114,7 @@ def _runner(*, runner, cwd: Path, task) -> dict:
 
 def _store(*, runner, cwd: Path, task) -> dict:
     from graphs.engine.calls import attempt_agent_call
-    from graphs.logs import log_file_close, log_file_open, log_writes_wait
+    from graphs.logs.store import log_file_close, log_file_open, log_writes_wait
     from graphs.models import ExecutionLogLine
     from tests import factories
 

@@ -5,13 +5,13 @@
 
 The benchmark compares two versions of the console, each in a source tree of its own, so whatever
 touches a store goes through the APIs of the tree named first: it becomes ``sys.path[0]`` before
-Django starts, so ``graphs.logs`` and the factories are that tree's. The environment names the
+Django starts, so ``graphs.logs.store`` and the factories are that tree's. The environment names the
 settings, the database (``DATABASE_URL``), Redis (``REDIS_URL``) and, for a tree whose logs are
 files, ``WORKGRAPH_LOG_DIR`` — the same as the daphnes serving that tree get.
 
 - ``setup`` migrates the database, creates a project led by one user with a task and EXECUTIONS running
   attempts, and prints one JSON line: the user's session cookie, the task's and the attempts' ids, and
-  the file ``graphs.logs`` was loaded from (so the benchmark can check it measures the tree it means to).
+  the file ``graphs.logs.store`` was loaded from (so the benchmark can check it measures the tree it means to).
 - ``produce`` opens the attempt's log and appends line 1 before anyone listens, prints ``ready``,
   waits for a line on stdin, appends COUNT ``agent_output`` lines at RATE a second (each stamped
   ``t=time.time()``, from which the listeners take their latency), closes the log, and prints
@@ -21,6 +21,7 @@ files, ``WORKGRAPH_LOG_DIR`` — the same as the daphnes serving that tree get.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -43,12 +44,20 @@ def main(arguments: list[str]) -> None:
         raise SystemExit(f"unknown command {command!r}")
 
 
+def _log_store():
+    """The tree's log store: ``graphs.logs.store``, or ``graphs.logs`` in a tree from before the logs
+    package (the file store the benchmark compares with)."""
+    try:
+        return importlib.import_module("graphs.logs.store")
+    except ModuleNotFoundError:
+        return importlib.import_module("graphs.logs")
+
+
 def setup(*, executions: int) -> None:
     from django.conf import settings
     from django.core.management import call_command
     from django.test import Client
 
-    import graphs.logs
     from tests import factories
 
     call_command("migrate", verbosity=0)
@@ -62,13 +71,15 @@ def setup(*, executions: int) -> None:
         for _ in range(executions)
     ]
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    print(json.dumps({"cookie": cookie, "task": str(task.pk), "executions": ids, "logs_module": graphs.logs.__file__}),
-          flush=True)
+    print(json.dumps({"cookie": cookie, "task": str(task.pk), "executions": ids,
+                      "logs_module": _log_store().__file__}), flush=True)
 
 
 def produce(*, execution_id: str, rate: int, count: int) -> None:
-    from graphs.logs import log_append, log_file_close, log_file_open
     from graphs.models import WorkNodeExecution
+
+    store = _log_store()
+    log_append, log_file_close, log_file_open = store.log_append, store.log_file_close, store.log_file_open
 
     execution = WorkNodeExecution.objects.select_related("run__task").get(pk=execution_id)
     log_file_open(execution=execution)

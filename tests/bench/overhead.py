@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from graphs import manifest_graph
+from graphs.domain import manifest_graph
 from graphs.engine import run_start, run_wait_finished
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
 from tests.graphs import edges_for, node, planned_run

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.logs import log_append, log_file_close
+from graphs.logs.store import log_append, log_file_close
 from tests import factories
 from tests.browser.conftest import sign_in
 from tests.graphs import node, planned_run

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphs.logs import log_file_open
+from graphs.logs.store import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, OVERFLOW, attempt_running, sign_in

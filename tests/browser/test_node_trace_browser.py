@@ -15,9 +15,9 @@ import threading
 
 import pytest
 
-from graphs import logs
 from graphs.engine import run_start
-from graphs.logs import log_append, log_file_open
+from graphs.logs import store as logs
+from graphs.logs.store import log_append, log_file_open
 from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in

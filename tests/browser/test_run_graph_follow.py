@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from django.db.models import F
 
-from graphs.manifest import merge_manifests
+from graphs.domain.manifest import merge_manifests
 from graphs.models import WorkGraphRun
 from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
 from tests.graphs import edges_for, node, planned_run

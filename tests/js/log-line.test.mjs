@@ -1,4 +1,4 @@
-// Unit tests of static/js/log-line.js against the cases graphs/log_lines.py is held to: `node --test tests/js/`.
+// Unit tests of static/js/log-line.js against the cases graphs/logs/lines.py is held to: `node --test tests/js/`.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";

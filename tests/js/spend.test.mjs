@@ -1,4 +1,4 @@
-// Unit tests of static/js/spend.js against the cases graphs/accounting.py is held to: `node --test tests/js/`.
+// Unit tests of static/js/spend.js against the cases graphs/runs/accounting.py is held to: `node --test tests/js/`.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";

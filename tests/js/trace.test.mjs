@@ -1,5 +1,5 @@
 // Unit tests of static/js/trace.js, the rule that folds log lines into the node page's trace:
-// `node --test tests/js/`. The header's words are held to the cases graphs/trace.py is held to.
+// `node --test tests/js/`. The header's words are held to the cases graphs/reads/node_trace.py is held to.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from graphs.dag_specs import (
+from graphs.models import Project
+from graphs.planning.dag_specs import (
     DagSpecError,
     dag_spec_import,
     dag_spec_parse,
@@ -10,7 +11,6 @@ from graphs.dag_specs import (
     dag_spec_prompt_paths,
     dag_spec_run_warnings,
 )
-from graphs.models import Project
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from graphs.log_maintenance import duration_parse, logs_prune
+from graphs.logs.maintenance import duration_parse, logs_prune
 
 
 class Command(BaseCommand):

@@ -5,10 +5,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from graphs.engine import plan_fresh
 from graphs.errors import WorkGraphError
-from graphs.jobs import InlineExecutor, executor_set
+from graphs.executors import InlineExecutor, executor_set
 from graphs.management.args import uuid_or_none
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
-from graphs.planning import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import PlanningFailedError, plan_work_graph
 
 # Who makes a fresh plan: the planner, as on the page and in the API (``plan_fresh``).
 FRESH_PLANNER = "planner"

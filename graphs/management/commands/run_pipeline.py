@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from graphs.engine import pipeline_start, task_wait_finished
 from graphs.management.args import uuid_or_none
 from graphs.models import Task
-from graphs.run_facts import task_latest_run
+from graphs.runs.facts import task_latest_run
 
 
 class Command(BaseCommand):

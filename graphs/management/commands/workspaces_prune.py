@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from graphs.log_maintenance import duration_parse
+from graphs.logs.maintenance import duration_parse
 from graphs.models import WorkGraphRun
-from graphs.workspaces import workspaces_prune
+from graphs.workspaces.worktrees import workspaces_prune
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 /**
  * Which failed or blocked nodes are a run's root causes and which failed or were blocked because of
- * one, from each node's latest status: the rule of graphs.failures.failure_roles, applied again as
+ * one, from each node's latest status: the rule of graphs.domain.failure_roles, applied again as
  * live updates change statuses (tests/fixtures/failure_roles.json holds the cases both must agree on).
  *
  * @typedef {{role: "root_cause"|"failed_downstream"|"blocked", because_of: string[]}} FailureRole

@@ -1,0 +1,22 @@
+"""The pure domain: functions over manifests, outputs and words, with no database, no I/O and no Django
+models. Everything above it builds on these.
+
+- ``manifest`` — a graph_manifest's normalization and validation, and its extraction from an agent's text;
+- ``manifest_graph`` — graph queries over a manifest, and ``ManifestError``;
+- ``manifest_fields`` — the shapes of the fields several node kinds share (ids, commands, timeouts);
+- ``json_extraction`` — finding a JSON object in an agent's free text;
+- ``judgments`` — one module per judgment kind (its validation, judge and prompt text), and their registry;
+- ``on_fail_actions`` — one module per ``on_fail`` action, and their registry;
+- ``catalogs`` — the artifact types, their judges and the mechanical checks planning prompts describe;
+- ``checks`` — the mechanical checks that judge an output;
+- ``case_manifests`` — the test case manifest artifact and its checks;
+- ``failures`` — the failure categories, the facts of a failed attempt, and the rules that classify it;
+- ``failure_judge`` — the judge agent's prompt for a failure the rules leave unknown, and its answer's check;
+- ``failure_roles`` — which failed node of a run is a root cause, which failed downstream, which were blocked;
+- ``prompts`` — the texts every agent call is sent: identities, planning, node and judge prompts;
+- ``attempt_words`` — how an attempt's cause and failure read to a person;
+- ``retries`` — the transient retry's budget and backoff;
+- ``storable`` — text made safe to store (no NUL, bounded);
+- ``markdown`` — Markdown rendered to sanitized HTML within a time budget;
+- ``text_diffs`` — line diffs of two texts, for the compare pages.
+"""

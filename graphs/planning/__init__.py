@@ -1,0 +1,10 @@
+"""Planning: turning a task into a work graph, and growing it.
+
+- ``planner`` — one planning call: its prompt, the agent's answer, repair, and storing or appending the manifest;
+- ``templates`` — planning guided by a skill's team template;
+- ``gaps`` — gap-driven planning's answers;
+- ``append_review`` — an append that waits for a reviewer in a project that requires approval;
+- ``dag_specs`` — importing a loop-agent DAG spec as a task with a planned run;
+- ``dag_spec_bounds`` — the bounds an import's prompts and files are held to;
+- ``intake`` — creating a task.
+"""
