@@ -1,6 +1,6 @@
 """Classifying a failed attempt before it is recorded: the deterministic rules, then — in a project
 that asks for it (``Project.llm_failure_classifier``) and only when the rules answer Unknown — the
-judge agent, whose answer ``graphs.domain.failures.failure_answer_validate`` checks and caps.
+judge agent, whose answer ``graphs.domain.failure_judge.failure_answer_validate`` checks and caps.
 
 It runs while the attempt still holds its heartbeat and before the run lock is taken: an agent call
 may take minutes, and no other worker should wait on it.
