@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from graphs.domain.catalogs import ARTIFACT_TYPES
 from graphs.domain.json_extraction import first_json_object
 from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, JUDGMENT_KINDS, judgment_kind
 from graphs.domain.manifest_fields import choices, command_errors, is_id, timeout_errors
@@ -29,7 +30,6 @@ from graphs.domain.manifest_graph import (
 from graphs.domain.on_fail_actions import ON_FAIL_ACTIONS, on_fail_action
 from graphs.domain.storable import json_transform
 
-ARTIFACT_TYPES = ("brd", "prd", "sdd", "benchmark", "test_dataset", "test_script", "test_case_manifest")
 EDGE_TYPES = ("zero_token", "needs_judgment", "on_failure")
 RESERVED_PREFIX = "__"
 # The longest value of each field the console stores in a column of its own (a node's id on every
