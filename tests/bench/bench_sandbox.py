@@ -62,6 +62,7 @@ from graphs.engine import run_start
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
 from graphs.workspaces.commands import command_run
 from graphs.workspaces.sandbox import SYSTEM_FOLDERS, Confinement, process_env, sandbox_state, sandboxed
+from tests.bench.report import load_average, ms, p95, tables
 from tests.graphs import node, planned_run
 
 REPETITIONS = 50
@@ -131,27 +132,12 @@ def _system_path(path: str) -> str:
                            if any(Path(entry).is_relative_to(folder) for folder in SYSTEM_FOLDERS))
 
 
-def _p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.1f}"
 
 
-def _tables(header: list[str], rows: list[list[str]]) -> str:
-    """The rows as a plain-text table, then as a markdown table."""
-    cells = [header, *rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    text = [" ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in cells]
-    text.insert(1, "-" * len(text[0]))
-    markdown = ["| " + " | ".join(line) + " |" for line in cells]
-    markdown.insert(1, "|" + "---|" * len(header))
-    return "\n".join(text) + "\n\n" + "\n".join(markdown)
 
 
-def _load() -> str:
-    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 @pytest.mark.sandbox
@@ -173,7 +159,7 @@ def test_what_the_sandbox_adds_to_a_no_op_and_to_a_node_attempt(task, commands_a
             task, inline_executor, node("answer"), output="Done.")),
     ]
     samples: dict[tuple[str, str], list[float]] = {}
-    load_before = _load()
+    load_before = load_average()
     started = time.perf_counter()
     for round_ in range(WARM_UP + REPETITIONS):
         for measurement in measurements:
@@ -189,11 +175,12 @@ def test_what_the_sandbox_adds_to_a_no_op_and_to_a_node_attempt(task, commands_a
         none, bwrap = samples[(measurement.name, "none")], samples[(measurement.name, "bwrap")]
         added = statistics.median(bwrap) - statistics.median(none)
         rows.append([
-            measurement.name, _ms(statistics.median(none)), _ms(_p95(none)), _ms(statistics.median(bwrap)),
-            _ms(_p95(bwrap)), _ms(added), f"{statistics.median(bwrap) / statistics.median(none):.2f}x",
+            measurement.name, ms(statistics.median(none)), ms(p95(none)), ms(statistics.median(bwrap)),
+            ms(p95(bwrap)), ms(added), f"{statistics.median(bwrap) / statistics.median(none):.2f}x",
             "yes" if added * 1000 < TARGET_MS else "no",
         ])
     header = ["measurement", "none p50", "none p95", "bwrap p50", "bwrap p95", "added by bwrap (p50)", "÷ none",
               f"added < {TARGET_MS:g} ms"]
     print(f"\n\nWhat the sandbox adds, ms ({REPETITIONS} samples a cell after {WARM_UP} warm-up rounds, {took:.0f} s;"
-          f" {os.cpu_count()} cores; load average {load_before} before, {_load()} after)\n{_tables(header, rows)}\n")
+          f" {os.cpu_count()} cores; load average {load_before} before, {load_average()} after)\n"
+          f"{tables(header, rows)}\n")

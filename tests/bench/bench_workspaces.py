@@ -67,6 +67,7 @@ from graphs.models import PLANNING_NODE_ID, Task, WorkNodeExecution
 from graphs.workspaces import worktrees as workspaces
 from graphs.workspaces.worktrees import attempt_workspace, workspace_land
 from tests import factories
+from tests.bench.report import load_average, ms, p95, tables
 from tests.graphs import edges_for, node, planned_run
 
 SIZES = (1_000, 10_000)
@@ -222,27 +223,12 @@ def _execution(run, node_id: str) -> WorkNodeExecution:
                                             status="running", started_at=timezone.now())
 
 
-def _p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.1f}"
 
 
-def _tables(header: list[str], rows: list[list[str]]) -> str:
-    """The rows as a plain-text table, then as a markdown table."""
-    cells = [header, *rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    text = [" ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in cells]
-    text.insert(1, "-" * len(text[0]))
-    markdown = ["| " + " | ".join(line) + " |" for line in cells]
-    markdown.insert(1, "|" + "---|" * len(header))
-    return "\n".join(text) + "\n\n" + "\n".join(markdown)
 
 
-def _load() -> str:
-    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def _project_task(project: Project, alice) -> Task:
@@ -255,7 +241,7 @@ def test_the_workspace_steps_of_an_attempt(projects, alice, workspace_dir, monke
     runs = {name: planned_run(_project_task(project, alice), {"nodes": [node("n0")], "edges": []})
             for name, project in projects.items()}
     samples: dict[tuple[str, str], list[dict[str, float]]] = {}
-    load_before = _load()
+    load_before = load_average()
     for round_ in range(ROUNDS + 1):
         for name, project in projects.items():
             run = runs[name]
@@ -281,12 +267,12 @@ def test_the_workspace_steps_of_an_attempt(projects, alice, workspace_dir, monke
     rows = []
     for (name, case), attempts in samples.items():
         totals = [sum(attempt.values()) for attempt in attempts]
-        cells = [_ms(statistics.median(a[step] for a in attempts)) if step in attempts[0] else "" for step in STEPS]
+        cells = [ms(statistics.median(a[step] for a in attempts)) if step in attempts[0] else "" for step in STEPS]
         case = "nothing to do" if name == PLAIN else case
-        rows.append([name, case, str(len(attempts)), *cells, _ms(statistics.median(totals)), _ms(_p95(totals))])
+        rows.append([name, case, str(len(attempts)), *cells, ms(statistics.median(totals)), ms(p95(totals))])
     header = ["project", "case", "attempts", "add", "commit", "land", "diff", "remove", "total p50", "total p95"]
     print(f"\n\nWorkspace steps of an attempt, ms ({os.cpu_count()} cores; load average {load_before} before,"
-          f" {_load()} after)\n{_tables(header, rows)}\n")
+          f" {load_average()} after)\n{tables(header, rows)}\n")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -307,7 +293,7 @@ def test_a_node_attempt_through_the_engine(projects, alice, workspace_dir, scrip
     tasks = {name: _project_task(project, alice) for name, project in projects.items()}
     in_node: dict[str, list[float]] = {}
     per_node: dict[str, list[float]] = {}
-    load_before = _load()
+    load_before = load_average()
     for round_ in range(RUNS + 1):
         for name, task in tasks.items():
             run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
@@ -327,10 +313,10 @@ def test_a_node_attempt_through_the_engine(projects, alice, workspace_dir, scrip
 
     plain = statistics.median(in_node[PLAIN])
     rows = [
-        [name, f"{RUNS} x {CHAIN}", _ms(statistics.median(times)), _ms(_p95(times)),
-         _ms(statistics.median(per_node[name])), f"{statistics.median(times) / plain:.2f}x"]
+        [name, f"{RUNS} x {CHAIN}", ms(statistics.median(times)), ms(p95(times)),
+         ms(statistics.median(per_node[name])), f"{statistics.median(times) / plain:.2f}x"]
         for name, times in in_node.items()
     ]
     header = ["project", "runs x nodes", "in-node p50", "in-node p95", "per node p50", "÷ plain"]
     print(f"\n\nA node attempt through the engine, ms (inline executor, scripted agent; {os.cpu_count()} cores;"
-          f" load average {load_before} before, {_load()} after)\n{_tables(header, rows)}\n")
+          f" load average {load_before} before, {load_average()} after)\n{tables(header, rows)}\n")

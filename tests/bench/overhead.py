@@ -25,6 +25,7 @@ from django.utils import timezone
 from graphs.domain import manifest_graph
 from graphs.engine import run_start, run_wait_finished
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
+from tests.bench.report import p95
 from tests.graphs import edges_for, node, planned_run
 
 GRAPHS = ("chain40", "fanout500")
@@ -80,7 +81,7 @@ class Measurement:
             nodes=len(spans),
             wall_s=wall_s,
             wait_median_ms=statistics.median(waits),
-            wait_p95_ms=_p95(waits),
+            wait_p95_ms=p95(waits),
             busy_median_ms=statistics.median((end - start) * 1000 for start, end in spans.values()),
             waits_ms=tuple(waits),
         )
@@ -112,7 +113,7 @@ def combined(graph: str, runs: list[Measurement]) -> Measurement:
         nodes=runs[0].nodes,
         wall_s=statistics.median(run.wall_s for run in runs),
         wait_median_ms=statistics.median(waits),
-        wait_p95_ms=_p95(waits),
+        wait_p95_ms=p95(waits),
         busy_median_ms=statistics.median(run.busy_median_ms for run in runs),
     )
 
@@ -197,6 +198,3 @@ def comparison(rows: list[Row]) -> tuple[str, str]:
 def _ratio(wall: float, other: float | None) -> str:
     return f"{wall / other:.2f}x" if other else "n/a"
 
-
-def _p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
