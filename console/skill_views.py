@@ -23,19 +23,10 @@ from console.skill_forms import MAX_BODY_CHARS, RevisionPairForm, SkillForm, Ski
 from graphs.domain.markdown import markdown_render_safe
 from graphs.errors import WorkGraphError
 from graphs.models import Skill
-from graphs.skills import (
-    TEMPLATE_EXAMPLE,
-    TEMPLATE_NODE_FIELD_HELP,
-    skill_allowed_statuses,
-    skill_owners,
-    skill_revisions_diff,
-    skill_save,
-    skill_status_change,
-    skill_status_history,
-    skill_usage,
-    skills_for_admin,
-    team_template_parse,
-)
+from graphs.skills.revisions import skill_revisions_diff, skill_save
+from graphs.skills.statuses import skill_allowed_statuses, skill_status_change, skill_status_history
+from graphs.skills.templates import TEMPLATE_EXAMPLE, TEMPLATE_NODE_FIELD_HELP, team_template_parse
+from graphs.skills.usage import skill_owners, skill_usage, skills_for_admin
 
 SKILLS_PER_PAGE = 50
 

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from graphs import models
-from graphs.skills import skill_save
+from graphs.skills.revisions import skill_save
 
 
 class MembershipInline(admin.TabularInline):

@@ -15,7 +15,9 @@ from django.db import transaction
 from graphs.engine import pipeline_start
 from graphs.executors import InlineExecutor, executor_set
 from graphs.models import Project, ProjectMembership, Skill, Task
-from graphs.skills import TEMPLATE_EXAMPLE, skill_save, skill_status_change
+from graphs.skills.revisions import skill_save
+from graphs.skills.statuses import skill_status_change
+from graphs.skills.templates import TEMPLATE_EXAMPLE
 
 DEMO_USERNAME = "demo"
 # The documented login of `make run`, which turns DEBUG on; without DEBUG a random password is made.

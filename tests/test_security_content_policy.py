@@ -10,7 +10,7 @@ from django.test import Client
 
 from graphs.engine import pipeline_start
 from graphs.models import Skill, WorkGraphRun
-from graphs.skills import skill_save
+from graphs.skills.revisions import skill_save
 from tests import factories
 from tests.clients import signed_in
 

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from graphs.models import Skill
-from graphs.skills import skills_export, skills_import
+from graphs.skills.folders import skills_export, skills_import
 from tests import factories
 
 pytestmark = pytest.mark.django_db

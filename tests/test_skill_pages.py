@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 
 from graphs.models import Skill
-from graphs.skills import skill_save, skills_for_admin
+from graphs.skills.revisions import skill_save
+from graphs.skills.usage import skills_for_admin
 from tests import factories
 from tests.clients import signed_in
 from tests.graphs import planned_run

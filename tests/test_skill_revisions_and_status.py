@@ -7,7 +7,8 @@ from django.test import Client
 
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.models import Skill
-from graphs.skills import skill_save, skill_status_change, skill_status_history
+from graphs.skills.revisions import skill_save
+from graphs.skills.statuses import skill_status_change, skill_status_history
 from tests import factories
 
 pytestmark = pytest.mark.django_db

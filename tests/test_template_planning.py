@@ -10,7 +10,7 @@ from django.test import Client
 from graphs.agents import AgentError, get_runner
 from graphs.models import Skill
 from graphs.planning.planner import PlanningFailedError, plan_work_graph
-from graphs.skills import skill_save
+from graphs.skills.revisions import skill_save
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import Skill
-from graphs.skills import skill_save
+from graphs.skills.revisions import skill_save
 from tests import factories
 from tests.browser.conftest import sign_in
 from tests.factories import RunFactory

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import Skill
-from graphs.skills import skill_save
+from graphs.skills.revisions import skill_save
 from tests.browser.conftest import ARTIFACTS, sign_in
 
 BROKEN_BODY = '# Finance research\n\nRead the filings twice.\n\n```team-template\n{"version": 1, "nodes": [\n```\n'

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from graphs.models import Skill
-from graphs.skills import skills_export
+from graphs.skills.folders import skills_export
 
 
 class Command(BaseCommand):

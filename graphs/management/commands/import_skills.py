@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from graphs.skills import skills_import
+from graphs.skills.folders import skills_import
 
 
 class Command(BaseCommand):
