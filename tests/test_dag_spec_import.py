@@ -10,7 +10,8 @@ import pytest
 from graphs.engine import run_fork, run_start
 from graphs.engine.review import run_plan_approve
 from graphs.models import DagSpec, Task, WorkGraphRun
-from graphs.planning.dag_specs import DagSpecError, dag_spec_download, dag_spec_import, run_dag_spec
+from graphs.planning.dag_spec_check import DagSpecError
+from graphs.planning.dag_specs import dag_spec_download, dag_spec_import, run_dag_spec
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, pi, spec_of
 from tests.graphs import latest
 

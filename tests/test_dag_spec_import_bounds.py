@@ -13,7 +13,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from graphs.models import DagSpec, Task, WorkGraphRun
-from graphs.planning.dag_specs import DagSpecError, dag_spec_import, dag_spec_plan
+from graphs.planning.dag_spec_check import DagSpecError
+from graphs.planning.dag_spec_plan import dag_spec_plan
+from graphs.planning.dag_specs import dag_spec_import
 from tests.clients import signed_in
 from tests.dag_specs import pi, spec_of
 

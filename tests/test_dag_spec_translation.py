@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from graphs.domain.manifest_graph import loop_back_target, nodes_between
-from graphs.planning.dag_specs import dag_spec_plan
+from graphs.planning.dag_spec_plan import dag_spec_plan
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, gate, pi, shell, spec_of
 
 

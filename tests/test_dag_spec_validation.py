@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.planning.dag_specs import DagSpecError, dag_spec_parse, dag_spec_plan
+from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse
+from graphs.planning.dag_spec_plan import dag_spec_plan
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, gate, pi, shell, spec_of
 
 

@@ -12,7 +12,8 @@ from console.api.schemas import ERRORS, DagSpecImportOut, DagSpecIn, ErrorOut
 from console.permissions import require, run_for_member
 from console.views.downloads import dag_spec_file
 from graphs.models import Project
-from graphs.planning.dag_specs import DagSpecError, dag_spec_import, dag_spec_run_warnings
+from graphs.planning.dag_spec_check import DagSpecError
+from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.reads import selectors
 
 router = Router(tags=["DAG specs"])

@@ -13,13 +13,8 @@ from console.permissions import can, require, task_for_member
 from graphs.domain.case_manifests import acceptance_criteria_with_ids
 from graphs.domain.catalogs import ORG_NODES
 from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
-from graphs.planning.dag_specs import (
-    DagSpecError,
-    dag_spec_import,
-    dag_spec_parse,
-    dag_spec_prompt_files_check,
-    dag_spec_run_warnings,
-)
+from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse, dag_spec_prompt_files_check
+from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
 from graphs.reads import selectors
 

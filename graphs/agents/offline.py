@@ -117,7 +117,7 @@ def _node_text(node: Mapping[str, Any], attempt: int) -> str:
             "so nothing was actually checked; the verdict is pass so the demo run can finish.\n"
         )
     if kind == "review_verdict":
-        # A review a verdict gate reads (an imported DAG spec's, see graphs.planning.dag_specs): the gate passes.
+        # A review a verdict gate reads (an imported DAG spec's, see graphs.planning.dag_spec_plan): the gate passes.
         return (
             "VERDICT: pass\n"
             f"{LABEL} placeholder review for node `{node_id}`{revision}. No language model was consulted, "

@@ -5,6 +5,8 @@
 - ``gaps`` — gap-driven planning's answers;
 - ``append_review`` — an append that waits for a reviewer in a project that requires approval;
 - ``dag_specs`` — importing a loop-agent DAG spec as a task with a planned run;
+- ``dag_spec_check`` — checking a spec, naming every problem at once;
+- ``dag_spec_plan`` — translating a checked spec into a graph_manifest;
 - ``dag_spec_bounds`` — the bounds an import's prompts and files are held to;
 - ``intake`` — creating a task.
 """

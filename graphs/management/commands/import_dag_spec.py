@@ -3,14 +3,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from graphs.models import Project
-from graphs.planning.dag_specs import (
+from graphs.planning.dag_spec_check import (
     DagSpecError,
-    dag_spec_import,
     dag_spec_parse,
     dag_spec_prompt_files_check,
     dag_spec_prompt_paths,
-    dag_spec_run_warnings,
 )
+from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 
 
 class Command(BaseCommand):
