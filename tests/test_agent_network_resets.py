@@ -13,7 +13,7 @@ import pytest
 
 from graphs.agents import AgentCall, AgentError, ClaudeRunner, OpenAIRunner
 from graphs.agents.base import TRANSIENT_KINDS
-from graphs.domain.manifest import RETRYABLE_KINDS
+from graphs.domain.manifest_nodes import RETRYABLE_KINDS
 
 # The fake CLI records its call, and waits for its gates, in the test's folder.
 pytestmark = pytest.mark.usefixtures("sandbox_writable")

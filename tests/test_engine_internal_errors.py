@@ -8,7 +8,8 @@ import json
 import pytest
 
 from graphs.domain import manifest as manifest_lib
-from graphs.domain.manifest import FIELD_MAX_LENGTHS, PROMOTED_ARTIFACT_TYPE_MAX_LENGTH, ManifestError
+from graphs.domain.manifest import ManifestError
+from graphs.domain.manifest_nodes import FIELD_MAX_LENGTHS, PROMOTED_ARTIFACT_TYPE_MAX_LENGTH
 from graphs.engine import executions_reap, pipeline, pipeline_start
 from graphs.models import Artifact, Task, WorkGraphRun, WorkNodeExecution
 

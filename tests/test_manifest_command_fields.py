@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from graphs.domain.manifest import ManifestError, manifest_commands, validate_graph_manifest
+from graphs.domain.manifest import ManifestError, validate_graph_manifest
+from graphs.domain.manifest_nodes import manifest_commands
 
 
 def _manifest(*nodes: dict[str, Any]) -> dict[str, Any]:

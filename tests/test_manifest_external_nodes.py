@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from graphs.domain.manifest import ManifestError, is_external_node, validate_graph_manifest
+from graphs.domain.manifest import ManifestError, validate_graph_manifest
+from graphs.domain.manifest_nodes import is_external_node
 
 
 def _node(**fields: Any) -> dict[str, Any]:

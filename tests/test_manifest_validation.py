@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from graphs.domain.manifest import ARTIFACT_TYPES, ManifestError, validate_graph_manifest
+from graphs.domain.catalogs import ARTIFACT_TYPES
+from graphs.domain.manifest import ManifestError, validate_graph_manifest
 
 
 def _node(node_id: str, *deps: str, **fields: Any) -> dict[str, Any]:

@@ -16,9 +16,9 @@ from graphs.domain.case_manifests import (
     coverage_summary,
     criteria_coverage,
 )
-from graphs.domain.catalogs import artifact_entry
+from graphs.domain.catalogs import ARTIFACT_TYPES, artifact_entry
 from graphs.domain.checks import check_run
-from graphs.domain.manifest import ARTIFACT_TYPES, validate_graph_manifest
+from graphs.domain.manifest import validate_graph_manifest
 from graphs.engine import run_start
 from graphs.models import Artifact
 from tests import factories

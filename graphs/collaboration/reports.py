@@ -23,7 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from graphs.domain.manifest import is_external_node
+from graphs.domain.manifest_nodes import is_external_node
 from graphs.engine import node_attempt_finish_external
 from graphs.engine.external import EXTERNAL_WORKER
 from graphs.engine.state import graph_shape, latest_rows, upstream_done

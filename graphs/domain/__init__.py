@@ -1,7 +1,8 @@
 """The pure domain: functions over manifests, outputs and words, with no database, no I/O and no Django
 models. Everything above it builds on these.
 
-- ``manifest`` — a graph_manifest's normalization and validation, and its extraction from an agent's text;
+- ``manifest`` — a graph_manifest's extraction from an agent's text, normalization, validation and merging;
+- ``manifest_nodes`` — a manifest node's kinds, field limits and commands, and the rules one node keeps;
 - ``manifest_graph`` — graph queries over a manifest, and ``ManifestError``;
 - ``manifest_fields`` — the shapes of the fields several node kinds share (ids, commands, timeouts);
 - ``json_extraction`` — finding a JSON object in an agent's free text;

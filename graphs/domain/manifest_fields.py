@@ -1,8 +1,8 @@
 """The shapes of manifest fields that several validators check: an id, a command and a number of
 seconds, and how a field's allowed values are named.
 
-graphs.domain.manifest checks nodes with these, and so do the judgment kinds (graphs.domain.judgments), which
-graphs.domain.manifest reads. Each ``*_errors`` function returns the problems of one field, every line
+graphs.domain.manifest_nodes checks nodes with these, and so do the judgment kinds (graphs.domain.judgments),
+which graphs.domain.manifest_nodes reads. Each ``*_errors`` function returns the problems of one field, every line
 starting with the ``label`` it is given, so a message names the node and the field.
 """
 

@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
-from graphs.domain.manifest import is_command_node, is_external_node
+from graphs.domain.manifest_nodes import is_command_node, is_external_node
 from graphs.domain.prompts import TaskBrief, node_prompt
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.changes import ChangeKeeper, change_land, workspace_judgment

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from graphs.agents import AgentCancelled
-from graphs.domain.manifest import node_commands
+from graphs.domain.manifest_nodes import node_commands
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
 from graphs.workspaces.commands import CommandResult, command_run

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from graphs.agents import get_runner
 from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, Judgment
-from graphs.domain.manifest import is_external_node
+from graphs.domain.manifest_nodes import is_external_node
 from graphs.engine.jobs import external_deadline_submit
 from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
 from graphs.engine.on_fail import attempt_judgment_failed

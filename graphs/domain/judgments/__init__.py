@@ -8,7 +8,7 @@
 - ``command`` — a program runs in the attempt's folder, and its exit code decides.
 
 A kind holds its manifest rules, its judge and its planning-prompt line, and never imports the engine:
-graphs.domain.manifest and graphs.domain.prompts read the registry, and the engine runs the judges
+graphs.domain.manifest_nodes and graphs.domain.prompts read the registry, and the engine runs the judges
 (graphs.engine.judgment).
 """
 

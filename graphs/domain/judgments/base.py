@@ -1,7 +1,7 @@
 """What a judgment kind is made of, what its judge is given and what it returns.
 
-Nothing here imports the engine: graphs.domain.manifest validates with the kinds, and the engine runs their
-judges, giving each what it may not do itself (ask an agent, run a command) through its request.
+Nothing here imports the engine: graphs.domain.manifest_nodes validates with the kinds, and the engine runs
+their judges, giving each what it may not do itself (ask an agent, run a command) through its request.
 """
 
 from __future__ import annotations

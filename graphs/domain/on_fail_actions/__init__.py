@@ -9,8 +9,8 @@
 - ``dynamic_loop_back`` — a validator's verdict sends the run back to the stage it blames.
 
 An action holds its manifest rules, what it does to the run and its planning-prompt line, and never
-imports the engine: graphs.domain.manifest and graphs.domain.prompts read the registry, and the engine runs the
-actions (graphs.engine.on_fail).
+imports the engine: graphs.domain.manifest_nodes, graphs.domain.manifest and graphs.domain.prompts read the
+registry, and the engine runs the actions (graphs.engine.on_fail).
 """
 
 from graphs.domain.on_fail_actions.base import FailedAttempt, OnFailAction

@@ -1,7 +1,8 @@
 """What an on_fail action is made of, and what it is given when a node's judgment fails.
 
-Nothing here imports the engine: graphs.domain.manifest validates with the actions, and the engine runs them
-under the run lock, giving each the failure and the means to act on the run (``FailedAttempt``).
+Nothing here imports the engine: graphs.domain.manifest_nodes and graphs.domain.manifest validate with the
+actions (a node's on_fail, its on_failure edges), and the engine runs them under the run lock, giving each
+the failure and the means to act on the run (``FailedAttempt``).
 """
 
 from __future__ import annotations
