@@ -11,7 +11,8 @@ from graphs.agents import AgentError
 from graphs.domain.failures import ASSERTION_CAP, CATEGORIES, ERROR_CAP, FAILURE_RULES, FailureFacts, failure_classify
 from graphs.engine import executions_reap, run_start
 from graphs.models import WorkNodeExecution
-from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import plan_work_graph
+from graphs.planning.planning_node import PlanningFailedError
 from tests.agents import judge
 from tests.graphs import command_node, edges_for, latest, node, planned_run
 

@@ -17,7 +17,8 @@ import pytest
 
 from graphs.logs.store import log_read
 from graphs.models import WorkGraphRun
-from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import plan_work_graph
+from graphs.planning.planning_node import PlanningFailedError
 
 pytestmark = pytest.mark.django_db
 

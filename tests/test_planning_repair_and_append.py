@@ -10,7 +10,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from graphs.models import WorkGraphRun
-from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import plan_work_graph
+from graphs.planning.planning_node import PlanningFailedError
 
 STAGE_ONE = {
     "nodes": [

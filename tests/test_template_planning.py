@@ -9,7 +9,8 @@ from django.test import Client
 
 from graphs.agents import AgentError, get_runner
 from graphs.models import Skill
-from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import plan_work_graph
+from graphs.planning.planning_node import PlanningFailedError
 from graphs.skills.revisions import skill_save
 from tests import factories
 

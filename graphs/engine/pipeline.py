@@ -20,7 +20,8 @@ from graphs.engine.scheduler import run_stage_start, run_start
 from graphs.engine.state import RunStatus, Status
 from graphs.errors import InvalidTransitionError
 from graphs.models import Task, WorkGraphRun
-from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import plan_work_graph
+from graphs.planning.planning_node import PlanningFailedError
 from graphs.runs.status import run_stopped_finish, task_claim_for_new_run, task_status_refresh
 
 FIRST_STAGE = "planner"

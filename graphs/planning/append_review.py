@@ -3,7 +3,7 @@ pipeline's coder or validator stage, a gap-driven round, an append asked for thr
 ``plan`` command — get no attempt, so nothing of them runs, until a reviewer approves them, as the
 first plan's nodes wait for theirs.
 
-``append_review_open`` is called by the merge of an append (``graphs.planning.planner``), under the run's lock
+``append_review_open`` is called by the merge of an append (``graphs.planning.plan_store``), under the run's lock
 and in the merge's transaction: no scheduler ever sees the nodes merged and the run not waiting. The
 decisions are ``graphs.engine.review``'s; the reads here are what the pages and the API show of a wait.
 """

@@ -3,7 +3,8 @@
 A fresh call creates the run; an append call (``append_to_run_id``) adds the org node's own nodes to
 an existing run. Either way the call is kept as a synthetic ``WorkNodeExecution`` — ``__planning__``
 or ``__planning__:<org_node>`` — holding the prompt, the raw response, the extracted manifest, the
-normalization notes and any validation errors, with its own JSONL log, so a reviewer can open it.
+normalization notes and any validation errors, with its own JSONL log, so a reviewer can open it
+(graphs.planning.planning_node). What the call answered is stored by graphs.planning.plan_store.
 
 Failure leaves nothing half-written: the manifest is merged in one locked update or not at all, and
 a run being created by a failed call ends ``planning_failed`` with the reason on its planning node.
@@ -17,52 +18,37 @@ import dataclasses
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
 from graphs.domain import manifest as manifest_lib
 from graphs.domain import manifest_graph
-from graphs.domain.failures import AGENT_FAILED, MANIFEST_UNUSABLE, FailureFacts, failure_classify
+from graphs.domain.failures import AGENT_FAILED, MANIFEST_UNUSABLE
 from graphs.domain.prompts import TaskBrief, answer_with_one_repair, planning_prompt
 from graphs.domain.retries import transient_backoff_seconds, transient_retry_allowed
 from graphs.domain.storable import storable
-from graphs.errors import WorkGraphError
-from graphs.logs.events import node_states_emit, run_event_emit
-from graphs.logs.store import log_append, log_file_close, log_file_open
-from graphs.models import PLANNING_NODE_ID, Skill, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
-from graphs.planning.append_review import append_review_open
+from graphs.logs.store import log_append
+from graphs.models import PLANNING_NODE_ID, Skill, Task, WorkGraphRun, WorkNodeExecution
 from graphs.planning.gaps import acceptance_items, gap_answer_parse, gap_planning_prompt, gap_snapshot
+from graphs.planning.plan_store import run_append_merge, run_fresh_manifest_store, run_still_open
+from graphs.planning.planning_node import (
+    PlanningAttempt,
+    PlanningFailedError,
+    planning_execution_create,
+    planning_failure_record,
+    planning_success_record,
+)
 from graphs.planning.templates import TemplateGuide, template_guide_for, template_plan_request
-from graphs.runs.accounting import ACCOUNTING_FIELDS, call_account
+from graphs.runs.accounting import call_account
 from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
-from graphs.runs.heartbeat import execution_heartbeat, worker_name
-from graphs.runs.status import run_status_set, run_stopped_finish, task_status_refresh
+from graphs.runs.heartbeat import execution_heartbeat
+from graphs.runs.status import task_status_refresh
 from graphs.workspaces.worktrees import WorkspaceError, run_head_checkout
-
-
-class PlanningFailedError(WorkGraphError):
-    """A planning call that produced no usable manifest; the reason is also on its planning node."""
-
-    def __init__(
-        self, reason: str, *, planning_execution: WorkNodeExecution | None = None, cancelled: bool = False,
-        code: str = "", agent_error_kind: str = "",
-    ) -> None:
-        reason = storable(reason)  # it may quote the agent's output, and it is stored on the run
-        super().__init__(reason)
-        self.reason = reason
-        self.planning_execution = planning_execution
-        # The run was cancelled while the call planned: the call stopped, it did not fail.
-        self.cancelled = cancelled
-        # What failed, for the failure rules (graphs.domain.failures): ``agent_failed`` (with the agent error's
-        # kind) or ``manifest_unusable``; empty for the rest.
-        self.code = code
-        self.agent_error_kind = agent_error_kind
 
 
 @dataclass(frozen=True)
@@ -71,26 +57,6 @@ class PlanResult:
     graph_manifest: dict
     new_node_ids: list[str]
     planning_execution: WorkNodeExecution
-
-
-@dataclass
-class _Attempt:
-    """What one planning call learned, kept on the planning node whatever the outcome."""
-
-    prompt: str
-    raw_responses: list[str] = field(default_factory=list)
-    extracted: dict | None = None
-    manifest: dict | None = None
-    notes: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    repair_prompt: str | None = None
-    usage: list[dict] = field(default_factory=list)
-    # The accounting of each agent call (the first, then a repair): usage, cost, turns, model, …
-    agent_calls: list[dict] = field(default_factory=list)
-    # The adaptation report of a template-guided plan (None when no template guided it).
-    adaptation: dict | None = None
-    # What a gap-driven round answered: round, has_gap, gap_detail, task_ids (None in graph mode).
-    gap: dict | None = None
 
 
 def plan_work_graph(
@@ -147,8 +113,8 @@ def plan_work_graph(
             template_block=guide.prompt_block() if guide else None,
             commands_allowed=task.project.allow_commands,
         )
-    attempt = _Attempt(prompt=prompt)
-    execution = _planning_execution_create(
+    attempt = PlanningAttempt(prompt=prompt)
+    execution = planning_execution_create(
         run=run, org_node=org_node, prompt=attempt.prompt, append=appending, skill_pk=guide.skill_pk if guide else None
     )
     cancel_event = threading.Event()
@@ -182,29 +148,30 @@ def plan_work_graph(
             else:
                 _ask_for_manifest(runner, call, attempt=attempt, existing_graph=existing_graph, execution=execution)
         if appending and not attempt.manifest["nodes"]:
-            run, new_ids = _run_still_open(run_id=run.run_id), []  # a closed gap: nothing to append
+            run, new_ids = run_still_open(run_id=run.run_id), []  # a closed gap: nothing to append
         elif appending:
-            run, new_ids = _merge_into_run(run_id=run.run_id, addition=attempt.manifest, org_node=org_node,
-                                           execution=execution)
+            run, new_ids = run_append_merge(run_id=run.run_id, addition=attempt.manifest, org_node=org_node,
+                                             execution=execution)
         else:
-            run, new_ids = _store_fresh_manifest(run=run, manifest=attempt.manifest)
+            run, new_ids = run_fresh_manifest_store(run=run, manifest=attempt.manifest)
     except PlanningFailedError as failure:
-        _record_failure(execution=execution, run=run, attempt=attempt, reason=failure.reason, fresh=not appending,
-                        cancelled=failure.cancelled, code=failure.code, agent_error_kind=failure.agent_error_kind)
+        planning_failure_record(execution=execution, run=run, attempt=attempt, reason=failure.reason,
+                                fresh=not appending, cancelled=failure.cancelled, code=failure.code,
+                                agent_error_kind=failure.agent_error_kind)
         failure.planning_execution = execution
         raise
     except WorkspaceError as error:
         reason = f"planning stopped: workspace error: {error}"
-        _record_failure(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending,
-                        cancelled=False)
+        planning_failure_record(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending,
+                                cancelled=False)
         raise PlanningFailedError(reason, planning_execution=execution) from error
     except Exception as error:
         # Whatever broke, the planning node must not be left "running" and the run not "planning".
         reason = f"planning stopped by an internal error: {error!r}"
-        _record_failure(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending,
-                        cancelled=False)
+        planning_failure_record(execution=execution, run=run, attempt=attempt, reason=reason, fresh=not appending,
+                                cancelled=False)
         raise PlanningFailedError(reason, planning_execution=execution) from error
-    _record_success(execution=execution, attempt=attempt, new_node_ids=new_ids)
+    planning_success_record(execution=execution, attempt=attempt, new_node_ids=new_ids)
     return PlanResult(run=run, graph_manifest=run.graph_manifest, new_node_ids=new_ids, planning_execution=execution)
 
 
@@ -219,51 +186,11 @@ def _run_for_append(run_id: Any, *, task: Task) -> WorkGraphRun:
     return run
 
 
-def _planning_execution_create(
-    *, run: WorkGraphRun, org_node: str, prompt: str, append: bool, skill_pk: int | None = None
-) -> WorkNodeExecution:
-    node_id = planning_node_id(org_node if append else None)
-    now = timezone.now()
-    # The same org node may plan into a run more than once (a dynamic loop-back re-plans a stage):
-    # each call is its own attempt, numbered under the (run, node_id, attempt) unique constraint.
-    for _ in range(5):
-        attempt_number = WorkNodeExecution.objects.filter(run=run, node_id=node_id).count() + 1
-        if attempt_number > 1 and not append:
-            # A run is planned fresh once: this is a duplicate of its plan job (a redelivery, or the
-            # reaper handing a slow one out again), and the first call records the plan.
-            raise PlanningFailedError(f"run {run.run_id} is already being planned")
-        try:
-            with transaction.atomic():
-                execution = WorkNodeExecution.objects.create(
-                    run=run,
-                    node_id=node_id,
-                    subagent_type=org_node,
-                    skill_ref_id=skill_pk,
-                    attempt=attempt_number,
-                    cause=WorkNodeExecution.Cause.PLANNING,
-                    status=WorkNodeExecution.Status.RUNNING,
-                    input_payload={"org_node": org_node, "prompt": prompt, "append": append},
-                    ready_at=now,
-                    started_at=now,
-                    heartbeat_at=now,
-                    worker=worker_name(),
-                )
-            break
-        except IntegrityError:
-            continue
-    else:
-        raise PlanningFailedError(f"could not record the planning call {node_id} for run {run.run_id}")
-    log_file_open(execution=execution)
-    log_append(execution=execution, event="node_start", node_id=node_id, org_node=org_node, append=append)
-    node_states_emit(run_id=run.pk, rows=[execution])
-    return execution
-
-
 def _ask_for_manifest(
     runner: AgentRunner,
     call: AgentCall,
     *,
-    attempt: _Attempt,
+    attempt: PlanningAttempt,
     existing_graph: Mapping[str, Sequence[str]],
     execution: WorkNodeExecution,
 ) -> None:
@@ -291,7 +218,7 @@ def _ask_for_gap_answer(
     runner: AgentRunner,
     call: AgentCall,
     *,
-    attempt: _Attempt,
+    attempt: PlanningAttempt,
     existing_graph: Mapping[str, Sequence[str]],
     execution: WorkNodeExecution,
     round_number: int,
@@ -325,7 +252,7 @@ def _ask_for_template_plan(
     runner: AgentRunner,
     call: AgentCall,
     *,
-    attempt: _Attempt,
+    attempt: PlanningAttempt,
     existing_graph: Mapping[str, Sequence[str]],
     execution: WorkNodeExecution,
     guide: TemplateGuide,
@@ -348,7 +275,7 @@ def _ask_for_template_plan(
 
 
 def _call_agent(
-    runner: AgentRunner, call: AgentCall, *, attempt: _Attempt, execution: WorkNodeExecution
+    runner: AgentRunner, call: AgentCall, *, attempt: PlanningAttempt, execution: WorkNodeExecution
 ) -> AgentResult:
     # Transient agent errors (timeouts, rate limits, outages) are retried inside the one planning call,
     # with the same capped exponential backoff the engine uses for nodes.
@@ -387,7 +314,7 @@ def _call_agent(
         return result
 
 
-def _accept_response(text: str, *, attempt: _Attempt, existing_graph: Mapping[str, Sequence[str]]) -> bool:
+def _accept_response(text: str, *, attempt: PlanningAttempt, existing_graph: Mapping[str, Sequence[str]]) -> bool:
     """Extract, normalize and validate; keep what was learned on ``attempt``. True when usable."""
     extracted = storable(manifest_lib.extract_graph_manifest(text))  # a "\u0000" escape decodes to NUL
     attempt.extracted = extracted
@@ -410,138 +337,6 @@ def _accept_response(text: str, *, attempt: _Attempt, existing_graph: Mapping[st
     attempt.errors = []
     attempt.manifest = normalized
     return True
-
-
-def _store_fresh_manifest(*, run: WorkGraphRun, manifest: dict) -> tuple[WorkGraphRun, list[str]]:
-    needs_approval = run.task.project.require_plan_approval
-    with transaction.atomic():
-        locked = WorkGraphRun.objects.select_for_update().filter(pk=run.pk).values("status", "cancel_requested_at")
-        current = locked.get()
-        if current["cancel_requested_at"] is not None or current["status"] != WorkGraphRun.Status.PLANNING:
-            raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
-        WorkGraphRun.objects.filter(pk=run.pk).update(graph_manifest=manifest, manifest_version=1)
-        run.graph_manifest, run.manifest_version = manifest, 1
-        new_ids = manifest_graph.manifest_node_ids(manifest)
-        run_event_emit(run_id=run.pk, event="nodes_appended", org_node=None, new_node_ids=new_ids, manifest_version=1)
-        status = WorkGraphRun.Status.AWAITING_APPROVAL if needs_approval else WorkGraphRun.Status.READY
-        run_status_set(run=run, status=status)
-    return run, new_ids
-
-
-def _run_still_open(*, run_id: Any) -> WorkGraphRun:
-    """The run an answer that adds no node leaves as it is, once checked under its lock to be neither
-    cancelled nor finished meanwhile (as a merge would check)."""
-    with transaction.atomic():
-        run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
-        if run.cancel_requested_at is not None:
-            raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
-        if run.is_finished():
-            raise PlanningFailedError(f"run {run_id} became {run.status} while planning")
-    return run
-
-
-def _merge_into_run(
-    *, run_id: Any, addition: dict, org_node: str, execution: WorkNodeExecution
-) -> tuple[WorkGraphRun, list[str]]:
-    """Merge ``addition`` into the run under a row lock, re-checking against the manifest as it is now.
-
-    The agent was asked with the node_ids of the moment; another append may have landed since, so
-    collisions and limits are checked again inside the lock before anything is written. Where the
-    project requires plan approval, the new nodes wait for a reviewer from the same commit on.
-    """
-    with transaction.atomic():
-        run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
-        if run.cancel_requested_at is not None:
-            raise PlanningFailedError("the run was cancelled while planning; nothing was appended", cancelled=True)
-        if run.is_finished():
-            raise PlanningFailedError(f"run {run_id} became {run.status} while planning; nothing was appended")
-        current = run.graph_manifest or {"nodes": [], "edges": []}
-        current_graph = manifest_graph.data_dependencies(current)
-        try:
-            manifest_lib.validate_graph_manifest(
-                addition,
-                current_graph,
-                max_nodes=settings.WORKGRAPH_MAX_NODES - len(current_graph),
-                max_depth=settings.WORKGRAPH_MAX_DEPTH,
-            )
-            merged = manifest_lib.merge_manifests(current, addition)
-            depth = manifest_graph.graph_depth(merged)
-        except manifest_lib.ManifestError as error:
-            raise PlanningFailedError("the appended nodes do not fit the run: " + "; ".join(error.errors),
-                                      code=MANIFEST_UNUSABLE) from error
-        if depth > settings.WORKGRAPH_MAX_DEPTH:
-            raise PlanningFailedError(
-                f"the merged graph is {depth} nodes deep, over the limit of {settings.WORKGRAPH_MAX_DEPTH}"
-            )
-        run.graph_manifest = merged
-        run.manifest_version += 1
-        run.save(update_fields=["graph_manifest", "manifest_version"])
-        new_ids = manifest_graph.manifest_node_ids(addition)
-        run_event_emit(
-            run_id=run.pk, event="nodes_appended", org_node=org_node, new_node_ids=new_ids,
-            manifest_version=run.manifest_version,
-        )
-        append_review_open(run=run, planning_execution=execution, new_node_ids=new_ids)
-    return run, new_ids
-
-
-def _record_success(*, execution: WorkNodeExecution, attempt: _Attempt, new_node_ids: list[str]) -> None:
-    execution.status = WorkNodeExecution.Status.SUCCEEDED
-    execution.output_payload = _output_payload(attempt, new_node_ids=new_node_ids)
-    execution.finished_at = timezone.now()
-    execution.save(update_fields=["status", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
-    node_states_emit(run_id=execution.run_id, rows=[execution])
-    log_append(execution=execution, event="node_completed", new_node_ids=new_node_ids)
-    log_file_close(execution=execution)
-
-
-def _record_failure(
-    *, execution: WorkNodeExecution, run: WorkGraphRun, attempt: _Attempt, reason: str, fresh: bool, cancelled: bool,
-    code: str = "", agent_error_kind: str = "",
-) -> None:
-    """Record how a planning call ended without a manifest: failed with ``reason``, or ``cancelled``.
-    A run the call was creating ends the same way."""
-    reason = storable(reason)
-    now = timezone.now()
-    execution.status = WorkNodeExecution.Status.CANCELLED if cancelled else WorkNodeExecution.Status.FAILED
-    execution.error = reason
-    execution.output_payload = _output_payload(attempt, new_node_ids=[])
-    execution.finished_at = now
-    if not cancelled:
-        facts = FailureFacts(error=reason, error_code=code, agent_error_kind=agent_error_kind,
-                             output="\n".join(attempt.raw_responses))
-        execution.failure = failure_classify(facts).as_dict()
-    execution.save(update_fields=["status", "error", "output_payload", "finished_at", "failure", *ACCOUNTING_FIELDS])
-    node_states_emit(run_id=run.pk, rows=[execution])
-    if fresh:
-        if cancelled:
-            run_stopped_finish(run, allowed_from=[WorkGraphRun.Status.PLANNING])
-        else:
-            run_status_set(run=run, status=WorkGraphRun.Status.PLANNING_FAILED, error=reason, finished_at=now,
-                           allowed_from=[WorkGraphRun.Status.PLANNING])
-        run.refresh_from_db()
-    log_append(execution=execution, event="planning_cancelled" if cancelled else "planning_failed", reason=reason,
-               errors=attempt.errors)
-    log_file_close(execution=execution)
-
-
-def _output_payload(attempt: _Attempt, *, new_node_ids: list[str]) -> dict[str, Any]:
-    return storable({
-        "raw_response": attempt.raw_responses[0] if attempt.raw_responses else "",
-        "repair_prompt": attempt.repair_prompt,
-        "repair_response": attempt.raw_responses[1] if len(attempt.raw_responses) > 1 else None,
-        "extracted_manifest": attempt.extracted,
-        "manifest": attempt.manifest,
-        "normalization_notes": attempt.notes,
-        "validation_errors": attempt.errors,
-        "new_node_ids": new_node_ids,
-        "usage": attempt.usage,
-        "agent_calls": attempt.agent_calls,
-        # Present only for a template-guided plan.
-        **({"adaptation": attempt.adaptation} if attempt.adaptation is not None else {}),
-        # Present only for a gap-driven round that gave a usable answer.
-        **({"gap": attempt.gap} if attempt.gap is not None else {}),
-    })
 
 
 def _agent_error_detail(error: AgentError) -> str:

@@ -8,7 +8,8 @@ from graphs.errors import WorkGraphError
 from graphs.executors import InlineExecutor, executor_set
 from graphs.management.args import uuid_or_none
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
-from graphs.planning.planner import PlanningFailedError, plan_work_graph
+from graphs.planning.planner import plan_work_graph
+from graphs.planning.planning_node import PlanningFailedError
 
 # Who makes a fresh plan: the planner, as on the page and in the API (``plan_fresh``).
 FRESH_PLANNER = "planner"
