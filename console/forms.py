@@ -133,7 +133,7 @@ class RunFilterForm(forms.Form):
         self.fields["project"].choices = [("", "All"), *((project.slug, project.name) for project in projects)]
 
     def selector_filters(self) -> dict[str, Any]:
-        """The filters that cleaned, as ``graphs.reads.selectors.runs_for_user`` takes them."""
+        """The filters that cleaned, as ``graphs.reads.runs.runs_for_user`` takes them."""
         self.is_valid()
         data = self.cleaned_data
         return {

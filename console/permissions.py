@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from graphs.models import ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
-from graphs.reads.selectors import project_role
+from graphs.reads.access import project_role
 
 Role = ProjectMembership.Role
 

@@ -7,7 +7,6 @@ import json
 import pytest
 from django.test import Client
 
-from graphs.reads import selectors
 from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
@@ -72,6 +71,6 @@ def test_an_unexpected_failure_is_a_json_500_without_details(api, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("the database caught fire at /srv/secret")
 
-    monkeypatch.setattr(selectors, "tasks_for_user", broken)
+    monkeypatch.setattr("console.api.tasks.tasks_for_user", broken)
     body = assert_json_error(api.get("/api/tasks"), 500)
     assert body["code"] == "server_error" and "secret" not in body["message"]

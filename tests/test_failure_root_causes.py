@@ -10,7 +10,7 @@ from django.test import Client
 
 from graphs.domain.failure_roles import FailureRole, failure_roles
 from graphs.engine import run_start
-from graphs.reads.selectors import run_failure_roles
+from graphs.reads.graph import run_failure_roles
 from tests.graphs import edges_for, node, planned_run
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "failure_roles.json").read_text())["cases"]

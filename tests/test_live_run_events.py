@@ -12,7 +12,7 @@ from console.consumers import run_events
 from graphs.engine import run_start
 from graphs.logs.events import run_event_emit
 from graphs.models import WorkNodeExecution
-from graphs.reads.selectors import run_snapshot_read
+from graphs.reads.live import run_snapshot_read
 from tests import factories
 from tests.clients import socket_headers
 from tests.graphs import edges_for, node, planned_run

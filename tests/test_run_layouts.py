@@ -14,7 +14,7 @@ from graphs.engine import plan_append, plan_fresh
 from graphs.layout.compute import LayoutComputed, layout_digest, layout_input
 from graphs.layout.runs import KEPT_LAYOUTS_PER_RUN, run_layout_refresh
 from graphs.models import RunLayout
-from graphs.reads.selectors import run_graph_data
+from graphs.reads.graph import run_graph_data
 from tests.graphs import edges_for, node, planned_run
 
 # Run events reach their listeners once the transaction commits, as in production.

@@ -17,7 +17,7 @@ from graphs.engine import plan_fresh, run_cancel, run_fork, run_start
 from graphs.engine.review import run_plan_approve
 from graphs.logs import events
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
-from graphs.reads.selectors import run_snapshot_read
+from graphs.reads.live import run_snapshot_read
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,8 @@ from graphs.engine import pipeline_start
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership
 from graphs.planning.gaps import acceptance_items
 from graphs.planning.intake import task_create
-from graphs.reads import selectors
+from graphs.reads.access import project_role
+from graphs.reads.tasks import latest_run_progress
 from graphs.runs.facts import latest_by_node, task_latest_run
 
 router = Router(tags=["collaboration"])
@@ -162,7 +163,7 @@ def collaboration_dashboard(request, task_id: UUID):
             row = latest.get(node["node_id"])
             if row is not None:
                 nodes.append(_dashboard_node(task, node, row))
-    progress = selectors.latest_run_progress([task])[task.pk][1]
+    progress = latest_run_progress([task])[task.pk][1]
     acceptances = acceptance_items(task)
     return {
         "success": True,
@@ -238,9 +239,9 @@ def _project_for(user, slug: str) -> Project:
     leads = Project.objects.filter(memberships__user=user, memberships__role=ProjectMembership.Role.LEAD)
     if slug:
         project = Project.objects.filter(slug=slug).first()
-        if project is None or selectors.project_role(user, project.pk) is None:
+        if project is None or project_role(user, project.pk) is None:
             raise Http404("no such project")
-        require(selectors.project_role(user, project.pk), "create_task")
+        require(project_role(user, project.pk), "create_task")
         return project
     candidates = list(leads[:2])
     if len(candidates) != 1:

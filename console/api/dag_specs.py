@@ -14,7 +14,7 @@ from console.views.downloads import dag_spec_file
 from graphs.models import Project
 from graphs.planning.dag_spec_check import DagSpecError
 from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
-from graphs.reads import selectors
+from graphs.reads.access import project_role
 
 router = Router(tags=["DAG specs"])
 
@@ -22,7 +22,7 @@ router = Router(tags=["DAG specs"])
 @router.post("/projects/{slug}/dag-specs", response={201: DagSpecImportOut, 422: ErrorOut, **ERRORS})
 def dag_specs_import(request, slug: str, payload: DagSpecIn):
     project = Project.objects.filter(slug=slug).first()
-    role = selectors.project_role(request.auth, project.pk) if project else None
+    role = project_role(request.auth, project.pk) if project else None
     if role is None:
         raise Http404("no such project")
     require(role, "import_dag_spec")

@@ -32,7 +32,9 @@ from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from graphs.planning.append_review import append_label, append_reviews_of, run_approval_wait
-from graphs.reads import selectors
+from graphs.reads.executions import execution_detail, planning_calls
+from graphs.reads.runs import RunRow, run_rows, runs_for_user
+from graphs.reads.todo_tree import FailureGroup, run_failures
 from graphs.runs.accounting import spend_by_org_node, spend_of
 
 router = Router(tags=["runs"])
@@ -41,7 +43,7 @@ MAX_PAGE_SIZE = 100
 
 
 class RunFilters(InSchema):
-    """The runs list's filters, as ``graphs.reads.selectors.runs_for_user`` reads them."""
+    """The runs list's filters, as ``graphs.reads.runs.runs_for_user`` reads them."""
 
     project: str = Field("", description="A project's slug.")
     # Declared here, checked in the operation (as page_size): the check answers with its own error code.
@@ -63,18 +65,18 @@ def runs_list(request, filters: Query[RunFilters]):
         raise ApiError(400, "bad_page_size", f"page_size must be between 1 and {MAX_PAGE_SIZE}")
     if filters.status and filters.status not in WorkGraphRun.Status.values:
         raise ApiError(400, "bad_status", f"status must be one of {', '.join(WorkGraphRun.Status.values)}")
-    runs = selectors.runs_for_user(
+    runs = runs_for_user(
         request.auth, project_slug=filters.project, status=filters.status, org_node=filters.org_node,
         created_from=filters.created_from, created_to=filters.created_to, min_cost_usd=filters.min_cost,
         text=filters.q.strip(),
     )
     paginator = Paginator(runs, filters.page_size)
     page = paginator.get_page(filters.page)
-    return {"items": [_run_list_item(row) for row in selectors.run_rows(list(page.object_list))],
+    return {"items": [_run_list_item(row) for row in run_rows(list(page.object_list))],
             "count": paginator.count, "page": page.number, "pages": paginator.num_pages}
 
 
-def _run_list_item(row: selectors.RunRow) -> dict:
+def _run_list_item(row: RunRow) -> dict:
     run = row.run
     return {
         **{name: getattr(run, name) for name in (
@@ -103,13 +105,13 @@ def runs_detail(request, run_id: UUID):
 @router.get("/runs/{run_id}/planning", response={200: list[PlanningCallOut], **ERRORS})
 def runs_planning(request, run_id: UUID):
     run, _ = run_for_member(request.auth, run_id)
-    return selectors.planning_calls(run)
+    return planning_calls(run)
 
 
 @router.get("/executions/{node_exec_id}", response={200: ExecutionDetailOut, **ERRORS})
 def executions_detail(request, node_exec_id: UUID):
     execution, _ = execution_for_member(request.auth, node_exec_id)
-    return {**selectors.execution_detail(execution), "input_payload": execution.input_payload,
+    return {**execution_detail(execution), "input_payload": execution.input_payload,
             "output_payload": execution.output_payload}
 
 
@@ -209,13 +211,13 @@ def _run_out(run) -> dict:
              "created_at": review.created_at}
             for review in append_reviews_of(run.pk)
         ],
-        "failures": [_failure_group_out(group) for group in selectors.run_failures(run, executions)],
+        "failures": [_failure_group_out(group) for group in run_failures(run, executions)],
         "cost_usd": spend.cost_usd, "usage": spend.usage, "spend": spend.as_dict(),
         "by_org_node": {org: part.as_dict() for org, part in spend_by_org_node(run.executions.all()).items()},
     }
 
 
-def _failure_group_out(group: selectors.FailureGroup) -> dict:
+def _failure_group_out(group: FailureGroup) -> dict:
     return {"category": group.category, "attempts": [
         {**failed.classification.as_dict(), "node_exec_id": failed.execution.pk, "node_id": failed.execution.node_id,
          "attempt": failed.execution.attempt, "role": failed.role.role if failed.role else None,

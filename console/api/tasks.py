@@ -14,7 +14,8 @@ from console.permissions import can, require, task_for_member
 from graphs.engine import pipeline_start, plan_fresh
 from graphs.models import Project, ProjectMembership, Task
 from graphs.planning.intake import task_create
-from graphs.reads import selectors
+from graphs.reads.access import project_role, projects_for_user
+from graphs.reads.tasks import projects_spend, tasks_for_user, tasks_spend
 
 router = Router(tags=["projects and tasks"])
 MAX_PAGE_SIZE = 100
@@ -32,8 +33,8 @@ class TaskFilters(InSchema):
 @router.get("/projects", response={200: list[ProjectOut], **ERRORS})
 def projects_list(request):
     roles = dict(ProjectMembership.objects.filter(user=request.auth).values_list("project_id", "role"))
-    projects = list(selectors.projects_for_user(request.auth))
-    spend = selectors.projects_spend(projects)
+    projects = list(projects_for_user(request.auth))
+    spend = projects_spend(projects)
     return [
         {**{f: getattr(p, f) for f in ("slug", "name", "require_plan_approval", "max_run_cost_usd")},
          "role": roles[p.pk], "spend": spend[p.pk].as_dict(),
@@ -48,7 +49,7 @@ def tasks_list(request, filters: Query[TaskFilters]):
         raise ApiError(400, "bad_page_size", f"page_size must be between 1 and {MAX_PAGE_SIZE}")
     if filters.status and filters.status not in Task.Status.values:
         raise ApiError(400, "bad_status", f"status must be one of {', '.join(Task.Status.values)}")
-    tasks = selectors.tasks_for_user(request.auth, project_slug=filters.project, status=filters.status, text=filters.q)
+    tasks = tasks_for_user(request.auth, project_slug=filters.project, status=filters.status, text=filters.q)
     paginator = Paginator(tasks, filters.page_size)
     page = paginator.get_page(filters.page)
     return {"items": _with_spend(list(page.object_list)), "count": paginator.count, "page": page.number,
@@ -58,7 +59,7 @@ def tasks_list(request, filters: Query[TaskFilters]):
 @router.post("/tasks", response={201: TaskOut, **ERRORS})
 def tasks_create(request, payload: TaskIn):
     project = Project.objects.filter(slug=payload.project).first()
-    role = selectors.project_role(request.auth, project.pk) if project else None
+    role = project_role(request.auth, project.pk) if project else None
     if role is None:
         raise Http404("no such project")
     require(role, "create_task")
@@ -92,7 +93,7 @@ def tasks_pipeline(request, task_id: UUID, payload: BudgetIn | None = None):
 
 def _with_spend(tasks: list[Task]) -> list[Task]:
     """The tasks, each with what its runs cost (one query for all of them)."""
-    spend = selectors.tasks_spend(tasks)
+    spend = tasks_spend(tasks)
     for task in tasks:
         task.spend = spend[task.pk]
     return tasks

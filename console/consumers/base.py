@@ -9,7 +9,7 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from graphs.reads import selectors
+from graphs.reads.access import user_active
 
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHENTICATED = 4401
@@ -90,4 +90,4 @@ async def accept_signed_in(consumer: AsyncJsonWebsocketConsumer):
 
 
 async def _user_active(user_id: Any) -> bool:
-    return await database_sync_to_async(selectors.user_active)(user_id=user_id)
+    return await database_sync_to_async(user_active)(user_id=user_id)

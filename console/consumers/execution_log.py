@@ -17,8 +17,8 @@ from console.consumers.base import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, LiveConsu
 from graphs.logs.live import live_consumer_loop_register, node_exec_group
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
-from graphs.reads import selectors
-from graphs.reads.selectors import LogState
+from graphs.reads.access import execution_visible
+from graphs.reads.live import LogState, log_state_read, log_states_read
 
 logger = logging.getLogger(__name__)
 
@@ -289,15 +289,15 @@ def _contiguous_from(last_sent: int, lines: list[dict[str, Any]]) -> list[dict[s
 
 
 async def _execution_visible(node_exec_id: Any, *, user: Any) -> bool:
-    return await database_sync_to_async(selectors.execution_visible)(node_exec_id=node_exec_id, user=user)
+    return await database_sync_to_async(execution_visible)(node_exec_id=node_exec_id, user=user)
 
 
 async def _log_state_read(node_exec_id: Any) -> LogState | None:
-    return await database_sync_to_async(selectors.log_state_read)(node_exec_id=node_exec_id)
+    return await database_sync_to_async(log_state_read)(node_exec_id=node_exec_id)
 
 
 async def _log_states_read(node_exec_ids: list[Any]) -> dict[str, LogState]:
-    return await database_sync_to_async(selectors.log_states_read)(node_exec_ids=node_exec_ids)
+    return await database_sync_to_async(log_states_read)(node_exec_ids=node_exec_ids)
 
 
 async def _log_read(log_file: ExecutionLogFile, *, after: int, limit: int) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ from channels.db import database_sync_to_async
 
 from console.consumers.base import CLOSE_NOT_FOUND, LiveConsumer, accept_signed_in
 from graphs.logs.live import live_consumer_loop_register, run_group
-from graphs.reads import selectors
+from graphs.reads.access import run_visible
+from graphs.reads.live import run_fingerprint_read, run_snapshot_read
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +55,8 @@ class RunEventsConsumer(LiveConsumer):
         self._access_checked_at = time.monotonic()
         live_consumer_loop_register(asyncio.get_running_loop())
         await self._group_join(run_group(run_id))
-        fingerprint = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
-        snapshot = await database_sync_to_async(selectors.run_snapshot_read)(run_id=run_id)
+        fingerprint = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
+        snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
         if snapshot is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
@@ -83,10 +84,10 @@ class RunEventsConsumer(LiveConsumer):
             try:
                 if not await self._access_recheck():
                     return
-                current = await database_sync_to_async(selectors.run_fingerprint_read)(run_id=run_id)
+                current = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
                 # Events arriving mean the layer works: they carry the changes, no snapshot needed.
                 if current != fingerprint and self._events_seen == events_seen:
-                    snapshot = await database_sync_to_async(selectors.run_snapshot_read)(run_id=run_id)
+                    snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
                     if snapshot is not None:
                         await self.send_json({"type": "snapshot", **snapshot})
                 fingerprint, events_seen = current, self._events_seen
@@ -95,4 +96,4 @@ class RunEventsConsumer(LiveConsumer):
 
 
 async def _run_visible(run_id: Any, *, user: Any) -> bool:
-    return await database_sync_to_async(selectors.run_visible)(run_id=run_id, user=user)
+    return await database_sync_to_async(run_visible)(run_id=run_id, user=user)

@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from console.templatetags.console_words import words
 from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason
-from graphs.reads.selectors import TreeNode
+from graphs.reads.todo_tree import TreeNode
 
 register = template.Library()
 

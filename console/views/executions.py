@@ -14,7 +14,7 @@ from graphs.domain.failures import FailureClassification
 from graphs.logs.lines import log_line_summary
 from graphs.logs.store import log_read
 from graphs.models import AttemptChange, ExecutionLogFile
-from graphs.reads import selectors
+from graphs.reads.executions import execution_detail as execution_detail_read
 from graphs.reads.node_trace import attempt_trace_header
 from graphs.workspaces.worktrees import repository_of
 
@@ -61,4 +61,4 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
 def execution_json(request: HttpRequest, node_exec_id) -> JsonResponse:
     """What the run graph's side panel shows for one attempt: prompt, output, judgment, every attempt."""
     execution, _ = execution_for_member(request.user, node_exec_id)
-    return JsonResponse(selectors.execution_detail(execution))
+    return JsonResponse(execution_detail_read(execution))

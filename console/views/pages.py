@@ -16,7 +16,17 @@ from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
 from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse, dag_spec_prompt_files_check
 from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
-from graphs.reads import selectors
+from graphs.reads.access import project_role, projects_for_user
+from graphs.reads.runs import run_rows, runs_for_user, runs_in_flight
+from graphs.reads.tasks import (
+    latest_run_progress,
+    projects_spend,
+    task_criteria_coverage,
+    task_spend,
+    tasks_for_user,
+    tasks_spend,
+)
+from graphs.reads.todo_tree import task_run_trees
 
 TASKS_PER_PAGE = 25
 RUNS_PER_PAGE = 25
@@ -24,11 +34,11 @@ RUNS_PER_PAGE = 25
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    projects = list(selectors.projects_for_user(request.user))
-    project_spend = selectors.projects_spend(projects)
-    recent = list(selectors.tasks_for_user(request.user)[:10])
-    progress = selectors.latest_run_progress(recent)
-    spend = selectors.tasks_spend(recent)
+    projects = list(projects_for_user(request.user))
+    project_spend = projects_spend(projects)
+    recent = list(tasks_for_user(request.user)[:10])
+    progress = latest_run_progress(recent)
+    spend = tasks_spend(recent)
     return render(
         request,
         "console/dashboard.html",
@@ -36,7 +46,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             # The project's folder is on its own page, for those who may see it; the dashboard is for reading.
             "projects": [(project, project_spend[project.pk]) for project in projects],
             "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent],
-            "in_flight": selectors.runs_in_flight(request.user)[:20],
+            "in_flight": runs_in_flight(request.user)[:20],
         },
     )
 
@@ -58,9 +68,9 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 for warning in dag_spec_run_warnings(run):
                     messages.warning(request, f"{warning[0].upper()}{warning[1:]}.")
                 return redirect("run_graph", run_id=run.run_id)
-    recent = list(selectors.tasks_for_user(request.user, project_slug=project.slug)[:10])
-    progress = selectors.latest_run_progress(recent)
-    spend = selectors.tasks_spend(recent)
+    recent = list(tasks_for_user(request.user, project_slug=project.slug)[:10])
+    progress = latest_run_progress(recent)
+    spend = tasks_spend(recent)
     return render(
         request,
         "console/project_detail.html",
@@ -87,7 +97,7 @@ def _dag_spec_imported(request: HttpRequest, project: Project, data: dict) -> tu
 
 def _project_for_member(request: HttpRequest, slug: str) -> tuple[Project, str]:
     project = Project.objects.filter(slug=slug).first()
-    role = selectors.project_role(request.user, project.pk) if project else None
+    role = project_role(request.user, project.pk) if project else None
     if role is None:
         raise Http404("not found")
     return project, role
@@ -100,12 +110,12 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "status": request.GET.get("status", "") if request.GET.get("status") in Task.Status.values else "",
         "text": request.GET.get("q", "")[:200],
     }
-    page = Paginator(selectors.tasks_for_user(request.user, **filters), TASKS_PER_PAGE).get_page(
+    page = Paginator(tasks_for_user(request.user, **filters), TASKS_PER_PAGE).get_page(
         request.GET.get("page")
     )
     tasks = list(page.object_list)
-    progress = selectors.latest_run_progress(tasks)
-    spend = selectors.tasks_spend(tasks)
+    progress = latest_run_progress(tasks)
+    spend = tasks_spend(tasks)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -114,7 +124,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
         {
             "page": page,
             "rows": [(task, *progress[task.pk], spend[task.pk]) for task in tasks],
-            "projects": selectors.projects_for_user(request.user),
+            "projects": projects_for_user(request.user),
             "statuses": Task.Status.choices,
             "filters": filters,
             "query": query.urlencode(),
@@ -126,16 +136,16 @@ def task_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
     """Every run the user may see, across tasks and projects, newest first, filtered by the query string."""
-    projects = list(selectors.projects_for_user(request.user))
+    projects = list(projects_for_user(request.user))
     form = RunFilterForm(request.GET, projects=projects)
-    runs = selectors.runs_for_user(request.user, **form.selector_filters())
+    runs = runs_for_user(request.user, **form.selector_filters())
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(
         request,
         "console/run_list.html",
-        {"page": page, "rows": selectors.run_rows(list(page.object_list)), "form": form, "org_nodes": ORG_NODES,
+        {"page": page, "rows": run_rows(list(page.object_list)), "form": form, "org_nodes": ORG_NODES,
          "query": query.urlencode()},
     )
 
@@ -163,7 +173,7 @@ def task_new(request: HttpRequest) -> HttpResponse:
 @login_required
 def task_detail(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
-    trees = selectors.task_run_trees(task)
+    trees = task_run_trees(task)
     artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
                      .order_by("-created_at"))
     return render(
@@ -173,10 +183,10 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "task": task,
             "role": role,
             "trees": trees,
-            "spend": selectors.task_spend(task),
+            "spend": task_spend(task),
             "artifacts": artifacts,
             "criteria": acceptance_criteria_with_ids(task.acceptance_criteria),
-            "coverage": selectors.task_criteria_coverage(task, artifacts),
+            "coverage": task_criteria_coverage(task, artifacts),
             "can_plan": can(role, "plan"),
             "can_start": can(role, "start_run"),
             "can_cancel": can(role, "cancel_run"),
@@ -190,6 +200,6 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
 
 
 def _lead_projects(request: HttpRequest):
-    return selectors.projects_for_user(request.user).filter(
+    return projects_for_user(request.user).filter(
         memberships__user=request.user, memberships__role=ProjectMembership.Role.LEAD
     )

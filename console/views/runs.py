@@ -14,7 +14,8 @@ from graphs.layout.runs import run_graph_with_layout
 from graphs.models import RunWorkspace
 from graphs.planning.append_review import run_appends_shown, run_approval_wait
 from graphs.planning.dag_specs import run_dag_spec
-from graphs.reads import selectors
+from graphs.reads.executions import plan_commands, planning_calls
+from graphs.reads.runs import run_changed_files
 from graphs.runs.accounting import spend_of
 
 
@@ -28,7 +29,7 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
         {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
          "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
          "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
-         "workspace": workspace, "changed_files": selectors.run_changed_files(run, workspace) if workspace else [],
+         "workspace": workspace, "changed_files": run_changed_files(run, workspace) if workspace else [],
          "dag_spec": run_dag_spec(run),
          "diff_shown": diff_shown(workspace), "approval_wait": run_approval_wait(run)},
     )
@@ -54,8 +55,8 @@ def run_planning(request: HttpRequest, run_id) -> HttpResponse:
             "run": run,
             "task": run.task,
             "calls": [{**_planning_call_view(call), "append": append_of_call.get(call["node_exec_id"])}
-                      for call in selectors.planning_calls(run)],
-            "commands": selectors.plan_commands(run),
+                      for call in planning_calls(run)],
+            "commands": plan_commands(run),
             "approval_wait": approval_wait,
             "appends_waiting": [append for append in appends if append.waiting] if approval_wait else [],
             "can_review": can(role, "review_plan"),

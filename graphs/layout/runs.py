@@ -34,7 +34,7 @@ from graphs.layout.compute import (
 )
 from graphs.logs.events import RunEvent
 from graphs.models import PLANNING_NODE_ID, RunLayout, WorkGraphRun
-from graphs.reads.selectors import run_graph_data
+from graphs.reads.graph import run_graph_data
 
 logger = logging.getLogger(__name__)
 

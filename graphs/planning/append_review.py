@@ -114,7 +114,7 @@ class AppendedNode:
     # What an agent node is asked: its prompt's start, or its catalog artifact type.
     work: str
     depends_on: list[str]
-    # The commands it runs — its own, its judgment's — as ``selectors.plan_commands`` shapes them.
+    # The commands it runs — its own, its judgment's — as ``graphs.reads.executions.plan_commands`` shapes them.
     commands: list[dict[str, Any]]
 
 

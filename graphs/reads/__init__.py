@@ -1,6 +1,15 @@
-"""Read models for the pages and the API: what a page shows, in a few queries.
+"""Read models for the pages, the API and the live consumers: what a page shows, in a number of queries that
+does not grow with the number of nodes. Run facts (latest attempts, owners, progress) come from
+``graphs.runs.facts``. The package's modules, each with one reason to change:
 
-- ``selectors`` — dashboards, task and run lists, a run's graph, an attempt's page;
+- ``access`` — the projects a user is a member of, their role in one, and what a live consumer may show them;
+- ``tasks`` — the task lists: tasks a user may see, their newest runs, what tasks and projects cost, the
+  acceptance criteria a task's cases cover;
+- ``runs`` — the run lists: runs in flight, the runs page and its filters, a run branch's changed files;
+- ``todo_tree`` — the task page's to-do tree, and a run's failed attempts by category;
+- ``graph`` — a run's graph for the visualizer (``graph.json``), and its nodes' failure roles;
+- ``executions`` — one attempt, one planning call, and the commands a run's plan runs, as pages show them;
+- ``live`` — the live consumers' reads: where an attempt's log stands, a run's fingerprint and snapshot;
 - ``comparisons`` — two attempts of a node, two runs of a task;
 - ``node_trace`` — the header of a node page's trace: what its agent calls used and cost.
 """

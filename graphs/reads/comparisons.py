@@ -16,7 +16,7 @@ from typing import Any, Literal
 from graphs.domain.manifest_graph import manifest_node_ids
 from graphs.domain.text_diffs import MINUS, TextDiff, text_diff
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
-from graphs.reads.selectors import NOT_STARTED
+from graphs.reads.graph import NOT_STARTED
 from graphs.runs.accounting import NO_SPEND, Spend, spend_by_run
 from graphs.runs.facts import latest_by_node
 

@@ -14,7 +14,7 @@ import pytest
 from graphs.layout.compute import layout_compute, layout_input
 from graphs.layout.runs import run_layout_refresh
 from graphs.models import RunLayout
-from graphs.reads.selectors import run_graph_data
+from graphs.reads.graph import run_graph_data
 from tests.browser.conftest import ARTIFACTS, console_served, sign_in
 from tests.graphs import planned_run
 

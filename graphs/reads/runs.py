@@ -1,0 +1,144 @@
+"""The run lists: runs in flight, the runs page with its filters, and a run branch's changed files."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Exists, OuterRef, QuerySet, Subquery, Sum
+from django.utils import timezone
+
+from graphs.models import AttemptChange, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
+from graphs.runs.accounting import NO_SPEND, Spend, spend_by_run
+from graphs.runs.facts import ManifestNodeCount, RunProgress, runs_latest_first, runs_progress_counted
+
+
+def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
+    active = [WorkGraphRun.Status.PLANNING, WorkGraphRun.Status.RUNNING, WorkGraphRun.Status.AWAITING_APPROVAL]
+    return (
+        WorkGraphRun.objects.filter(task__project__memberships__user=user, status__in=active)
+        .select_related("task__project")
+        .order_by("-created_at")
+    )
+
+
+def runs_for_user(
+    user: AbstractBaseUser,
+    *,
+    project_slug: str = "",
+    status: str = "",
+    org_node: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+    min_cost_usd: Decimal | None = None,
+    text: str = "",
+) -> QuerySet[WorkGraphRun]:
+    """The runs of the projects the user is a member of, newest first, narrowed by each filter given.
+
+    - ``org_node``: runs in which that org node worked — ran a node or made a planning call. A merged
+      run spans several org nodes, and its ``stage`` names only the last to plan, so "the validator's
+      runs" are those the validator took part in.
+    - ``created_from`` / ``created_to``: the days (in the console's time zone) the run was created
+      on, both included.
+    - ``min_cost_usd``: runs whose attempts' summed ``cost_usd`` is at least that much; a run none of
+      whose calls reported a cost has no sum, and is left out.
+    - ``text``: the task's title contains it (in any case), or it is exactly the id of a node with
+      an attempt in the run (a planned node that never ran is not found). Node ids are looked up in
+      the attempts' indexes, never read out of manifests.
+
+    Each filter is a condition of the one query, so a page of the list costs the same whatever the
+    number of runs. The manifests are left unread: ``manifest_nodes`` is counted by the database.
+    """
+    runs = (
+        WorkGraphRun.objects.filter(task__project__memberships__user=user)
+        .select_related("task__project")
+        .defer("graph_manifest")
+        .annotate(manifest_nodes=ManifestNodeCount())
+    )
+    if project_slug:
+        runs = runs.filter(task__project__slug=project_slug)
+    if status:
+        runs = runs.filter(status=status)
+    # Each condition on a run's attempts is a subquery correlated to the run, answered from an index
+    # for that run alone: without statistics (a table just loaded), PostgreSQL may run an uncorrelated
+    # one again for every run, seconds for a page.
+    attempts = WorkNodeExecution.objects.filter(run=OuterRef("pk"))
+    if org_node:
+        runs = runs.filter(Exists(attempts.filter(subagent_type=org_node)))
+    if created_from:
+        runs = runs.filter(created_at__gte=_day_start(created_from))
+    if created_to and created_to < date.max:
+        runs = runs.filter(created_at__lt=_day_start(created_to + timedelta(days=1)))
+    if min_cost_usd is not None:
+        cost = attempts.order_by().values("run").annotate(cost=Sum("cost_usd")).values("cost")
+        runs = runs.alias(cost=Subquery(cost)).filter(cost__gte=min_cost_usd)
+    if text:
+        # Both halves correlated to the run, not a condition across the run and its joined task, for
+        # which PostgreSQL would join every run to every task to test it.
+        titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
+        runs = runs.filter(Exists(titled) | Exists(attempts.filter(node_id=text)))
+    return runs_latest_first(runs)
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the runs list shows it."""
+
+    run: WorkGraphRun
+    progress: RunProgress
+    spend: Spend
+    # How long it ran: start to finish, or so far while it has not finished; None before it starts.
+    duration: timedelta | None
+
+
+def run_rows(runs: Sequence[WorkGraphRun]) -> list[RunRow]:
+    """The runs (from ``runs_for_user``) with their progress and what they cost: two queries."""
+    progress = runs_progress_counted(totals={run.pk: run.manifest_nodes for run in runs})
+    spends = spend_by_run(WorkNodeExecution.objects.filter(run__in=[run.pk for run in runs]))
+    now = timezone.now()
+    return [
+        RunRow(run=run, progress=progress[run.pk], spend=spends.get(run.pk, NO_SPEND),
+               duration=_run_duration(run, now=now))
+        for run in runs
+    ]
+
+
+def _run_duration(run: WorkGraphRun, *, now: datetime) -> timedelta | None:
+    if run.started_at is None:
+        return None
+    if run.finished_at is not None:
+        return run.finished_at - run.started_at
+    return None if run.is_finished() else now - run.started_at
+
+
+@dataclass
+class ChangedFile:
+    path: str
+    added: int
+    removed: int
+    binary: bool
+    # The nodes whose landed attempts changed the file, in the order they landed.
+    nodes: list[str]
+
+
+def run_changed_files(run: WorkGraphRun, workspace: RunWorkspace) -> list[ChangedFile]:
+    """The run branch's changed files, each with the nodes that changed it (one query)."""
+    landed = (
+        AttemptChange.objects.filter(run=run).exclude(merge_commit="")
+        .order_by("node_exec__finished_at").values_list("node_exec__node_id", "files")
+    )
+    nodes_of: dict[str, list[str]] = defaultdict(list)
+    for node_id, files in landed:
+        for changed in files:
+            if node_id not in nodes_of[changed["path"]]:
+                nodes_of[changed["path"]].append(node_id)
+    return [ChangedFile(path=f["path"], added=f["added"], removed=f["removed"], binary=f["binary"],
+                        nodes=nodes_of.get(f["path"], [])) for f in workspace.files]

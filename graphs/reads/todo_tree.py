@@ -1,0 +1,205 @@
+"""The task page's to-do tree: each run's planning calls, then its nodes grouped by the stage that planned
+them, and its failed attempts grouped by category."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import F
+
+from graphs.domain import manifest_graph
+from graphs.domain.failure_roles import FailureRole
+from graphs.domain.failures import CATEGORIES, FailureClassification
+from graphs.models import PLANNING_NODE_ID, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
+from graphs.planning.append_review import ApprovalWait, run_approval_wait
+from graphs.reads.graph import NOT_STARTED, run_failure_roles
+from graphs.runs.accounting import Spend, spend_by_run
+from graphs.runs.facts import RunProgress, latest_by_node, node_owners, progress_from_statuses, runs_latest_first
+
+
+@dataclass(frozen=True, slots=True)
+class TreeAttempt:
+    """One attempt of a work node as the to-do tree shows it, read as plain values: at 1,000 nodes,
+    building model instances for them cost the page more than rendering them, and their garbage made
+    the collector pause it."""
+
+    pk: Any
+    node_id: str
+    attempt: int
+    status: str
+    cause: str
+    cause_node_id: str
+    judgment_result: dict | None
+    error: str
+    failure: dict | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    def duration(self) -> timedelta | None:
+        """Return how long the attempt ran, or None if it has not both started and finished."""
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+
+# The columns a TreeAttempt is made of, in the order of its fields.
+_TREE_ATTEMPT_COLUMNS = (
+    "node_exec_id", "node_id", "attempt", "status", "cause", "cause_node_id", "judgment_result", "error", "failure",
+    "started_at", "finished_at",
+)
+
+
+@dataclass
+class TreeNode:
+    node_id: str
+    spec: dict
+    attempts: list[TreeAttempt] = field(default_factory=list)
+    # Set while the node's latest attempt failed or is blocked: a root cause, or because of which.
+    failure_role: FailureRole | None = None
+
+    @property
+    def latest(self) -> TreeAttempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def status(self) -> str:
+        return self.latest.status if self.latest else NOT_STARTED
+
+
+@dataclass
+class Stage:
+    org_node: str
+    planning: list[WorkNodeExecution]
+    nodes: list[TreeNode]
+
+
+@dataclass(frozen=True)
+class FailedAttempt:
+    execution: WorkNodeExecution | TreeAttempt
+    classification: FailureClassification
+    # The node's place in the run's failure, when this is its latest attempt and it is still failed.
+    role: FailureRole | None = None
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    category: str
+    attempts: list[FailedAttempt]
+
+
+def failures_by_category(
+    rows: Iterable[WorkNodeExecution | TreeAttempt], *, roles: Mapping[str, FailureRole] | None = None
+) -> list[FailureGroup]:
+    """The failed attempts among ``rows`` that carry a classification, grouped by category in the order
+    of ``graphs.domain.failures.CATEGORIES``; within a group, in the order of ``rows``. ``roles`` (by node id)
+    marks each node's latest failed attempt with its failure role."""
+    roles = roles or {}
+    rows = list(rows)
+    latest = latest_by_node(rows)
+    grouped: dict[str, list[FailedAttempt]] = defaultdict(list)
+    for row in rows:
+        classification = FailureClassification.from_dict(row.failure) if row.status == "failed" else None
+        if classification is None:
+            continue
+        role = roles.get(row.node_id) if latest.get(row.node_id) is row else None
+        grouped[classification.category].append(FailedAttempt(row, classification, role))
+    return [FailureGroup(category, grouped[category]) for category in CATEGORIES if grouped.get(category)]
+
+
+def run_failures(run: WorkGraphRun, rows: Iterable[WorkNodeExecution]) -> list[FailureGroup]:
+    """The run's failed attempts among ``rows`` (its attempts, planning calls included) by category, each
+    node's latest one marked with its failure role. No query: ``rows`` are read as they are."""
+    rows = list(rows)
+    latest = latest_by_node(row for row in rows if not row.is_planning)
+    roles = run_failure_roles(run.graph_manifest or {}, {node_id: row.status for node_id, row in latest.items()})
+    return failures_by_category(rows, roles=roles)
+
+
+@dataclass
+class RunTree:
+    run: WorkGraphRun
+    planning: list[WorkNodeExecution]
+    stages: list[Stage]
+    progress: RunProgress
+    failures: list[FailureGroup] = field(default_factory=list)
+    spend: Spend | None = None
+    # The run's git branch and its change, when the project's folder is a repository.
+    workspace: RunWorkspace | None = None
+    # The task's run made just before this one, to compare them; None for its first run.
+    previous_run: WorkGraphRun | None = None
+    # What the run waits for a reviewer to approve, while it is awaiting approval.
+    approval_wait: ApprovalWait | None = None
+
+
+def task_run_trees(task: Task) -> list[RunTree]:
+    """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
+
+    Five queries whatever the number of runs and nodes: the runs, their planning calls (with the node
+    ids each added, which say which stage planned which node), their node attempts as plain values,
+    what each run's agent calls cost, summed by the database, and their branches; and one more for a
+    run awaiting approval, what it waits for.
+    """
+    runs = list(runs_latest_first(task.runs.all()))
+    in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
+    planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
+    # Of a planning call's payload, the tree needs which nodes it added: the rest holds the agent's
+    # answer and the manifest twice over, three times what the run's own manifest weighs.
+    calls = in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
+    for call in calls.annotate(new_node_ids=F("output_payload__new_node_ids")):
+        planning[call.run_id].append(call)
+    attempts: dict[Any, list[TreeAttempt]] = defaultdict(list)
+    for run_id, *values in in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).values_list(
+        "run_id", *_TREE_ATTEMPT_COLUMNS
+    ):
+        attempts[run_id].append(TreeAttempt(*values))
+    spends = spend_by_run(in_runs)
+    workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
+    trees = [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
+    for index, tree in enumerate(trees):
+        tree.spend = spends.get(tree.run.pk)
+        tree.workspace = workspaces.get(tree.run.pk)
+        # Runs are newest first: the one before this run is the next tree.
+        tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
+        tree.approval_wait = run_approval_wait(tree.run)
+    return trees
+
+
+def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: list[TreeAttempt]) -> RunTree:
+    by_node: dict[str, list[TreeAttempt]] = defaultdict(list)
+    for row in attempts:
+        by_node[row.node_id].append(row)
+    for node_attempts in by_node.values():
+        node_attempts.sort(key=lambda row: row.attempt)
+    manifest = run.graph_manifest or {}
+    specs = {node["node_id"]: node for node in manifest.get("nodes", []) if isinstance(node, dict)}
+    order = manifest_graph.topological_order(manifest) if specs else []
+    roles = run_failure_roles(manifest, {node_id: rows[-1].status for node_id, rows in by_node.items()})
+    owner = node_owners(
+        ((row.status, row.subagent_type, row.new_node_ids) for row in planning), manifest
+    )
+    stage_order: list[str] = []
+    grouped: dict[str, list[TreeNode]] = defaultdict(list)
+    for node_id in order:
+        org = owner.get(node_id, "unassigned")
+        if org not in grouped:
+            stage_order.append(org)
+        grouped[org].append(TreeNode(node_id=node_id, spec=specs[node_id], attempts=by_node.get(node_id, []),
+                                     failure_role=roles.get(node_id)))
+    planning_by_org: dict[str, list[WorkNodeExecution]] = defaultdict(list)
+    for row in planning:
+        planning_by_org[row.subagent_type].append(row)
+    for org in planning_by_org:
+        if org not in grouped:
+            stage_order.append(org)
+    stages = [
+        Stage(org_node=org, planning=planning_by_org.get(org, []), nodes=grouped.get(org, [])) for org in stage_order
+    ]
+    progress = progress_from_statuses(
+        (by_node[node_id][-1].status for node_id in order if by_node.get(node_id)), total=len(order)
+    )
+    return RunTree(run=run, planning=planning, stages=stages, progress=progress,
+                   failures=failures_by_category([*planning, *attempts], roles=roles))
