@@ -13,7 +13,7 @@ import pytest
 
 from graphs.agents import AgentCall, ClaudeRunner
 from graphs.engine import run_start
-from graphs.logs import store as logs
+from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.conftest import FAKE_CLAUDE
@@ -172,7 +172,7 @@ def test_a_nodes_tool_call_is_in_its_stored_log_while_the_call_still_runs(
         if line["event"] == "tool_call":
             tool_call_stored.set()
 
-    monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
+    monkeypatch.setattr(writer, "_listeners", [*writer._listeners, listener])
     run = planned_run(task, {"nodes": [node("tests")], "edges": []})
     run_start(run=run)
 

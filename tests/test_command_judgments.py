@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphs.engine import run_start
-from graphs.logs import store as logs
+from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkNodeExecution
 from tests.graphs import drained_in_background, edges_for, latest, node, planned_run, python
@@ -127,7 +127,7 @@ def test_while_a_command_judgment_runs_the_nodes_prompt_is_already_stored(
         if line["event"] == "command_output" and line["text"] == "judging":
             judging.set()
 
-    monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
+    monkeypatch.setattr(writer, "_listeners", [*writer._listeners, listener])
     spec = node("export", judgment={"kind": "command", "command": python(WAITS_FOR_GATE, str(gate))})
     run = planned_run(task, {"nodes": [spec], "edges": []})
     run_start(run=run)

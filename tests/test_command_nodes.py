@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphs.engine import run_start
-from graphs.logs import store as logs
+from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
 from tests.graphs import command_node, drained_in_background, edges_for, latest, node, planned_run
@@ -55,7 +55,7 @@ def test_a_command_nodes_output_is_in_its_stored_log_while_the_command_still_run
         if line["event"] == "command_output" and line["text"] == "collecting 3 tests":
             first_line_stored.set()
 
-    monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
+    monkeypatch.setattr(writer, "_listeners", [*writer._listeners, listener])
     run = planned_run(task, {"nodes": [command_node("tests", GATED, args=(str(gate),), timeout_seconds=60)],
                              "edges": []})
     run_start(run=run)

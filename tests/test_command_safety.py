@@ -13,7 +13,7 @@ import pytest
 
 from graphs.engine import run_cancel, run_start, run_wait_finished
 from graphs.executors import ThreadExecutor, executor_set
-from graphs.logs import store as logs
+from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
 from tests.graphs import command_node, latest, node, planned_run, python
@@ -62,7 +62,7 @@ def test_cancelling_the_run_kills_the_commands_process_group(task, commands_allo
         if line["event"] == "command_output" and line["text"] == "started":
             started.set()
 
-    monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
+    monkeypatch.setattr(writer, "_listeners", [*writer._listeners, listener])
     previous = executor_set(ThreadExecutor(workers=2))
     try:
         marker = _marker()

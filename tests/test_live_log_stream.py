@@ -17,7 +17,7 @@ from channels.testing import WebsocketCommunicator
 
 from console.asgi import application
 from console.consumers import execution_log
-from graphs.logs import live
+from graphs.logs import live, writer
 from graphs.logs import store as logs
 from graphs.logs.store import log_append, log_file_close, log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine
@@ -342,7 +342,7 @@ def test_a_failing_live_listener_does_not_fail_the_append(execution, monkeypatch
     def broken(*_):
         raise RuntimeError("publisher bug")
 
-    monkeypatch.setattr(logs, "_listeners", [broken])
+    monkeypatch.setattr(writer, "_listeners", [broken])
     line = log_append(execution=execution, event="agent_output", text="still written")
     assert logs.log_writes_wait(timeout=10)  # the writer stored the line and told the broken listener
     assert logs.log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))[-1] == line

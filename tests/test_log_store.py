@@ -8,7 +8,7 @@ import threading
 import pytest
 from django.test import Client
 
-from graphs.logs import store as logs
+from graphs.logs import numbering, writer
 from graphs.logs.store import log_append, log_file_close, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
@@ -32,7 +32,7 @@ def stored(execution) -> list[dict]:
 def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, monkeypatch):
     inserts: list[int] = []
     first_insert_started, let_it_go = threading.Event(), threading.Event()
-    real_insert = logs._lines_insert
+    real_insert = writer._lines_insert
 
     def counting_insert(lines):
         # Only this test's lines: another test's may still be in the process's queue.
@@ -47,7 +47,7 @@ def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, m
         inserts.append(len(ours))
         return stored_now
 
-    monkeypatch.setattr(logs, "_lines_insert", counting_insert)
+    monkeypatch.setattr(writer, "_lines_insert", counting_insert)
     log_append(execution=execution, event="agent_output", text="first")
     assert first_insert_started.wait(10)
     for number in range(200):  # all of these wait behind the first drain
@@ -61,7 +61,7 @@ def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, m
 
 def test_a_line_stored_while_the_log_is_read_is_in_the_answer(execution, monkeypatch):
     held, let_it_go = threading.Event(), threading.Event()
-    real_insert, real_unwritten = logs._lines_insert, logs._logs.unwritten
+    real_insert, real_unwritten = writer._lines_insert, writer._logs.unwritten
 
     def held_insert(lines):
         if not held.is_set() and any(str(item.log_id) == str(execution.pk) for item in lines):
@@ -76,10 +76,10 @@ def test_a_line_stored_while_the_log_is_read_is_in_the_answer(execution, monkeyp
         assert log_writes_wait(timeout=10)
         return real_unwritten(log_id)
 
-    monkeypatch.setattr(logs, "_lines_insert", held_insert)
+    monkeypatch.setattr(writer, "_lines_insert", held_insert)
     log_append(execution=execution, event="agent_output", text="in flight")
     assert held.wait(10)
-    monkeypatch.setattr(logs._logs, "unwritten", stored_then_unwritten)
+    monkeypatch.setattr(writer._logs, "unwritten", stored_then_unwritten)
 
     lines = log_read(log_file=ExecutionLogFile.objects.get(node_exec=execution))
 
@@ -92,7 +92,7 @@ def test_a_line_is_told_to_the_listeners_only_once_it_is_stored(execution, monke
     def listener(_execution, line):
         seen_in_store.append(ExecutionLogLine.objects.filter(log_file_id=execution.pk, seq=line["seq"]).exists())
 
-    monkeypatch.setattr(logs, "_listeners", [listener])
+    monkeypatch.setattr(writer, "_listeners", [listener])
     for number in range(20):
         log_append(execution=execution, event="agent_output", text=f"line {number}")
     assert log_writes_wait(timeout=10)
@@ -144,7 +144,7 @@ def test_a_line_over_the_payload_cap_is_cut_and_says_so(execution, settings):
     assert len(row.text.encode()) <= 4096
     assert row.cut is True
     assert line["cut"] == {"text": 200_000}
-    assert line["text"].endswith(logs.CUT_SUFFIX) and line["text"].startswith("éé")
+    assert line["text"].endswith(numbering.CUT_SUFFIX) and line["text"].startswith("éé")
     assert line["note"] == "small"
 
 
@@ -178,7 +178,7 @@ def test_a_log_another_process_wrote_to_is_numbered_on_from_its_last_line(execut
     log_append(execution=execution, event="node_start")
     assert log_writes_wait(timeout=10)
     # The reaper, in another process, knows nothing of this one's numbering but what is stored.
-    logs._forget_after_fork()
+    writer._forget_after_fork()
 
     line = log_append(execution=execution, event="worker_lost", worker="w1")
 
@@ -210,7 +210,7 @@ def test_lines_that_lost_their_seq_to_another_process_are_renumbered_not_duplica
 def test_a_writer_that_loses_the_database_stores_its_lines_once_it_is_back(execution, monkeypatch):
     from django.db import OperationalError
 
-    real_insert = logs._lines_insert
+    real_insert = writer._lines_insert
     failures = iter([OperationalError("server closed the connection unexpectedly")] * 2)
 
     def insert_after_drops(lines):
@@ -219,8 +219,8 @@ def test_a_writer_that_loses_the_database_stores_its_lines_once_it_is_back(execu
             raise failure
         return real_insert(lines)
 
-    monkeypatch.setattr(logs, "RETRY_FIRST_SECONDS", 0.01)
-    monkeypatch.setattr(logs, "_lines_insert", insert_after_drops)
+    monkeypatch.setattr(writer, "RETRY_FIRST_SECONDS", 0.01)
+    monkeypatch.setattr(writer, "_lines_insert", insert_after_drops)
     for number in range(5):
         log_append(execution=execution, event="agent_output", text=f"line {number}")
     log_file_close(execution=execution)
@@ -230,7 +230,7 @@ def test_a_writer_that_loses_the_database_stores_its_lines_once_it_is_back(execu
 
 
 def test_lines_of_an_attempt_that_never_reached_the_database_are_dropped_with_a_warning(task, monkeypatch, caplog):
-    monkeypatch.setattr(logs, "HEADER_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(writer, "HEADER_WAIT_SECONDS", 0.2)
     execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
     log_file_open(execution=execution)
     ExecutionLogFile.objects.filter(node_exec=execution).delete()  # as if its transaction rolled back

@@ -13,7 +13,7 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from graphs.engine import executions_reap, run_start
-from graphs.logs import store as logs
+from graphs.logs import writer
 from graphs.logs.store import log_append, log_file_close, log_file_close_soon, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkGraphRun
 from tests import factories
@@ -42,7 +42,7 @@ def closes(monkeypatch) -> list[tuple[str, int, str]]:
         with lock:
             seen.append((execution.node_id, last_seq, threading.current_thread().name))
 
-    monkeypatch.setattr(logs, "_close_listeners", [record])
+    monkeypatch.setattr(writer, "_close_listeners", [record])
     return seen
 
 
@@ -83,7 +83,7 @@ def test_inside_a_transaction_the_caller_holds_the_log_closes_at_once(execution,
 @pytest.mark.django_db(transaction=True)
 def test_a_close_the_database_refused_is_made_once_it_is_back(execution, closes, monkeypatch):
     log_append(execution=execution, event="node_finished", status="succeeded")
-    real_store = logs._batch_store
+    real_store = writer._batch_store
     failures = iter([OperationalError("server closed the connection unexpectedly")])
 
     def store_after_a_drop(batch):
@@ -92,8 +92,8 @@ def test_a_close_the_database_refused_is_made_once_it_is_back(execution, closes,
             raise failure
         real_store(batch)
 
-    monkeypatch.setattr(logs, "RETRY_FIRST_SECONDS", 0.01)
-    monkeypatch.setattr(logs, "_batch_store", store_after_a_drop)
+    monkeypatch.setattr(writer, "RETRY_FIRST_SECONDS", 0.01)
+    monkeypatch.setattr(writer, "_batch_store", store_after_a_drop)
     log_file_close_soon(execution=execution)
 
     assert log_writes_wait(timeout=10)

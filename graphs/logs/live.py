@@ -45,7 +45,7 @@ from channels_redis.pubsub import RedisPubSubChannelLayer
 from django.conf import settings
 
 from graphs.logs.events import RunEvent
-from graphs.logs.store import LogLine
+from graphs.logs.numbering import LogLine
 from graphs.models import WorkNodeExecution
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from graphs.engine import run_start
-from graphs.logs import store as logs
+from graphs.logs import writer
 from graphs.logs.store import log_append, log_file_open
 from graphs.models import WorkNodeExecution
 from tests import factories
@@ -42,7 +42,7 @@ def stored_events(monkeypatch):
     def listener(execution, line) -> None:
         seen.setdefault(line["event"], threading.Event()).set()
 
-    monkeypatch.setattr(logs, "_listeners", [*logs._listeners, listener])
+    monkeypatch.setattr(writer, "_listeners", [*writer._listeners, listener])
     return lambda event: seen.setdefault(event, threading.Event())
 
 
