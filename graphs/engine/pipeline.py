@@ -22,7 +22,7 @@ from graphs.errors import InvalidTransitionError
 from graphs.models import Task, WorkGraphRun
 from graphs.planning.planner import plan_work_graph
 from graphs.planning.planning_node import PlanningFailedError
-from graphs.runs.status import run_stopped_finish, task_claim_for_new_run, task_status_refresh
+from graphs.runs.status import planning_run_create, run_stopped_finish
 
 FIRST_STAGE = "planner"
 
@@ -50,14 +50,10 @@ def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | 
     # The run exists from the request on, so the task reads "planning" at once and the plan can be
     # cancelled before its job starts.
     with transaction.atomic():
-        task_claim_for_new_run(task_id=task.pk)
         # A gap-driven task's pipeline is its planner's rounds; a plan on request is one round like any.
         first_stage = gap_stage(1) if task.planning_mode == Task.PlanningMode.GAP_DRIVEN else FIRST_STAGE
-        run = WorkGraphRun.objects.create(
-            task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=first_stage if pipeline else "",
-            max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd,
-        )
-        task_status_refresh(task_id=task.pk)
+        run = planning_run_create(task=task, pipeline=pipeline, stage=first_stage if pipeline else "",
+                                  max_cost_usd=max_cost_usd)
         if pipeline:
             pipeline_plan_submit(run_id=run.run_id)
         else:

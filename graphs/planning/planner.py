@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner, get_runner
 from graphs.domain import manifest as manifest_lib
@@ -47,7 +46,7 @@ from graphs.planning.templates import TemplateGuide, template_guide_for, templat
 from graphs.runs.accounting import call_account
 from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.runs.heartbeat import execution_heartbeat
-from graphs.runs.status import task_status_refresh
+from graphs.runs.status import planning_run_create
 from graphs.workspaces.worktrees import WorkspaceError, run_head_checkout
 
 
@@ -92,9 +91,7 @@ def plan_work_graph(
             raise PlanningFailedError(f"run {run.run_id} is {run.status}; nothing was planned", cancelled=True)
         existing_graph = {}
     else:
-        with transaction.atomic():
-            run = WorkGraphRun.objects.create(task=task, status=WorkGraphRun.Status.PLANNING)
-            task_status_refresh(task_id=task.pk)
+        run = planning_run_create(task=task)
         existing_graph = {}
 
     brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)

@@ -10,6 +10,7 @@ write goes through ``run_status_set``, which refreshes the task in the same tran
 from __future__ import annotations
 
 from collections.abc import Collection
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -131,6 +132,21 @@ def run_stop_reason(run_id: Any) -> str:
 
 def _stop_reason(*, error_code: str, error: str) -> str:
     return f"stopped: {error}" if error_code else "stopped: the run was cancelled"
+
+
+def planning_run_create(*, task: Task, pipeline: bool = False, stage: str = "",
+                        max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+    """The one way a planning run is made, for the page, the API, ``manage.py plan`` and the planner
+    alike: refused while another run of the task is under way, and given the project's budget unless
+    ``max_cost_usd`` is its own."""
+    with transaction.atomic():
+        task_claim_for_new_run(task_id=task.pk)
+        run = WorkGraphRun.objects.create(
+            task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=stage,
+            max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd,
+        )
+        task_status_refresh(task_id=task.pk)
+    return run
 
 
 def task_claim_for_new_run(*, task_id: Any) -> None:
