@@ -25,16 +25,7 @@ from graphs.domain.manifest_graph import (
     reachable,
     topological,
 )
-
-# Planning's DAG-spec checks and append review, and the read models, name a node's limits and commands
-# as manifest_lib.<name>; the "as" imports keep those names here.
 from graphs.domain.manifest_nodes import FIELD_MAX_LENGTHS, node_errors
-from graphs.domain.manifest_nodes import RETRY_POLICY_MAX_DELAY_SECONDS as RETRY_POLICY_MAX_DELAY_SECONDS
-from graphs.domain.manifest_nodes import RETRY_POLICY_MAX_RETRIES as RETRY_POLICY_MAX_RETRIES
-from graphs.domain.manifest_nodes import TOOL_PROFILES as TOOL_PROFILES
-from graphs.domain.manifest_nodes import is_command_node as is_command_node
-from graphs.domain.manifest_nodes import manifest_commands as manifest_commands
-from graphs.domain.manifest_nodes import node_commands as node_commands
 from graphs.domain.on_fail_actions import ON_FAIL_ACTIONS, on_fail_action
 from graphs.domain.storable import json_transform
 

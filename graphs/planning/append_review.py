@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F
 
-from graphs.domain import manifest as manifest_lib
+from graphs.domain import manifest_nodes
 from graphs.logs.store import log_append
 from graphs.models import AppendReview, WorkGraphRun, WorkNodeExecution
 from graphs.runs.status import run_status_set
@@ -159,11 +159,11 @@ def _with_call(reviews) -> list[AppendReview]:
 
 def _appended_node(spec: dict, *, org_node: str) -> AppendedNode:
     commands = []
-    for runs_as, argv in manifest_lib.node_commands(spec):
+    for runs_as, argv in manifest_nodes.node_commands(spec):
         timeout = (spec if runs_as == "node" else spec["judgment"]).get("timeout_seconds")
         commands.append({"node_id": spec["node_id"], "runs_as": runs_as, "command": shlex.join(argv),
                          "timeout_seconds": timeout or settings.WORKGRAPH_COMMAND_TIMEOUT})
-    is_command = manifest_lib.is_command_node(spec)
+    is_command = manifest_nodes.is_command_node(spec)
     work = "" if is_command else str(spec.get("task_prompt") or spec.get("artifact_type") or "")
     if len(work) > PROMPT_SHOWN_CHARS:
         work = work[:PROMPT_SHOWN_CHARS] + "…"

@@ -15,18 +15,18 @@ from typing import Any
 from django.conf import settings
 
 from graphs.domain import manifest as manifest_lib
-from graphs.domain import manifest_graph
+from graphs.domain import manifest_graph, manifest_nodes
 from graphs.errors import WorkGraphError
 from graphs.planning.dag_spec_bounds import PLACEHOLDER, prompt_file_keys, prompt_files_problems, text_size
 
 EXECUTORS = ("pi", "shell")
-TOOL_PROFILES = manifest_lib.TOOL_PROFILES
+TOOL_PROFILES = manifest_nodes.TOOL_PROFILES
 # The spec's retry categories, and the agent error kind each one is.
 RETRY_CATEGORIES = {"timeout": "timeout", "network": "network", "rate-limit": "rate_limit",
                     "unavailable": "unavailable"}
 BACKOFFS = ("exponential", "fixed")
 # A spec's retryPolicy counts attempts, the first one included.
-MAX_ATTEMPTS_LIMIT = manifest_lib.RETRY_POLICY_MAX_RETRIES + 1
+MAX_ATTEMPTS_LIMIT = manifest_nodes.RETRY_POLICY_MAX_RETRIES + 1
 MAX_REVISION_ROUNDS = 5
 # The only verdict a gate lets through: the console's verdict check passes on pass alone.
 GATE_ACCEPT = "verdict: pass"
@@ -205,7 +205,7 @@ class DagSpecCheck:
         backoff = policy.get("backoff", "exponential")
         if backoff not in BACKOFFS:
             self._errors.append(f"{label}: retryPolicy.backoff {backoff!r} is not one of {', '.join(BACKOFFS)}")
-        limit_ms = manifest_lib.RETRY_POLICY_MAX_DELAY_SECONDS * 1000
+        limit_ms = manifest_nodes.RETRY_POLICY_MAX_DELAY_SECONDS * 1000
         for field in ("initialDelayMs", "maxDelayMs"):
             value = policy.get(field)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)

@@ -36,6 +36,7 @@ from typing import Any
 from django.conf import settings
 
 from graphs.domain import manifest as manifest_lib
+from graphs.domain import manifest_nodes
 from graphs.planning.dag_spec_bounds import import_base_size, prompt_filled, text_size
 from graphs.planning.dag_spec_check import RETRY_CATEGORIES, DagSpecCheck, DagSpecError
 
@@ -221,7 +222,7 @@ def _retry_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest's retry_policy for a spec's retryPolicy: attempts become retries, milliseconds seconds."""
     retries = policy["maxAttempts"] - 1
     initial = float(policy.get("initialDelayMs", 2000)) / 1000
-    cap = float(policy.get("maxDelayMs", manifest_lib.RETRY_POLICY_MAX_DELAY_SECONDS * 1000)) / 1000
+    cap = float(policy.get("maxDelayMs", manifest_nodes.RETRY_POLICY_MAX_DELAY_SECONDS * 1000)) / 1000
     if policy.get("backoff", "exponential") == "fixed":
         delays = [min(initial, cap)]
     else:

@@ -15,8 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from graphs.domain import manifest as manifest_lib
-from graphs.domain import manifest_graph
+from graphs.domain import manifest_graph, manifest_nodes
 from graphs.domain.storable import storable
 from graphs.models import DagSpec, Project, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.planning.dag_spec_plan import dag_spec_plan
@@ -69,7 +68,7 @@ def dag_spec_run_warnings(run: WorkGraphRun) -> list[str]:
     not allow commands, fail ``commands_disabled`` without running. Empty when nothing stands in its way."""
     if run.task.project.allow_commands:
         return []
-    commands = [entry["node_id"] for entry in manifest_lib.manifest_commands(run.graph_manifest)]
+    commands = [entry["node_id"] for entry in manifest_nodes.manifest_commands(run.graph_manifest)]
     if not commands:
         return []
     return [

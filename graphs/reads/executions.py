@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from graphs.domain import manifest as manifest_lib
+from graphs.domain import manifest_nodes
 from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import accounting_of
@@ -90,7 +90,7 @@ def plan_commands(run: WorkGraphRun) -> list[dict[str, Any]]:
     return [
         {"node_id": listed["node_id"], "runs_as": listed["runs_as"], "command": shlex.join(listed["argv"]),
          "timeout_seconds": listed["timeout_seconds"] or settings.WORKGRAPH_COMMAND_TIMEOUT}
-        for listed in manifest_lib.manifest_commands(run.graph_manifest or {})
+        for listed in manifest_nodes.manifest_commands(run.graph_manifest or {})
     ]
 
 
