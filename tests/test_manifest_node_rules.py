@@ -1,43 +1,21 @@
 """A graph_manifest's structure and the rules each node keeps: accepted when kept, reported when broken."""
 
-from typing import Any
 
 import pytest
 
 from graphs.domain.catalogs import ARTIFACT_TYPES
 from graphs.domain.manifest import ManifestError, validate_graph_manifest
-
-
-def _node(node_id: str, *deps: str, **fields: Any) -> dict[str, Any]:
-    shape = {} if "artifact_type" in fields else {"task_prompt": f"Do the {node_id} step."}
-    return {"node_id": node_id, "depends_on": list(deps), **shape, **fields}
-
-
-def _manifest(*nodes: Any, edges: list[Any] | None = None) -> dict[str, Any]:
-    return {"nodes": list(nodes), "edges": edges or []}
-
-
-def _errors(manifest: Any, existing: dict[str, list[str]] | None = None, **limits: int) -> list[str]:
-    with pytest.raises(ManifestError) as caught:
-        validate_graph_manifest(manifest, existing, **limits)
-    return caught.value.errors
-
-
-def _one_error(manifest: Any, existing: dict[str, list[str]] | None = None, **limits: int) -> str:
-    errors = _errors(manifest, existing, **limits)
-    assert len(errors) == 1, errors
-    return errors[0]
-
+from tests import manifests as m
 
 # --- Structure -------------------------------------------------------------------------------------
 
 
 def test_it_accepts_catalog_and_generic_nodes_side_by_side():
     validate_graph_manifest(
-        _manifest(
-            _node("brd", artifact_type="brd"),
-            _node("prd", "brd", artifact_type="prd", promotes_to_artifact={"artifact_type": "prd"}),
-            _node("impl", "prd", subagent_type="coder", skill_ref="python-dev", node_type="impl"),
+        m.graph(
+            m.node("brd", artifact_type="brd"),
+            m.node("prd", "brd", artifact_type="prd", promotes_to_artifact={"artifact_type": "prd"}),
+            m.node("impl", "prd", subagent_type="coder", skill_ref="python-dev", node_type="impl"),
             edges=[
                 {"from": "brd", "to": "prd", "edge_type": "zero_token"},
                 {"from": "prd", "to": "impl", "edge_type": "needs_judgment"},
@@ -51,22 +29,22 @@ def test_it_accepts_a_manifest_without_edges():
 
 
 def test_it_rejects_a_manifest_that_is_not_an_object():
-    assert _errors(["nodes"]) == ["manifest must be a JSON object"]
+    assert m.errors(["nodes"]) == ["manifest must be a JSON object"]
 
 
 def test_it_rejects_nodes_and_edges_that_are_not_lists():
-    assert _errors({"nodes": {"a": {}}, "edges": "a->b"}) == [
+    assert m.errors({"nodes": {"a": {}}, "edges": "a->b"}) == [
         "manifest: nodes must be a list",
         "manifest: edges must be a list",
     ]
 
 
 def test_it_rejects_an_empty_plan():
-    assert "nodes is empty" in _one_error(_manifest())
+    assert "nodes is empty" in m.one_error(m.graph())
 
 
 def test_it_rejects_nodes_that_are_not_objects_or_lack_a_node_id():
-    errors = _errors(_manifest("brd", _node("ok"), {"task_prompt": "x"}, _node("  ")))
+    errors = m.errors(m.graph("brd", m.node("ok"), {"task_prompt": "x"}, m.node("  ")))
 
     assert errors == [
         "nodes[0]: must be an object",
@@ -76,8 +54,8 @@ def test_it_rejects_nodes_that_are_not_objects_or_lack_a_node_id():
 
 
 def test_it_rejects_depends_on_that_is_not_a_list_of_node_ids():
-    errors = _errors(
-        _manifest(_node("a"), {**_node("b"), "depends_on": "xyz"}, {**_node("c"), "depends_on": ["a", 3]})
+    errors = m.errors(
+        m.graph(m.node("a"), {**m.node("b"), "depends_on": "xyz"}, {**m.node("c"), "depends_on": ["a", 3]})
     )
 
     assert errors == [
@@ -87,7 +65,7 @@ def test_it_rejects_depends_on_that_is_not_a_list_of_node_ids():
 
 
 def test_it_rejects_dependencies_on_unknown_nodes_naming_each():
-    errors = _errors(_manifest(_node("a", "ghost"), _node("b", "a", "phantom")))
+    errors = m.errors(m.graph(m.node("a", "ghost"), m.node("b", "a", "phantom")))
 
     assert errors == [
         "node 'a': depends_on names unknown node 'ghost'",
@@ -96,7 +74,7 @@ def test_it_rejects_dependencies_on_unknown_nodes_naming_each():
 
 
 def test_it_accepts_dependencies_on_existing_nodes_in_append_mode():
-    validate_graph_manifest(_manifest(_node("impl", "sdd")), {"sdd": []})
+    validate_graph_manifest(m.graph(m.node("impl", "sdd")), {"sdd": []})
 
 
 # --- Node shapes -----------------------------------------------------------------------------------
@@ -104,14 +82,14 @@ def test_it_accepts_dependencies_on_existing_nodes_in_append_mode():
 
 @pytest.mark.parametrize("artifact_type", ARTIFACT_TYPES)
 def test_it_accepts_every_catalog_artifact_type(artifact_type):
-    validate_graph_manifest(_manifest(_node("doc", artifact_type=artifact_type)))
+    validate_graph_manifest(m.graph(m.node("doc", artifact_type=artifact_type)))
 
 
 def test_it_rejects_nodes_with_both_or_neither_of_artifact_type_and_task_prompt():
-    both = _node("both", artifact_type="brd", task_prompt="Write it.")
+    both = m.node("both", artifact_type="brd", task_prompt="Write it.")
     neither = {"node_id": "neither", "depends_on": []}
 
-    errors = _errors(_manifest(both, neither))
+    errors = m.errors(m.graph(both, neither))
 
     assert errors == [
         "node 'both': has both artifact_type and task_prompt; a node takes exactly one",
@@ -121,7 +99,7 @@ def test_it_rejects_nodes_with_both_or_neither_of_artifact_type_and_task_prompt(
 
 
 def test_it_rejects_an_unknown_artifact_type_and_an_empty_task_prompt():
-    errors = _errors(_manifest(_node("memo", artifact_type="memo"), _node("blank", task_prompt="  ")))
+    errors = m.errors(m.graph(m.node("memo", artifact_type="memo"), m.node("blank", task_prompt="  ")))
 
     assert errors[0].startswith("node 'memo': artifact_type 'memo' is not one of brd, prd")
     assert errors[1] == "node 'blank': task_prompt must be a non-empty string"
@@ -129,22 +107,22 @@ def test_it_rejects_an_unknown_artifact_type_and_an_empty_task_prompt():
 
 def test_it_accepts_each_kind_of_judgment():
     validate_graph_manifest(
-        _manifest(
-            _node("a", judgment={"kind": "none"}),
-            _node("b", judgment={"kind": "mechanical", "check_ref": "check_script_compiles"}),
-            _node("c", judgment={"kind": "llm", "judge_prompt": "Is this right?\n\n{content}"}),
+        m.graph(
+            m.node("a", judgment={"kind": "none"}),
+            m.node("b", judgment={"kind": "mechanical", "check_ref": "check_script_compiles"}),
+            m.node("c", judgment={"kind": "llm", "judge_prompt": "Is this right?\n\n{content}"}),
         )
     )
 
 
 def test_it_rejects_broken_judgments_naming_each_node():
-    errors = _errors(
-        _manifest(
-            _node("kindless", judgment={}),
-            _node("odd", judgment={"kind": "vibes"}),
-            _node("blind", judgment={"kind": "llm", "judge_prompt": "Is it good?"}),
-            _node("unchecked", judgment={"kind": "mechanical"}),
-            _node("flat", judgment="llm"),
+    errors = m.errors(
+        m.graph(
+            m.node("kindless", judgment={}),
+            m.node("odd", judgment={"kind": "vibes"}),
+            m.node("blind", judgment={"kind": "llm", "judge_prompt": "Is it good?"}),
+            m.node("unchecked", judgment={"kind": "mechanical"}),
+            m.node("flat", judgment="llm"),
         )
     )
 
@@ -159,22 +137,22 @@ def test_it_rejects_broken_judgments_naming_each_node():
 
 def test_it_accepts_on_fail_actions_with_positive_max_attempts():
     validate_graph_manifest(
-        _manifest(
-            _node("a", on_fail={"action": "retry_self", "max_attempts": 3}),
-            _node("b", on_fail={"action": "hard_fail"}),
+        m.graph(
+            m.node("a", on_fail={"action": "retry_self", "max_attempts": 3}),
+            m.node("b", on_fail={"action": "hard_fail"}),
         )
     )
 
 
 def test_it_rejects_unknown_on_fail_actions_and_bad_max_attempts():
-    errors = _errors(
-        _manifest(
-            _node("shrug", on_fail={"action": "ignore"}),
+    errors = m.errors(
+        m.graph(
+            m.node("shrug", on_fail={"action": "ignore"}),
             *(
-                _node(f"n{i}", on_fail={"action": "retry_self", "max_attempts": bad})
+                m.node(f"n{i}", on_fail={"action": "retry_self", "max_attempts": bad})
                 for i, bad in enumerate([0, -1, "2", True, 1.5])
             ),
-            _node("flat", on_fail="retry_self"),
+            m.node("flat", on_fail="retry_self"),
         )
     )
 
@@ -190,7 +168,7 @@ def test_it_rejects_unknown_on_fail_actions_and_bad_max_attempts():
 
 
 def test_it_rejects_optional_fields_of_the_wrong_type():
-    errors = _errors(_manifest(_node("a", promotes_to_artifact="prd", subagent_type="", node_type=3)))
+    errors = m.errors(m.graph(m.node("a", promotes_to_artifact="prd", subagent_type="", node_type=3)))
 
     assert errors == [
         "node 'a': promotes_to_artifact must be an object with a non-empty artifact_type",
