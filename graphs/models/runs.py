@@ -38,6 +38,7 @@ class Task(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         INCOMPLETE = "incomplete", "Incomplete"
         FAILED = "failed", "Failed"
+        REJECTED = "rejected", "Rejected"
         CANCELLED = "cancelled", "Cancelled"
 
     task_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -102,9 +103,11 @@ class WorkGraphRun(models.Model):
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
+        # A reviewer turned its plan or its appends down: it ends there, and says it was not a failure.
+        REJECTED = "rejected", "Rejected"
         CANCELLED = "cancelled", "Cancelled"
 
-    FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "cancelled"})
+    FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "rejected", "cancelled"})
     # The error_code of a run stopped by a reviewer who rejected an append (graphs.engine.review).
     APPEND_REJECTED = "append_rejected"
 
@@ -162,7 +165,7 @@ class WorkGraphRun(models.Model):
         return f"run {self.run_id} ({self.status})"
 
     def is_finished(self) -> bool:
-        """Return True once the run can no longer change: planning failed, succeeded, failed or cancelled."""
+        """Return True once the run can no longer change: planning failed, succeeded, failed, rejected or cancelled."""
         return self.status in self.FINISHED_STATUSES
 
     def is_forkable(self) -> bool:

@@ -37,6 +37,7 @@ _TASK_STATUS_OF_RUN = {
     RunStatus.RUNNING: Task.Status.RUNNING,
     RunStatus.SUCCEEDED: Task.Status.SUCCEEDED,
     RunStatus.FAILED: Task.Status.FAILED,
+    RunStatus.REJECTED: Task.Status.REJECTED,
     RunStatus.CANCELLED: Task.Status.CANCELLED,
 }
 
