@@ -122,6 +122,11 @@ class WorkGraphRun(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
     )
     fork_node_id = models.CharField(max_length=200, blank=True)
+    fork_edit = models.JSONField(
+        default=dict, blank=True,
+        help_text="A fork's edit of its node (graphs.domain.fork_edits): node_id, field, before, after, by, at; "
+                  "empty for a run that is no edited fork.",
+    )
     pipeline = models.BooleanField(
         default=False, help_text="Run as the planner → coder → validator pipeline: stages append in turn."
     )
