@@ -63,6 +63,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A missing task, run, execution or skill gets the console's 404 page, DEBUG or not.
+    "console.error_pages.NotFoundPageMiddleware",
     # Last, as django-axes requires: it turns a locked-out sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

@@ -14,8 +14,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -68,7 +68,7 @@ def skill_new(request: HttpRequest) -> HttpResponse:
 
 @_skill_admin
 def skill_edit(request: HttpRequest, skill_id: str) -> HttpResponse:
-    skill = get_object_or_404(Skill, skill_id=skill_id)
+    skill = _skill_or_404(skill_id)
     latest = skill.revisions.order_by("-number").values_list("number", flat=True).first()
     form = SkillForm(request.POST or None, instance=skill, initial={"base_revision": latest})
     if request.method == "POST" and form.is_valid():
@@ -102,7 +102,7 @@ def skill_preview(request: HttpRequest) -> JsonResponse:
 
 @_skill_admin
 def skill_detail(request: HttpRequest, skill_id: str) -> HttpResponse:
-    skill = get_object_or_404(Skill, skill_id=skill_id)
+    skill = _skill_or_404(skill_id)
     revisions = list(skill.revisions.select_related("author").order_by("-number"))
     return render(
         request,
@@ -123,7 +123,7 @@ def skill_detail(request: HttpRequest, skill_id: str) -> HttpResponse:
 @_skill_admin
 @require_POST
 def skill_status(request: HttpRequest, skill_id: str) -> HttpResponse:
-    skill = get_object_or_404(Skill, skill_id=skill_id)
+    skill = _skill_or_404(skill_id)
     form = SkillStatusForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose the new status and say why.")
@@ -140,7 +140,7 @@ def skill_status(request: HttpRequest, skill_id: str) -> HttpResponse:
 
 @_skill_admin
 def skill_diff(request: HttpRequest, skill_id: str) -> HttpResponse:
-    skill = get_object_or_404(Skill, skill_id=skill_id)
+    skill = _skill_or_404(skill_id)
     numbers = list(skill.revisions.order_by("number").values_list("number", flat=True))
     form = RevisionPairForm(request.GET or _latest_pair(numbers))
     old = new = None
@@ -162,10 +162,17 @@ def skill_diff(request: HttpRequest, skill_id: str) -> HttpResponse:
 
 @_skill_admin
 def skill_usage_page(request: HttpRequest, skill_id: str) -> HttpResponse:
-    skill = get_object_or_404(Skill, skill_id=skill_id)
+    skill = _skill_or_404(skill_id)
     return render(
         request, "skills/skill_usage.html", {"skill": skill, "usage": skill_usage(skill=skill, viewer=request.user)}
     )
+
+
+def _skill_or_404(skill_id: str) -> Skill:
+    skill = Skill.objects.filter(skill_id=skill_id).first()
+    if skill is None:
+        raise Http404(f"no skill has the id {skill_id}")
+    return skill
 
 
 def _editor(request: HttpRequest, form: SkillForm, *, skill: Skill | None, status: int | None = None) -> HttpResponse:

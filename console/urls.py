@@ -37,3 +37,9 @@ urlpatterns = [
     path("skills/", include("console.skill_urls")),  # skill administration
     path("admin/", admin.site.urls),
 ]
+
+# The console's own error pages (the API answers JSON errors of its own).
+handler400 = "console.error_pages.bad_request"
+handler403 = "console.error_pages.permission_denied"
+handler404 = "console.error_pages.page_not_found"
+handler500 = "console.error_pages.server_error"
