@@ -1,5 +1,5 @@
 """In a project that requires plan approval every append that adds nodes waits for a reviewer, as the
-first plan does: its nodes get no attempt until approved, a rejection fails the run with the
+first plan does: its nodes get no attempt until approved, a rejection ends the run rejected with the
 reviewer's words, and the pages and the API say which stage waits."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_approving_each_append_runs_its_nodes_and_the_pipeline_goes_on(reviewed,
     assert (run.review_decision, run.review_comment) == ("approved", "the plan is fine")
 
 
-def test_a_rejected_coders_append_fails_the_run_with_the_reviewers_words(reviewed, task, stages, bob,
+def test_a_rejected_coders_append_ends_the_run_rejected_with_the_reviewers_words(reviewed, task, stages, bob,
                                                                         inline_executor):
     run = at_the_coders_append(task, bob, inline_executor)
 
@@ -108,16 +108,16 @@ def test_a_rejected_coders_append_fails_the_run_with_the_reviewers_words(reviewe
     run = run_of(task)
     task.refresh_from_db()
 
-    assert (run.status, run.error_code) == ("failed", "append_rejected")
+    assert (run.status, run.error_code) == ("rejected", "append_rejected")
     assert run.error == "the coder's append rejected by bob: impl must not touch the billing code"
-    assert (task.status, task.outcome["error"]) == ("failed", run.error)
+    assert (task.status, task.outcome["error"]) == ("rejected", run.error)
     assert not run.executions.filter(node_id="impl").exists()
     assert AppendReview.objects.get(run=run).status == "rejected"
     # A fork would start every node of the manifest, the rejected ones too.
     assert not run.is_forkable()
 
 
-def test_the_validators_append_waits_and_a_rejection_fails_the_run(reviewed, task, stages, bob, inline_executor):
+def test_the_validators_append_waits_and_a_rejection_ends_the_run_rejected(reviewed, task, stages, bob, inline_executor):
     run = at_the_coders_append(task, bob, inline_executor)
     run_plan_approve(run=run, reviewer=bob)
     inline_executor.drain()
@@ -129,7 +129,7 @@ def test_the_validators_append_waits_and_a_rejection_fails_the_run(reviewed, tas
     inline_executor.drain()
     run = run_of(task)
 
-    assert run.status == "failed"
+    assert (run.status, run.error_code) == ("rejected", "append_rejected")
     assert run.error == "the validator's append rejected by bob: the verdict needs a real test"
     assert not run.executions.filter(node_id="verdict").exists()
 
@@ -240,13 +240,13 @@ def test_a_plan_waiting_for_its_reviewer_is_named_the_plan(reviewed, alice, task
     assert "Waiting for approval: the plan." in signed_in(alice).get(f"/tasks/{task.pk}/").content.decode()
 
 
-def test_a_reviewer_rejecting_on_the_page_fails_the_run_with_their_words(coder_append, bob):
+def test_a_reviewer_rejecting_on_the_page_ends_the_run_rejected_with_their_words(coder_append, bob):
     response = signed_in(bob).post(f"/runs/{coder_append.pk}/reject/", {"comment": "no linting of src"}, follow=True)
     coder_append.refresh_from_db()
 
-    assert "Rejected the coder&#x27;s append: the run has failed." in response.content.decode()
+    assert "Rejected the coder&#x27;s append: the run ends rejected." in response.content.decode()
     assert (coder_append.status, coder_append.error) == (
-        "failed", "the coder's append rejected by bob: no linting of src")
+        "rejected", "the coder's append rejected by bob: no linting of src")
     assert not coder_append.executions.filter(node_id__in=["impl", "docs", "lint"]).exists()
 
 

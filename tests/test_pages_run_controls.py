@@ -55,7 +55,7 @@ def test_every_page_that_shows_a_ready_run_offers_start_to_a_lead(alice, bob, ta
 def test_the_graph_page_offers_approval_cancel_and_fork_with_confirmations(alice, awaiting, task):
     page = _client(alice).get(f"/runs/{awaiting.run_id}/").content.decode()
     assert 'data-action="approve">Approve and run</button>' in page
-    assert 'data-confirm="Reject this plan?' in page and 'data-confirm-for="reject"' in page
+    assert 'data-confirm="Reject what this run waits for?' in page and 'data-confirm-for="reject"' in page
     assert 'data-show-when="planning ready running" hidden' in page  # cancel, not while awaiting approval
     finished = planned_run(task, {"nodes": [node("a")], "edges": []}, status="failed")
     factories.ExecutionFactory(run=finished, node_id="a", status="failed")
@@ -75,6 +75,6 @@ def test_a_control_goes_back_to_the_page_it_was_on_and_never_off_site(alice, tas
 
 def test_rejecting_needs_a_comment(alice, awaiting):
     response = _client(alice).post(f"/runs/{awaiting.run_id}/reject/", {"comment": " "}, follow=True)
-    assert "Say why the plan is rejected." in response.content.decode()
+    assert "Say why it is rejected: a rejection needs a comment, its reason." in response.content.decode()
     awaiting.refresh_from_db()
     assert awaiting.status == WorkGraphRun.Status.AWAITING_APPROVAL

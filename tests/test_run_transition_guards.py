@@ -40,9 +40,9 @@ def test_a_rejected_plan_cannot_be_started(api, task, bob, inline_executor):
     response = post(api, f"/api/runs/{run.pk}/start")
 
     assert response.status_code == 409
-    assert response.json()["message"] == "run cannot go from 'failed (plan rejected)' to 'running'"
+    assert response.json()["message"] == "run cannot go from 'rejected (plan)' to 'running'"
     assert not run.executions.exclude(node_id__startswith="__planning__").exists()
-    assert WorkGraphRun.objects.get(pk=run.pk).status == "failed"
+    assert WorkGraphRun.objects.get(pk=run.pk).status == "rejected"
 
 
 @pytest.mark.parametrize("status", ["planning", "awaiting_approval", "running", "succeeded", "failed", "cancelled"])
@@ -73,7 +73,7 @@ def test_a_rejected_plan_cannot_be_forked(api, task, bob, inline_executor):
     response = post(api, f"/api/runs/{run.pk}/fork", {"node_id": "a"})
 
     assert response.status_code == 409
-    assert response.json()["message"] == "run cannot go from 'failed (plan rejected)' to 'forked'"
+    assert response.json()["message"] == "run cannot go from 'rejected (plan)' to 'forked'"
 
 
 def test_a_plan_is_approved_or_rejected_once_only(task, bob, inline_executor):
@@ -82,7 +82,7 @@ def test_a_plan_is_approved_or_rejected_once_only(task, bob, inline_executor):
     response = post(signed_in(bob), f"/api/runs/{run.pk}/approve")
 
     assert response.status_code == 409
-    assert response.json()["message"] == "run cannot go from 'failed' to 'ready'"
+    assert response.json()["message"] == "run cannot go from 'rejected' to 'ready'"
 
 
 def test_an_ended_run_cannot_be_cancelled(api, task, inline_executor):

@@ -10,11 +10,16 @@ from uuid import UUID
 from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
-from graphs.models import Task
+from graphs.models import Task, WorkGraphRun
 from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
 
 MAX_ITEMS = 50
 MAX_ITEM_CHARS = 2000
+
+
+def _status_field(statuses: list[str]) -> Any:
+    """A status the schema names every value of (a reviewer's no reads ``rejected``, not ``failed``)."""
+    return Field(..., json_schema_extra={"enum": statuses})
 
 
 def _refuse_nul(value: Any) -> Any:
@@ -111,7 +116,7 @@ class TaskOut(Schema):
     task_type: str
     workflow_id: str
     planning_mode: str
-    status: str
+    status: str = _status_field(Task.Status.values)
     outcome: dict[str, Any]
     created_at: datetime
     spend: SpendOut = Field(..., description="What every run of the task cost, planning and judge calls included.")
@@ -224,7 +229,7 @@ class AppendReviewOut(Schema):
 class RunOut(Schema):
     run_id: UUID
     task_id: UUID
-    status: str
+    status: str = _status_field(WorkGraphRun.Status.values)
     manifest_version: int
     graph_manifest: dict[str, Any]
     pipeline: bool
@@ -273,7 +278,7 @@ class RunListItemOut(Schema):
     task_id: UUID
     task_title: str
     project: str = Field(..., description="The project's slug.")
-    status: str
+    status: str = _status_field(WorkGraphRun.Status.values)
     stage: str = Field(..., description="The org node whose nodes were planned last.")
     pipeline: bool
     forked_from_id: UUID | None
@@ -335,14 +340,15 @@ class CommentIn(InSchema):
 
 
 class RejectIn(InSchema):
-    comment: str = Field(..., min_length=1, max_length=5000, description="Why the plan is rejected.")
+    comment: str = Field(..., min_length=1, max_length=5000,
+                         description="Why the plan or the append is rejected: needed, the run ends rejected.")
 
     @field_validator("comment")
     @classmethod
     def _says_why(cls, comment: str) -> str:
         # As the console's form: blanks around it are dropped, and blanks alone say nothing.
         if not comment.strip():
-            raise ValueError("say why the plan is rejected")
+            raise ValueError("say why it is rejected: a rejection needs a comment, its reason")
         return comment.strip()
 
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from console.forms import BudgetForm, ForkForm, ReviewForm
 from console.permissions import can, require, run_for_member, task_for_member
 from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
-from graphs.engine.review import run_plan_approve, run_plan_reject
+from graphs.engine.review import REASON_NEEDED, run_plan_approve, run_plan_reject
 from graphs.errors import WorkGraphError
 from graphs.models import WorkGraphRun
 from graphs.planning.append_review import APPEND_STAGE, run_approval_wait
@@ -91,13 +91,14 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
     form = ReviewForm(request.POST)
     comment = form.cleaned_data["comment"] if form.is_valid() else ""
     if decision == "reject" and not comment.strip():
-        messages.error(request, "Say why the plan is rejected.")
+        messages.error(request, REASON_NEEDED)
         return redirect("run_planning", run_id=run.run_id)
     wait = run_approval_wait(run)
     append = wait.label if wait is not None and wait.stage == APPEND_STAGE else None
     if decision == "reject":
         return _act(request, run, lambda: run_plan_reject(run=run, reviewer=request.user, comment=comment),
-                    f"Rejected {append}: the run has failed." if append else "Plan rejected.", to="run_planning")
+                    f"Rejected {append}: the run ends rejected." if append else "Plan rejected: the run ends rejected.",
+                    to="run_planning")
     # "Approve and run": a reviewer who may also start runs starts this one with the approval.
     start = bool(request.POST.get("start")) and can(role, "start_run")
 

@@ -118,7 +118,8 @@ def run_wait_finished(*, run_id: Any, timeout: float, poll: float = 0.2) -> Work
 def task_wait_finished(*, task_id: Any, timeout: float, poll: float = 0.2) -> Task:
     """Poll until the task has an outcome (its latest run ended) or ``timeout`` seconds have passed."""
     deadline = time.monotonic() + timeout
-    finished = {Task.Status.SUCCEEDED, Task.Status.FAILED, Task.Status.CANCELLED, Task.Status.INCOMPLETE}
+    finished = {Task.Status.SUCCEEDED, Task.Status.FAILED, Task.Status.REJECTED, Task.Status.CANCELLED,
+                Task.Status.INCOMPLETE}
     while True:
         task = Task.objects.get(pk=task_id)
         if task.status in finished or time.monotonic() >= deadline:

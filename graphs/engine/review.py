@@ -19,6 +19,8 @@ from graphs.planning.append_review import append_reviews_waiting, appends_label
 from graphs.runs.status import run_status_set
 
 Status = WorkGraphRun.Status
+# What a rejection without a comment is told, on every page and in the API.
+REASON_NEEDED = "Say why it is rejected: a rejection needs a comment, its reason."
 
 
 def run_plan_approve(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: str = "") -> WorkGraphRun:
@@ -30,21 +32,25 @@ def run_plan_approve(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: 
             _appends_approve(run=run, waiting=waiting, reviewer=reviewer, comment=comment)
         else:
             _decide(run=run, reviewer=reviewer, comment=comment, decision="approved", status=Status.READY)
-    if not waiting and run.pipeline:
+    # A pipeline run, or a fork waiting for its edit's approval, goes on at once.
+    if not waiting and (run.pipeline or run.fork_edit):
         run_start(run=run)
     run.refresh_from_db()
     return run
 
 
 def run_plan_reject(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: str) -> WorkGraphRun:
-    """Reject what the run waits for, its plan or the appends waiting: the run fails with the reviewer's
-    comment as its reason (``error_code`` ``append_rejected`` for an append)."""
+    """Reject what the run waits for, its plan or the appends waiting: the run ends ``rejected`` with the
+    reviewer's comment as its reason (``review_decision`` ``rejected`` for a plan, ``error_code``
+    ``append_rejected`` for an append). A rejection without a reason is refused before anything moves."""
+    if not comment.strip():
+        raise WorkGraphError(REASON_NEEDED)
     with transaction.atomic():
         waiting = _appends_waiting_locked(run)
         if waiting:
             _appends_reject(run=run, waiting=waiting, reviewer=reviewer, comment=comment)
         else:
-            _decide(run=run, reviewer=reviewer, comment=comment, decision="rejected", status=Status.FAILED)
+            _decide(run=run, reviewer=reviewer, comment=comment, decision="rejected", status=Status.REJECTED)
     return run
 
 
@@ -86,9 +92,9 @@ def _appends_approve(
 def _appends_reject(
     *, run: WorkGraphRun, waiting: list[AppendReview], reviewer: AbstractBaseUser, comment: str
 ) -> None:
-    _appends_check(run=run, requested=Status.FAILED)
+    _appends_check(run=run, requested=Status.REJECTED)
     _appends_mark(waiting, reviewer=reviewer, comment=comment, status=AppendReview.Status.REJECTED)
-    run_status_set(run=run, status=Status.FAILED, error=f"{appends_label(waiting)} rejected by {reviewer}: {comment}",
+    run_status_set(run=run, status=Status.REJECTED, error=f"{appends_label(waiting)} rejected by {reviewer}: {comment}",
                    error_code=WorkGraphRun.APPEND_REJECTED, allowed_from=[Status.AWAITING_APPROVAL])
 
 

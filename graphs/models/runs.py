@@ -175,18 +175,14 @@ class WorkGraphRun(models.Model):
 
     def is_forkable(self) -> bool:
         """Return True for a run that executed and ended: succeeded, failed or cancelled — not one whose
-        planning failed or whose plan a reviewer rejected, which has nothing to reuse, nor one whose
-        append a reviewer rejected: a fork starts every node of the manifest, the rejected ones too."""
-        executed = {self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED}
-        return (self.status in executed and self.review_decision != "rejected"
-                and self.error_code != self.APPEND_REJECTED)
+        planning failed or that a reviewer rejected (``rejected``): a rejected plan has nothing to reuse,
+        and a fork of a rejected append would start every node of the manifest, the rejected ones too."""
+        return self.status in {self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED}
 
     def state_label(self) -> str:
-        """The run's status as a transition refusal names it (a rejected plan or append says so)."""
-        if self.review_decision == "rejected":
-            return f"{self.status} (plan rejected)"
-        if self.error_code == self.APPEND_REJECTED:
-            return f"{self.status} (append rejected)"
+        """The run's status as a transition refusal names it: a rejected run says what was rejected."""
+        if self.status == self.Status.REJECTED:
+            return "rejected (append)" if self.error_code == self.APPEND_REJECTED else "rejected (plan)"
         return self.status
 
 

@@ -2,7 +2,8 @@
 
 A task's status is derived from its runs, never set on its own: ``draft`` while it has none, then
 whatever its latest run (a fork is the latest run) says — ``planning``, ``awaiting_approval``,
-``ready``, ``running``, ``succeeded``, ``failed`` (planning failed, too) or ``cancelled``; a failed
+``ready``, ``running``, ``succeeded``, ``failed`` (planning failed, too), ``rejected`` (a reviewer
+turned its plan or an append down) or ``cancelled``; a failed
 run stopped only by required nodes that lack evidence leaves its task ``incomplete``. Every status
 write goes through ``run_status_set``, which refreshes the task in the same transaction.
 """

@@ -23,10 +23,36 @@ document.body.append(dialog);
 
 let pending = null;
 
+/**
+ * A button with data-needs="field" submits only with that field filled (Reject needs its reason): an
+ * empty one is said beside the field, before any question is asked, and the field takes the focus.
+ */
+function needsRefused(form, submitter) {
+  const field = submitter?.dataset.needs ? form.elements.namedItem(submitter.dataset.needs) : null;
+  if (!field || field.value.trim()) return false;
+  let said = form.querySelector("[data-needs-error]");
+  if (!said) {
+    said = document.createElement("span");
+    said.className = "error small";
+    said.dataset.needsError = "";
+    said.setAttribute("role", "alert");
+    field.after(said);
+    field.addEventListener("input", () => { said.remove(); field.removeAttribute("aria-invalid"); }, { once: true });
+  }
+  said.textContent = submitter.dataset.needsMessage || "This is needed.";
+  field.setAttribute("aria-invalid", "true");
+  field.focus();
+  return true;
+}
+
 document.addEventListener("submit", (event) => {
   const form = event.target;
   if (!(form instanceof HTMLFormElement) || !form.dataset.confirm) return;
   const submitter = event.submitter;
+  if (needsRefused(form, submitter)) {
+    event.preventDefault();
+    return;
+  }
   const only = form.dataset.confirmFor;
   if (only && submitter?.dataset.action !== only) return;
   if (form.dataset.confirmed === "yes") {
