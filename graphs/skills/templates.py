@@ -56,6 +56,8 @@ TEMPLATE_EXAMPLE = """```team-template
 PLANNABLE_TOOL_RISKS = frozenset({"low", "medium"})
 # Template nodes are generic workers: a fixed role or agent identity is exactly what they replace.
 ROLE_FIELDS = frozenset({"role", "agent", "agent_type", "subagent_type"})
+# The template fields that hold lists of strings besides depends_on.
+_LIST_FIELDS = ("requested_tools", "required_evidence", "validation_rules", "constraints")
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,12 @@ def team_template_parse(body: str) -> TemplateParse:
         return TemplateParse(template=None, warnings=[_TOO_DEEP])
     if _json_depth(value) > TEMPLATE_MAX_JSON_DEPTH:
         return TemplateParse(template=None, warnings=[_TOO_DEEP])
+    # Every problem at once, each naming its node: an admin fixes them in one pass, not one per save.
     errors = _template_shape_errors(value)
+    notes = _template_notes(value)
     if errors:
-        return TemplateParse(template=None, warnings=errors)
-    return TemplateParse(template=value, warnings=_template_notes(value))
+        return TemplateParse(template=None, warnings=errors + notes)
+    return TemplateParse(template=value, warnings=notes)
 
 
 def _json_depth(value: Any) -> int:
@@ -112,6 +116,7 @@ def _json_depth(value: Any) -> int:
 
 
 def _template_shape_errors(value: Any) -> list[str]:
+    """What makes the template unusable: its version, its nodes' fields and types, and their dependencies."""
     if not isinstance(value, dict):
         return [f"the team template must be a JSON object, not {_json_type(value)}"]
     errors = []
@@ -124,42 +129,94 @@ def _template_shape_errors(value: Any) -> list[str]:
         return errors
     ids: list[str] = []
     for index, node in enumerate(nodes):
-        label = f"template node {index + 1}"
         if not isinstance(node, dict):
-            errors.append(f"{label} must be a JSON object, not {_json_type(node)}")
+            errors.append(f"template node {index + 1} must be a JSON object, not {_json_type(node)}")
             continue
-        node_id, task = node.get("node_id"), node.get("task")
-        if isinstance(node_id, str) and node_id.strip():
-            label = f"template node {node_id!r}"
+        node_id = node.get("node_id")
+        if _node_id_of(node) is not None:
             if node_id in ids:
-                errors.append(f"{label} is declared more than once")
+                errors.append(f"{_label(node, index)} is declared more than once")
             ids.append(node_id)
         else:
-            errors.append(f"{label} needs a node_id string")
-        if not (isinstance(task, str) and task.strip()):
-            errors.append(f"{label} needs a task string")
-        errors.extend(f"{label} has {name!r}; template nodes are generic workers, without roles or agents"
-                      for name in sorted(ROLE_FIELDS & node.keys()))
-        depends_on = node.get("depends_on", [])
-        if not (isinstance(depends_on, list) and all(isinstance(dep, str) for dep in depends_on)):
-            errors.append(f"{label}: depends_on must be a list of node_id strings")
+            errors.append(f"{_label(node, index)} needs a node_id string")
+        errors.extend(_node_field_errors(node, _label(node, index)))
     known = set(ids)
-    for node in nodes:
+    for index, node in enumerate(nodes):
         if isinstance(node, dict) and isinstance(node.get("depends_on"), list):
-            errors.extend(f"template node {node.get('node_id')!r} depends on unknown node {dep!r}"
+            errors.extend(f"{_label(node, index)} depends on unknown node {dep!r}"
                           for dep in node["depends_on"] if isinstance(dep, str) and dep not in known)
+    errors.extend(_cycle_errors(nodes))
     return errors
 
 
-def _template_notes(template: dict[str, Any]) -> list[str]:
+def _node_field_errors(node: dict[str, Any], label: str) -> list[str]:
+    task = node.get("task")
+    errors = [] if isinstance(task, str) and task.strip() else [f"{label} needs a task string"]
+    errors.extend(f"{label} has {name!r}; template nodes are generic workers, without roles or agents"
+                  for name in sorted(ROLE_FIELDS & node.keys()))
+    if not _strings(node.get("depends_on", [])):
+        errors.append(f"{label}: depends_on must be a list of node_id strings")
+    errors.extend(f"{label}: {name} must be a list of strings"
+                  for name in _LIST_FIELDS if name in node and not _strings(node[name]))
+    if "required_for_completion" in node and not isinstance(node["required_for_completion"], bool):
+        errors.append(f"{label}: required_for_completion must be true or false")
+    iterations = node.get("max_tool_iterations")
+    if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0):
+        errors.append(f"{label}: max_tool_iterations must be a non-negative integer")
+    return errors
+
+
+def _cycle_errors(nodes: list[Any]) -> list[str]:
+    """One error per circle of dependencies, naming the nodes on it in order."""
+    graph = {
+        node["node_id"]: [dep for dep in node.get("depends_on", []) if isinstance(dep, str)]
+        for node in nodes
+        if isinstance(node, dict) and _node_id_of(node) is not None and _strings(node.get("depends_on", []))
+    }
+    errors, done, seen_cycles = [], set(), set()
+    for start in graph:
+        if start in done:
+            continue
+        path, on_path, pending = [start], {start}, [(start, iter(graph[start]))]
+        while pending:
+            current, deps = pending[-1]
+            dep = next(deps, None)
+            if dep is None:
+                pending.pop()
+                path.pop()
+                on_path.discard(current)
+                done.add(current)
+            elif dep in on_path:
+                circle = path[path.index(dep):]
+                if frozenset(circle) not in seen_cycles:
+                    seen_cycles.add(frozenset(circle))
+                    names = " → ".join(repr(name) for name in [*circle, dep])
+                    errors.append(f"template node {dep!r} depends on itself" if len(circle) == 1
+                                  else f"template nodes {names} depend on each other in a circle")
+            elif dep in graph and dep not in done:
+                path.append(dep)
+                on_path.add(dep)
+                pending.append((dep, iter(graph[dep])))
+    return errors
+
+
+def _template_notes(value: Any) -> list[str]:
+    """What planning will ignore or remove from a node; read from whatever nodes are well enough formed."""
+    nodes = value.get("nodes") if isinstance(value, dict) else None
+    if not isinstance(nodes, list):
+        return []
     notes = []
-    for node in template["nodes"]:
-        label = f"template node {node['node_id']!r}"
+    registry = settings.WORKGRAPH_TOOL_REGISTRY
+    for index, node in enumerate(nodes):
+        if not isinstance(node, dict):
+            continue
+        label = _label(node, index)
         notes.extend(f"{label}: field {name!r} is not a template field; planning ignores it"
-                     for name in sorted(node.keys() - TEMPLATE_NODE_FIELDS))
+                     for name in sorted(node.keys() - TEMPLATE_NODE_FIELDS - ROLE_FIELDS))
         tools = node.get("requested_tools") or []
-        registry = settings.WORKGRAPH_TOOL_REGISTRY
         for tool in tools if isinstance(tools, list) else [tools]:
+            if not isinstance(tool, str):
+                continue  # a shape error already names it
             if tool not in registry:
                 notes.append(f"{label}: tool {tool!r} is not in the tool registry; planning removes it")
             elif registry[tool] not in PLANNABLE_TOOL_RISKS:
@@ -167,8 +224,23 @@ def _template_notes(template: dict[str, Any]) -> list[str]:
         required = node.get("required_evidence") or []
         notes.extend(f"{label}: evidence {kind!r} cannot be checked (use {', '.join(EVIDENCE_KINDS)})"
                      for kind in (required if isinstance(required, list) else [required])
-                     if kind not in EVIDENCE_KINDS)
+                     if isinstance(kind, str) and kind not in EVIDENCE_KINDS)
     return notes
+
+
+def _node_id_of(node: dict[str, Any]) -> str | None:
+    node_id = node.get("node_id")
+    return node_id if isinstance(node_id, str) and node_id.strip() else None
+
+
+def _label(node: dict[str, Any], index: int) -> str:
+    """Where a problem is: the node by its id, or by its place in the list when it has none."""
+    node_id = _node_id_of(node)
+    return f"template node {node_id!r}" if node_id is not None else f"template node {index + 1}"
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def _json_type(value: Any) -> str:
