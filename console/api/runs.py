@@ -27,7 +27,9 @@ from console.api.schemas import (
     RunPage,
 )
 from console.permissions import execution_for_member, require, run_for_member
+from graphs.domain.fork_edits import ForkEditError
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
+from graphs.engine.fork_edits import run_fork_edited
 from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
@@ -182,9 +184,20 @@ def runs_cancel(request, run_id: UUID):
 
 @router.post("/runs/{run_id}/fork", response={201: RunOut, **ERRORS})
 def runs_fork(request, run_id: UUID, payload: ForkIn):
+    """Fork the run from a node; with ``prompt`` or ``argv``, that node runs the edit (waiting for a
+    reviewer first where the project requires plan approval)."""
     run, role = run_for_member(request.auth, run_id)
     require(role, "fork_run")
-    return Status(201, _run_out(run_fork(run=run, node_id=payload.node_id)))
+    if payload.prompt is None and payload.argv is None:
+        return Status(201, _run_out(run_fork(run=run, node_id=payload.node_id)))
+    try:
+        fork = run_fork_edited(run=run, node_id=payload.node_id, by=request.auth, prompt=payload.prompt,
+                               argv=payload.argv)
+    except ForkEditError as error:
+        fields = [{"field": field, "message": message} for field, messages in error.errors.items()
+                  for message in messages]
+        raise ApiError(400, "invalid_edit", str(error), fields) from error
+    return Status(201, _run_out(fork))
 
 
 def _run_out(run) -> dict:
@@ -194,7 +207,7 @@ def _run_out(run) -> dict:
     fields = (
         "run_id", "task_id", "status", "manifest_version", "graph_manifest", "pipeline", "stage", "error", "error_code",
         "max_cost_usd",
-        "forked_from_id", "fork_node_id", "review_decision", "review_comment", "created_at", "started_at",
+        "forked_from_id", "fork_node_id", "fork_edit", "review_decision", "review_comment", "created_at", "started_at",
         "finished_at",
     )
     spend = spend_of(run.executions.all())

@@ -241,6 +241,10 @@ class RunOut(Schema):
     max_cost_usd: Decimal | None = Field(..., description="The run's budget in USD; null: none.")
     forked_from_id: UUID | None
     fork_node_id: str
+    fork_edit: dict[str, Any] = Field(
+        ..., description="An edited fork's edit: node_id, field (task_prompt or command), before, after, by, at; "
+                         "{} otherwise.",
+    )
     review_decision: str = Field(..., description="The decision on the run's fresh plan: approved, rejected or empty.")
     review_comment: str
     awaiting_approval_of: ApprovalWaitOut | None = Field(
@@ -353,7 +357,15 @@ class RejectIn(InSchema):
 
 
 class ForkIn(InSchema):
-    node_id: str = Field(..., min_length=1, max_length=200)
+    node_id: str = Field(..., min_length=1, max_length=200,
+                         description="The node the fork runs again, with its dependants.")
+    prompt: str | None = Field(
+        None, max_length=100_000,
+        description="An agent node's new prompt (its task_prompt): the fork runs the node with it. Null: no edit.",
+    )
+    argv: list[str] | None = Field(
+        None, description="A command node's new argv (the program and its arguments). Null: no edit.",
+    )
 
 
 class DagSpecIn(InSchema):

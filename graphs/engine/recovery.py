@@ -35,7 +35,7 @@ from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close, logs_left_open_close
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import usable_attempts
-from graphs.runs.status import run_stop, run_stopped_finish, task_claim_for_new_run
+from graphs.runs.status import run_stop, run_stopped_finish, task_claim_for_new_run, task_status_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -55,17 +55,24 @@ def run_cancel(*, run: WorkGraphRun) -> None:
         raise InvalidTransitionError(entity="run", current=run.status, requested=RunStatus.CANCELLED)
 
 
-def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
+def run_fork(
+    *, run: WorkGraphRun, node_id: str, manifest: dict[str, Any] | None = None,
+    fork_edit: dict[str, Any] | None = None, awaiting_approval: bool = False,
+) -> WorkGraphRun:
     """Start a new run of the same manifest that reuses every output upstream of ``node_id``.
 
     Nodes that are neither ``node_id`` nor downstream of it keep their latest successful output,
     copied as a ``fork`` attempt; ``node_id`` and everything downstream run again. The fork is the
     task's latest run, so the task follows it.
+
+    An edited fork (``graphs.engine.fork_edits``) passes its edited ``manifest`` and the ``fork_edit``
+    it records; with ``awaiting_approval`` it waits for a reviewer instead of starting.
     """
     run.refresh_from_db()
     if not run.is_forkable():
         raise InvalidTransitionError(entity="run", current=run.state_label(), requested="forked")
-    manifest = run.graph_manifest
+    if manifest is None:
+        manifest = run.graph_manifest
     if node_id not in manifest_graph.manifest_node_ids(manifest):
         raise EngineError(f"node {node_id!r} is not in run {run.run_id}")
     rerun = {node_id} | manifest_graph.downstream_of(manifest, node_id)
@@ -74,8 +81,8 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
         task_claim_for_new_run(task_id=run.task_id)
         fork = WorkGraphRun.objects.create(
             task=run.task, graph_manifest=manifest, manifest_version=run.manifest_version, forked_from=run,
-            fork_node_id=node_id, status=RunStatus.READY, pipeline=False, stage=run.stage,
-            max_cost_usd=run.max_cost_usd,
+            fork_node_id=node_id, fork_edit=fork_edit or {}, pipeline=False, stage=run.stage,
+            status=RunStatus.AWAITING_APPROVAL if awaiting_approval else RunStatus.READY, max_cost_usd=run.max_cost_usd,
         )
         now = timezone.now()
         copies = []
@@ -102,7 +109,10 @@ def run_fork(*, run: WorkGraphRun, node_id: str) -> WorkGraphRun:
                 for rerun_node in manifest_graph.topological_order(manifest) if rerun_node in rerun
             ]
         )
-    run_start(run=fork)
+        if awaiting_approval:
+            task_status_refresh(task_id=run.task_id)
+    if not awaiting_approval:
+        run_start(run=fork)
     fork.refresh_from_db()
     return fork
 
