@@ -4,6 +4,7 @@ repeatedly."""
 from __future__ import annotations
 
 import secrets
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,9 @@ DEMO_DEBUG_PASSWORD = "workgraph-demo"  # noqa: S105
 DEMO_PROJECT_SLUG = "demo"
 DEMO_TASK_TITLE = "CSV export for the reports page"
 DEMO_WAITING_TASK_TITLE = "Audit log for account changes"
+# The demo task's deliverable and its unit tests, copied into the demo project's folder: the offline
+# validator's test script runs those tests, so the demo's verdict rests on tests that ran.
+DEMO_PROJECT_FILES = Path(__file__).resolve().parent / "demo_project"
 # Two skills an admin can open at once: plain guidance, and one whose team template guides a plan.
 DEMO_SKILLS = (
     {
@@ -75,6 +79,7 @@ def demo_data_load(*, password: str | None) -> tuple[DemoLogin, Task]:
 
     target = Path(settings.VAR_DIR) / "demo-project"
     target.mkdir(parents=True, exist_ok=True)
+    demo_project_files_copy(target)
     # The demo's validator runs its test script (a command node), so the project allows commands; a
     # project an earlier version created keeps its setting, as an admin may have chosen it.
     project, _ = Project.objects.get_or_create(
@@ -112,6 +117,22 @@ def demo_data_load(*, password: str | None) -> tuple[DemoLogin, Task]:
     )
     _demo_skills(author=user)
     return DemoLogin(username=user.username, password=password, created=created), finished_task
+
+
+def demo_project_files_copy(target: Path) -> list[Path]:
+    """Copy the demo project's files into ``target``, only those missing there: what someone changed
+    in the folder stays. Return the files copied."""
+    copied = []
+    for source in sorted(DEMO_PROJECT_FILES.rglob("*")):
+        if not source.is_file() or "__pycache__" in source.parts:
+            continue
+        destination = target / source.relative_to(DEMO_PROJECT_FILES)
+        if destination.exists():
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+        copied.append(destination)
+    return copied
 
 
 def _demo_skills(*, author: AbstractBaseUser) -> None:

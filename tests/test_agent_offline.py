@@ -198,7 +198,7 @@ def test_node_output_is_a_labelled_placeholder():
 def test_a_test_script_node_gets_a_script_that_compiles(node):
     text = _run(node=node)
 
-    assert "[offline agent] placeholder test script" in text
+    assert "[offline agent] test script: it runs the unit tests under tests/" in text
     assert check_run("check_script_compiles", text).ok
     compile(text, "placeholder.py", "exec")
 

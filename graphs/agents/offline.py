@@ -8,7 +8,9 @@ randomness.
 
 In a project that runs commands the validator also plans a command node that runs its test script
 with ``python3``, so that script is saved in the working folder too (as ``<node_id>.py``): the one file
-this agent writes.
+this agent writes. The script is a real check: it runs the unit tests under ``tests/`` in the working
+folder (the demo project holds its CSV export's tests there) and names each one, or says that nothing
+was tested; the final verdict then says it rests on that command.
 """
 
 from __future__ import annotations
@@ -100,15 +102,14 @@ def _node_text(node: Mapping[str, Any], attempt: int) -> str:
     kind = node.get("node_type") or node.get("artifact_type")
     revision = f" (attempt {attempt}, revised after review)" if attempt > 1 else ""
     if kind == "test_script":
+        return _test_script(node_id, revision)
+    if kind == "final_verdict" and (checks := [dep for dep in node.get("depends_on", []) if "run_test_script" in dep]):
         return (
-            f"# {LABEL} placeholder test script{revision}: it checks nothing real.\n"
-            "import sys\n\n"
-            f"NODE_ID = {node_id!r}\n\n\n"
-            "def main() -> int:\n"
-            f'    print("{LABEL} placeholder check for node " + NODE_ID + ": nothing was tested")\n'
-            "    return 0\n\n\n"
-            'if __name__ == "__main__":\n'
-            "    sys.exit(main())\n"
+            "VERDICT: pass\n"
+            f"{LABEL} verdict for node `{node_id}`{revision}. No language model judged the work: this pass rests "
+            f"on {', '.join(f'`{dep}`' for dep in checks)}, which ran the test script and succeeded (had it "
+            "failed, the run would have looped back before reaching this node). That node's output lists "
+            "every test that ran.\n"
         )
     if kind == "final_verdict":
         return (
@@ -130,6 +131,34 @@ def _node_text(node: Mapping[str, Any], attempt: int) -> str:
         "No language model was consulted: this text stands in for the real output so the work graph can "
         "run end to end.\n"
         "Set WORKGRAPH_AGENT to claude or openai to have real agents write it.\n"
+    )
+
+
+def _test_script(node_id: str, revision: str) -> str:
+    """A script that runs the unit tests under ``tests/`` in the working folder and names each one; with
+    none there it tests nothing, and says so."""
+    return (
+        f"# {LABEL} test script{revision}: it runs the unit tests under tests/ in the working folder.\n"
+        "import sys\n"
+        "import unittest\n"
+        "from pathlib import Path\n\n"
+        "# A check leaves the working folder as it found it: no __pycache__ folders.\n"
+        "sys.dont_write_bytecode = True\n"
+        f"NODE_ID = {node_id!r}\n\n\n"
+        "def main() -> int:\n"
+        '    found = Path("tests").is_dir()\n'
+        '    suite = unittest.defaultTestLoader.discover("tests", top_level_dir=".") if found else None\n'
+        "    if suite is None or suite.countTestCases() == 0:\n"
+        f'        print("{LABEL} placeholder check for node " + NODE_ID + ": nothing was tested "\n'
+        '              "(the working folder has no unit tests under tests/)")\n'
+        "        return 0\n"
+        f'    print("{LABEL} check for node " + NODE_ID + ": running the unit tests under tests/")\n'
+        "    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)\n"
+        '    print(f"tested: {result.testsRun} unit tests under tests/, {len(result.failures)} failed, "\n'
+        '          f"{len(result.errors)} in error")\n'
+        "    return 0 if result.wasSuccessful() else 1\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    sys.exit(main())\n"
     )
 
 
