@@ -25,6 +25,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/start/", views.run_start_view, name="run_start"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel_view, name="run_cancel"),
     path("runs/<uuid:run_id>/fork/", views.run_fork_view, name="run_fork"),
+    path("runs/<uuid:run_id>/fork/edit/", views.run_fork_edit, name="run_fork_edit"),
     path("runs/<uuid:run_id>/approve/", views.run_review_view, {"decision": "approve"}, name="run_approve"),
     path("runs/<uuid:run_id>/reject/", views.run_review_view, {"decision": "reject"}, name="run_reject"),
     path("executions/<uuid:node_exec_id>/", views.execution_detail, name="execution_detail"),

@@ -5,6 +5,7 @@
 - ``pages`` — the dashboard, a project (and its DAG spec import), the task and run lists, a task, a new task;
 - ``runs`` — a run's graph page and its graph.json, and its planning page;
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;
+- ``fork_edit`` — the page that re-runs a run from a node with its prompt or argv edited;
 - ``executions`` — an attempt's page, and the detail.json of the run graph's side panel;
 - ``compare`` — two attempts of a node, or two runs of a task, side by side;
 - ``downloads`` — the patches, an attempt's log as JSONL, the DAG spec file;
@@ -29,6 +30,7 @@ from console.views.downloads import (
     run_diff_download,
 )
 from console.views.executions import execution_detail, execution_json
+from console.views.fork_edit import run_fork_edit
 from console.views.pages import dashboard, project_detail, run_list, task_detail, task_list, task_new
 from console.views.runs import run_graph, run_graph_json, run_planning
 
@@ -44,6 +46,7 @@ __all__ = [
     "run_cancel_view",
     "run_dag_spec_download",
     "run_diff_download",
+    "run_fork_edit",
     "run_fork_view",
     "run_graph",
     "run_graph_json",

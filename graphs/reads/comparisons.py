@@ -1,4 +1,5 @@
-"""Two attempts of a node, or two runs of a task, side by side: what the compare pages show.
+"""Two attempts of a node, or two runs of a task, side by side: what the compare pages show, and the
+edit an edited fork made to its node (on the compare page and where a reviewer approves it).
 
 An attempt comparison diffs what went into each attempt and what came out of it (prompt, input payload,
 output, judgment); a run comparison lines up the two manifests' nodes with each node's latest attempt in
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
+from graphs.domain.fork_edits import FIELD_WORDS, edit_text
 from graphs.domain.manifest_graph import manifest_node_ids
 from graphs.domain.text_diffs import MINUS, TextDiff, text_diff
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
@@ -213,3 +215,34 @@ def _node_attempt(row: dict | None) -> NodeAttempt | None:
     duration = row["finished_at"] - row["started_at"] if row["started_at"] and row["finished_at"] else None
     return NodeAttempt(node_exec_id=row["node_exec_id"], attempt=row["attempt"], status=row["status"],
                        duration=duration)
+
+
+# --- The edit an edited fork made ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForkEditShown:
+    """An edited fork's edit as a reviewer reads it: which node, which field, who, and the diff."""
+
+    run: WorkGraphRun
+    node_id: str
+    # "prompt" or "argv", as FIELD_WORDS names the field.
+    field: str
+    by: str
+    at: datetime | None
+    diff: TextDiff
+
+
+def fork_edit_shown(run: WorkGraphRun) -> ForkEditShown | None:
+    """``run``'s edit of the node it was forked from, with its diff (an argv one argument a line); None
+    for a run that is no edited fork. No query."""
+    edit = run.fork_edit or {}
+    if not edit:
+        return None
+    field = edit.get("field", "")
+    at = edit.get("at")
+    return ForkEditShown(
+        run=run, node_id=str(edit.get("node_id", "")), field=FIELD_WORDS.get(field, field), by=str(edit.get("by", "")),
+        at=datetime.fromisoformat(at) if isinstance(at, str) and at else None,
+        diff=text_diff(old=edit_text(field, edit.get("before")), new=edit_text(field, edit.get("after"))),
+    )

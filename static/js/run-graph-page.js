@@ -54,6 +54,8 @@ function forkControl(nodeId) {
   form.hidden = false;
   form.elements.node_id.value = nodeId;
   form.dataset.confirm = `Fork the run from ${nodeId}? A new run reruns it and everything after it; this run is kept.`;
+  const edit = form.querySelector("a[data-fork-edit]");
+  if (edit) edit.search = `?node=${encodeURIComponent(nodeId)}`;
   return form;
 }
 
