@@ -4,6 +4,9 @@ the manifest's rules refuse makes nothing."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from graphs.domain.fork_edits import ForkEditError
@@ -58,6 +61,22 @@ def test_the_fork_runs_the_edited_prompt_at_that_node_and_reuses_what_is_upstrea
     assert fork.graph_manifest["edges"] == run.graph_manifest["edges"]
     run.refresh_from_db()
     assert run.graph_manifest == chain() and run.fork_edit == {}
+
+
+@pytest.mark.usefixtures("sandbox_writable")
+@pytest.mark.django_db
+def test_the_claude_cli_is_sent_the_edited_prompt(task, alice, claude_cli, inline_executor, monkeypatch, tmp_path):
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
+    claude_cli("plan_prose_fenced.json")
+    run = finished(task, {"nodes": [node("check")], "edges": []}, inline_executor)
+
+    fork = run_fork_edited(run=run, node_id="check", prompt="Check the CSV export, and only it.", by=alice)
+    inline_executor.drain()
+
+    sent = latest(fork)["check"].input_payload["prompt"]
+    assert "## Your assignment\n\nCheck the CSV export, and only it." in sent and "Do check." not in sent
+    assert json.loads(record.read_text())["stdin_sha256"] == hashlib.sha256(sent.encode()).hexdigest()
 
 
 @pytest.mark.django_db
