@@ -11,8 +11,10 @@ from ninja import Field, Query, Router, Status
 from console.api.errors import ApiError
 from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
 from console.permissions import can, require, task_for_member
-from graphs.engine import pipeline_start, plan_fresh
+from graphs.engine import plan_fresh
+from graphs.engine.next_run import task_run_anew
 from graphs.models import Project, ProjectMembership, Task
+from graphs.planning.dag_specs import task_dag_spec
 from graphs.planning.intake import task_create
 from graphs.reads.access import project_role, projects_for_user
 from graphs.reads.tasks import projects_spend, tasks_for_user, tasks_spend
@@ -87,8 +89,11 @@ def tasks_plan(request, task_id: UUID, payload: BudgetIn | None = None):
 def tasks_pipeline(request, task_id: UUID, payload: BudgetIn | None = None):
     task, role = task_for_member(request.auth, task_id)
     require(role, "start_run")
-    pipeline_start(task=task, max_cost_usd=payload.max_cost_usd if payload else None)
-    return Status(202, {"detail": "the pipeline has started"})
+    # A task imported from a DAG spec runs its spec again, never the generic pipeline.
+    imported = task_dag_spec(task) is not None
+    task_run_anew(task=task, max_cost_usd=payload.max_cost_usd if payload else None)
+    detail = "a new run of the imported spec was made" if imported else "the pipeline has started"
+    return Status(202, {"detail": detail})
 
 
 def _with_spend(tasks: list[Task]) -> list[Task]:

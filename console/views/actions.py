@@ -13,11 +13,14 @@ from django.views.decorators.http import require_POST
 
 from console.forms import BudgetForm, ForkForm, ReviewForm
 from console.permissions import can, require, run_for_member, task_for_member
-from graphs.engine import EngineError, pipeline_start, plan_fresh, run_cancel, run_fork, run_start
+from graphs.engine import EngineError, plan_fresh, run_cancel, run_fork, run_start
+from graphs.engine.next_run import task_run_anew
 from graphs.engine.review import REASON_NEEDED, run_plan_approve, run_plan_reject
-from graphs.errors import WorkGraphError
+from graphs.errors import TaskBusyError, WorkGraphError
 from graphs.models import WorkGraphRun
 from graphs.planning.append_review import APPEND_STAGE, run_approval_wait
+from graphs.planning.dag_specs import task_dag_spec
+from graphs.reads.task_runs import RUN_UNDER_WAY
 
 
 @login_required
@@ -38,8 +41,11 @@ def task_pipeline(request: HttpRequest, task_id) -> HttpResponse:
     if not budget.is_valid():
         messages.error(request, f"The budget was refused: {_form_errors(budget)}")
         return redirect("task_detail", task_id=task.pk)
-    _carry_out(request, lambda: pipeline_start(task=task, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
-               "The pipeline has started: planner, then coder, then validator.", level=messages.INFO)
+    # A task imported from a DAG spec runs its spec again, never the generic pipeline.
+    success = ("A new run of the imported spec was made." if task_dag_spec(task) is not None
+               else "The pipeline has started: planner, then coder, then validator.")
+    _carry_out(request, lambda: task_run_anew(task=task, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
+               success, level=messages.INFO)
     return redirect("task_detail", task_id=task.pk)
 
 
@@ -121,6 +127,8 @@ def _carry_out(request: HttpRequest, action, success: str, *, level: int = messa
     """Run ``action``; tell the person ``success``, or why the console refused."""
     try:
         action()
+    except TaskBusyError:
+        messages.error(request, f"Refused: {RUN_UNDER_WAY[0].lower()}{RUN_UNDER_WAY[1:]}")
     except WorkGraphError as error:
         messages.error(request, str(error))
     else:

@@ -11,13 +11,13 @@ from django.shortcuts import redirect, render
 from console.forms import DagSpecForm, RunFilterForm, TaskForm
 from console.permissions import can, require, task_for_member
 from graphs.domain.case_manifests import acceptance_criteria_with_ids
-from graphs.domain.catalogs import ORG_NODES
 from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
 from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse, dag_spec_prompt_files_check
 from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
 from graphs.reads.access import project_role, projects_for_user
-from graphs.reads.runs import run_rows, runs_for_user, runs_in_flight
+from graphs.reads.runs import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
+from graphs.reads.task_runs import runs_artifacts, task_outcome, task_run_refusal
 from graphs.reads.tasks import (
     latest_run_progress,
     projects_spend,
@@ -137,15 +137,16 @@ def task_list(request: HttpRequest) -> HttpResponse:
 def run_list(request: HttpRequest) -> HttpResponse:
     """Every run the user may see, across tasks and projects, newest first, filtered by the query string."""
     projects = list(projects_for_user(request.user))
-    form = RunFilterForm(request.GET, projects=projects)
-    runs = runs_for_user(request.user, **form.selector_filters())
+    form = RunFilterForm(request.GET, projects=projects, org_nodes=run_list_org_nodes(request.user))
+    filters = form.selector_filters()
+    runs = runs_for_user(request.user, **filters)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(
         request,
         "console/run_list.html",
-        {"page": page, "rows": run_rows(list(page.object_list)), "form": form, "org_nodes": ORG_NODES,
+        {"page": page, "rows": run_rows(list(page.object_list), node_text=filters["text"]), "form": form,
          "query": query.urlencode()},
     )
 
@@ -172,10 +173,16 @@ def task_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def task_detail(request: HttpRequest, task_id) -> HttpResponse:
+    """A task, its runs (the latest open, older ones folded under it) with their artifacts, and its Outcome.
+    task-detail.js fetches this page again as the runs move and swaps in what changed."""
     task, role = task_for_member(request.user, task_id)
     trees = task_run_trees(task)
     artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
                      .order_by("-created_at"))
+    per_run = runs_artifacts(artifacts)
+    for tree in trees:
+        tree.artifacts = per_run.get(tree.run.pk, [])
+    runs = [tree.run for tree in trees]
     return render(
         request,
         "console/task_detail.html",
@@ -184,9 +191,12 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "role": role,
             "trees": trees,
             "spend": task_spend(task),
-            "artifacts": artifacts,
+            "outcome": task_outcome(task, runs),
             "criteria": acceptance_criteria_with_ids(task.acceptance_criteria),
             "coverage": task_criteria_coverage(task, artifacts),
+            # An imported task runs its spec again; it has no planner to ask.
+            "imported": any(tree.dag_spec for tree in trees),
+            "run_refusal": task_run_refusal(runs),
             "can_plan": can(role, "plan"),
             "can_start": can(role, "start_run"),
             "can_cancel": can(role, "cancel_run"),

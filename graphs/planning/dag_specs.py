@@ -1,4 +1,4 @@
-"""Importing a loop-agent DAG spec as a task with a planned run, and reading an imported one back.
+"""Importing a loop-agent DAG spec as a task with a planned run, running it again, and reading an imported one back.
 
 The spec is checked (graphs.planning.dag_spec_check) and translated (graphs.planning.dag_spec_plan) as a
 whole before anything is written: an import with any problem writes nothing.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.utils import timezone
 from graphs.domain import manifest_graph, manifest_nodes
 from graphs.domain.storable import storable
 from graphs.models import DagSpec, Project, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.planning.dag_spec_check import DagSpecError
 from graphs.planning.dag_spec_plan import dag_spec_plan
 from graphs.planning.intake import task_create
 from graphs.runs.status import run_status_set, task_claim_for_new_run, task_status_refresh
@@ -48,18 +50,49 @@ def dag_spec_import(
             acceptance_criteria=plan.acceptance_criteria, constraints=plan.constraints,
             task_type=Task.TaskType.WORKFLOW, workflow_id=plan.title,
         )
-        task_claim_for_new_run(task_id=task.pk)
-        run = WorkGraphRun.objects.create(
-            task=task, status=WorkGraphRun.Status.PLANNING, graph_manifest=storable(plan.manifest),
-            manifest_version=1, max_cost_usd=project.max_run_cost_usd,
-        )
-        DagSpec.objects.create(run=run, source_name=source_name[:255], spec=storable(dict(spec)),
-                               prompt_files=storable(dict(prompt_files or {})), imported_by=imported_by)
-        _planning_record(run=run, spec=spec, manifest=plan.manifest, source_name=source_name)
-        planned = (WorkGraphRun.Status.AWAITING_APPROVAL if project.require_plan_approval
-                   else WorkGraphRun.Status.READY)
-        run_status_set(run=run, status=planned)
-        task_status_refresh(task_id=task.pk)
+        return _spec_run_create(task=task, manifest=plan.manifest, spec=spec, prompt_files=prompt_files,
+                                source_name=source_name, imported_by=imported_by)
+
+
+def task_dag_spec(task: Task) -> DagSpec | None:
+    """The spec the task was imported from (its newest run's that has one), or None for a planned task."""
+    return DagSpec.objects.filter(run__task=task).order_by("-run__created_at").first()
+
+
+def dag_spec_run_again(*, task: Task, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+    """A new run of the spec ``task`` was imported from: the same import, translated again, as a new run
+    beside the earlier ones — ``awaiting_approval`` when the project requires plan approval, else ``ready``.
+
+    Refused (``TaskBusyError``) while another run of the task is under way; a task that was not imported
+    from a spec is refused (``DagSpecError``). The new run keeps the spec too, so it reads and downloads
+    as the import did.
+    """
+    stored = task_dag_spec(task)
+    if stored is None:
+        raise DagSpecError(["the task was not imported from a DAG spec"])
+    plan = dag_spec_plan(stored.spec, prompt_files=stored.prompt_files)
+    with transaction.atomic():
+        return _spec_run_create(task=task, manifest=plan.manifest, spec=stored.spec, prompt_files=stored.prompt_files,
+                                source_name=stored.source_name, imported_by=stored.imported_by,
+                                max_cost_usd=max_cost_usd)
+
+
+def _spec_run_create(*, task: Task, manifest: dict[str, Any], spec: Mapping[str, Any],
+                     prompt_files: Mapping[str, str] | None, source_name: str,
+                     imported_by: AbstractBaseUser | None, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+    """The task's run of ``spec`` (call inside a transaction): claimed, recorded, planned."""
+    project = task.project
+    task_claim_for_new_run(task_id=task.pk)
+    run = WorkGraphRun.objects.create(
+        task=task, status=WorkGraphRun.Status.PLANNING, graph_manifest=storable(manifest), manifest_version=1,
+        max_cost_usd=max_cost_usd if max_cost_usd is not None else project.max_run_cost_usd,
+    )
+    DagSpec.objects.create(run=run, source_name=source_name[:255], spec=storable(dict(spec)),
+                           prompt_files=storable(dict(prompt_files or {})), imported_by=imported_by)
+    _planning_record(run=run, spec=spec, manifest=manifest, source_name=source_name)
+    planned = WorkGraphRun.Status.AWAITING_APPROVAL if project.require_plan_approval else WorkGraphRun.Status.READY
+    run_status_set(run=run, status=planned)
+    task_status_refresh(task_id=task.pk)
     return run
 
 

@@ -14,7 +14,7 @@ from django.db.models import F
 from graphs.domain import manifest_graph
 from graphs.domain.failure_roles import FailureRole
 from graphs.domain.failures import CATEGORIES, FailureClassification
-from graphs.models import PLANNING_NODE_ID, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, DagSpec, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
 from graphs.planning.append_review import ApprovalWait, run_approval_wait
 from graphs.reads.graph import NOT_STARTED, run_failure_roles
 from graphs.runs.accounting import Spend, spend_by_run
@@ -133,15 +133,19 @@ class RunTree:
     previous_run: WorkGraphRun | None = None
     # What the run waits for a reviewer to approve, while it is awaiting approval.
     approval_wait: ApprovalWait | None = None
+    # Whether the run was made from an imported DAG spec (the import, or a run of it again).
+    dag_spec: bool = False
+    # The run's artifacts, one per node and type (graphs.reads.task_runs.runs_artifacts); the page sets them.
+    artifacts: list[Any] = field(default_factory=list)
 
 
 def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
-    Five queries whatever the number of runs and nodes: the runs, their planning calls (with the node
+    Six queries whatever the number of runs and nodes: the runs, their planning calls (with the node
     ids each added, which say which stage planned which node), their node attempts as plain values,
-    what each run's agent calls cost, summed by the database, and their branches; and one more for a
-    run awaiting approval, what it waits for.
+    what each run's agent calls cost, summed by the database, their branches and which were made from
+    a DAG spec; and one more for a run awaiting approval, what it waits for.
     """
     runs = list(runs_latest_first(task.runs.all()))
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
@@ -158,6 +162,7 @@ def task_run_trees(task: Task) -> list[RunTree]:
         attempts[run_id].append(TreeAttempt(*values))
     spends = spend_by_run(in_runs)
     workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
+    from_specs = set(DagSpec.objects.filter(run__in=runs).values_list("run_id", flat=True))
     trees = [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
     for index, tree in enumerate(trees):
         tree.spend = spends.get(tree.run.pk)
@@ -165,6 +170,7 @@ def task_run_trees(task: Task) -> list[RunTree]:
         # Runs are newest first: the one before this run is the next tree.
         tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
         tree.approval_wait = run_approval_wait(tree.run)
+        tree.dag_spec = tree.run.pk in from_specs
     return trees
 
 

@@ -1,6 +1,11 @@
 // Destructive forms ask first: a form with data-confirm="question" opens one shared <dialog>, and is
 // submitted (with the button that was pressed) only when the question is answered yes. With
 // data-confirm-for="reject", only the button with data-action="reject" asks.
+//
+// While the dialog is open its form carries data-confirm-pending, which live pages read to leave that
+// form in place (live-regions.js); closing it fires `confirm:closed` on the document. Should the form
+// have been replaced all the same, the yes goes to its successor on the page — the form with the same
+// action, given the values typed into the one asked about — never silently nowhere.
 const dialog = document.createElement("dialog");
 dialog.className = "confirm-dialog";
 dialog.setAttribute("aria-labelledby", "confirm-question");
@@ -61,16 +66,35 @@ document.addEventListener("submit", (event) => {
   }
   event.preventDefault();
   pending = { form, submitter };
+  form.dataset.confirmPending = "";
   question.textContent = form.dataset.confirm;
   dialog.returnValue = "";
   dialog.showModal();
   keep.focus();
 });
 
+function successor({ form, submitter }) {
+  if (form.isConnected) return { form, submitter };
+  const action = form.getAttribute("action") ?? "";
+  const fresh = [...document.querySelectorAll("form[data-confirm]")].find((f) => (f.getAttribute("action") ?? "") === action);
+  if (!fresh) return null;
+  for (const field of form.elements) {
+    if (!field.name || field.type === "hidden" || field.type === "submit") continue;
+    const twin = fresh.elements.namedItem(field.name);
+    if (twin && "value" in twin) twin.value = field.value;
+  }
+  const pressed = submitter?.dataset.action;
+  return { form: fresh, submitter: pressed ? fresh.querySelector(`[data-action="${CSS.escape(pressed)}"]`) : null };
+}
+
 dialog.addEventListener("close", () => {
   const chosen = pending;
   pending = null;
-  if (!chosen || dialog.returnValue !== "go") return;
-  chosen.form.dataset.confirmed = "yes";
-  chosen.form.requestSubmit(chosen.submitter ?? undefined);
+  if (chosen) delete chosen.form.dataset.confirmPending;
+  const target = chosen && dialog.returnValue === "go" ? successor(chosen) : null;
+  if (target) {
+    target.form.dataset.confirmed = "yes";
+    target.form.requestSubmit(target.submitter ?? undefined);
+  }
+  document.dispatchEvent(new CustomEvent("confirm:closed"));
 });

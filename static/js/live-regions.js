@@ -1,0 +1,116 @@
+// Live pages re-render parts of themselves from the server: the page is fetched again and each element
+// marked `data-live-region` (by its id) is replaced by its fresh copy. The server-rendered page stays the
+// single source of markup and of the rules behind it.
+//
+// A region holding a person's pending action is never replaced under them: while the confirm dialog is
+// open for a form in it, while a field in it has the focus, or while a field in it holds typed input,
+// it keeps its element (marked `data-live-stale`) and the refresh is tried again once that ends — the
+// dialog closes, the focus leaves, or after a second. So Cancel, Approve, Reject, Fork and Start submit
+// the form the person filled in, still connected. Every applied refresh counts up
+// `data-live-renders` on <html>, so tests and people can tell the page is following.
+
+const RETRY_MS = 1000;
+
+/** Whether `region` holds a pending action that a re-render would drop. */
+export function regionBusy(region) {
+  if (region.querySelector("form[data-confirm-pending]")) return true;
+  const active = document.activeElement;
+  if (active && region.contains(active) && active.matches("input, textarea, select")) return true;
+  for (const field of region.querySelectorAll("input:not([type=hidden]), textarea")) {
+    if (field.type === "checkbox" || field.type === "radio") {
+      if (field.checked !== field.defaultChecked) return true;
+    } else if (field.value !== field.defaultValue) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A <details> is known again in the fresh copy by the ids around it, so what a person opened or
+// closed stays so.
+function detailsKey(details) {
+  const owner = details.closest("[data-node-id], [data-run-id], [id]");
+  const ownerKey = owner ? owner.dataset.nodeId ?? owner.dataset.runId ?? owner.id : "";
+  const own = details.dataset.artifact ?? details.dataset.category ?? "";
+  return `${ownerKey}|${details.className}|${own}`;
+}
+
+function detailsCarry(from, to) {
+  const states = new Map([...from.querySelectorAll("details")].map((d) => [detailsKey(d), d.open]));
+  for (const details of to.querySelectorAll("details")) {
+    const open = states.get(detailsKey(details));
+    if (open !== undefined) details.open = open;
+  }
+}
+
+/**
+ * Keep the page's live regions current.
+ *
+ * @param {{url?: string, onApplied?: (page: Document) => boolean | void}} [options]
+ *   `onApplied` runs after each refresh with the fetched page (regions already swapped); it returns
+ *   true when it too left something for later, to be tried again.
+ * @returns {{refresh: () => void}}  `refresh()` fetches the page again (calls close together are one).
+ */
+export function liveRegions({ url = window.location.href, onApplied } = {}) {
+  let timer = null;
+  let inFlight = false;
+  let again = false;
+  let submitting = false;
+
+  // A form on its way to the server: the page is about to be left, nothing more is swapped.
+  window.addEventListener("submit", (event) => {
+    if (!event.defaultPrevented) submitting = true;
+  });
+  document.addEventListener("confirm:closed", () => schedule(0));
+  document.addEventListener("focusout", () => {
+    if (document.querySelector("[data-live-stale]")) schedule(200);
+  });
+
+  function schedule(ms = 400) {
+    clearTimeout(timer);
+    timer = setTimeout(run, ms);
+  }
+
+  function run() {
+    timer = null;
+    if (submitting) return;
+    if (inFlight) {
+      again = true;
+      return;
+    }
+    inFlight = true;
+    fetch(url, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
+      .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
+      .then((html) => apply(new DOMParser().parseFromString(html, "text/html")))
+      .catch(() => {})
+      .finally(() => {
+        inFlight = false;
+        if (again) {
+          again = false;
+          schedule(0);
+        }
+      });
+  }
+
+  function apply(page) {
+    if (submitting) return;
+    let deferred = false;
+    for (const fresh of page.querySelectorAll("[data-live-region][id]")) {
+      const current = document.getElementById(fresh.id);
+      if (!current) continue;
+      if (regionBusy(current)) {
+        current.dataset.liveStale = "true";
+        deferred = true;
+        continue;
+      }
+      detailsCarry(current, fresh);
+      current.replaceWith(document.adoptNode(fresh));
+    }
+    const root = document.documentElement;
+    root.dataset.liveRenders = String(Number(root.dataset.liveRenders || 0) + 1);
+    if (onApplied?.(page)) deferred = true;
+    if (deferred) schedule(RETRY_MS);
+  }
+
+  return { refresh: () => schedule() };
+}
