@@ -4,11 +4,8 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.core.validators import RegexValidator
 
 from graphs.models import Project, Skill, Task, WorkGraphRun
-
-ORG_NODE_PATTERN = r"^[A-Za-z0-9_.-]+$"
 
 
 class LinesField(forms.CharField):
@@ -113,11 +110,8 @@ class RunFilterForm(forms.Form):
 
     project = forms.ChoiceField(required=False)
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *WorkGraphRun.Status.choices])
-    org_node = forms.CharField(
-        label="Org node", required=False, max_length=100,
-        validators=[RegexValidator(ORG_NODE_PATTERN, "An org node's name: letters, digits, _ . -")],
-        widget=forms.TextInput(attrs={"list": "org-nodes", "placeholder": "any", "autocomplete": "off"}),
-    )
+    # The org nodes that worked in the viewer's runs (graphs.reads.runs.run_list_org_nodes).
+    org_node = forms.ChoiceField(label="Org node", required=False)
     created_from = forms.DateField(label="Created from", required=False,
                                    widget=forms.DateInput(attrs={"type": "date"}))
     created_to = forms.DateField(label="Created until", required=False, widget=forms.DateInput(attrs={"type": "date"}))
@@ -128,9 +122,10 @@ class RunFilterForm(forms.Form):
     q = forms.CharField(label="Search", required=False, max_length=200,
                         widget=forms.TextInput(attrs={"type": "search", "placeholder": "task title or node id"}))
 
-    def __init__(self, *args, projects, **kwargs) -> None:
+    def __init__(self, *args, projects, org_nodes, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["project"].choices = [("", "All"), *((project.slug, project.name) for project in projects)]
+        self.fields["org_node"].choices = [("", "Any"), *((name, name) for name in org_nodes)]
 
     def selector_filters(self) -> dict[str, Any]:
         """The filters that cleaned, as ``graphs.reads.runs.runs_for_user`` takes them."""

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 def _listed(client, query: str = "") -> list[str]:
     """The run ids the list shows, in order."""
     html = client.get(f"/runs/{query}").content.decode()
-    return re.findall(r'<tr data-run-id="([0-9a-f-]+)">', html)
+    return re.findall(r'<tr data-run-id="([0-9a-f-]+)"', html)
 
 
 @pytest.fixture
@@ -107,11 +107,46 @@ def test_search_matches_the_task_title_in_any_case(client, project):
     assert _listed(client, "?q=csv+EXPORT") == [str(export.pk)]
 
 
-def test_search_matches_a_node_id_the_run_has_attempted_exactly(client, task):
-    with_node = run_with_attempts(task, nodes=["impl_login", "unit_test"])
+def test_search_matches_a_part_of_a_node_id_the_run_has_attempted_in_any_case(client, task):
+    coder = run_with_attempts(task, nodes=["coder_unit", "review"])
+    unit = run_with_attempts(task, nodes=["unit_test"])
     run_with_attempts(task, nodes=["impl_logout"])
-    assert _listed(client, "?q=impl_login") == [str(with_node.pk)]
-    assert _listed(client, "?q=impl_log") == []
+    assert _listed(client, "?q=coder") == [str(coder.pk)]
+    assert _listed(client, "?q=unit") == [str(unit.pk), str(coder.pk)]
+    assert _listed(client, "?q=Coder_U") == [str(coder.pk)]
+    assert _listed(client, "?q=der_un") == [str(coder.pk)]
+    # A planned node that never ran is not found: the search reads attempts, not manifests.
+    coder.graph_manifest["nodes"].append({"node_id": "planned_only", "depends_on": []})
+    coder.save(update_fields=["graph_manifest"])
+    assert _listed(client, "?q=planned_only") == []
+
+
+def test_a_search_lists_the_attempts_it_matched_each_to_pick_for_a_compare(client, task):
+    run = run_with_attempts(task, nodes=["coder_unit", "review"])
+    attempt = WorkNodeExecution.objects.get(run=run, node_id="coder_unit")
+    html = client.get("/runs/?q=unit").content.decode()
+    assert f'data-pick="attempt" value="{attempt.pk}"' in html and 'data-node-id="coder_unit"' in html
+    assert f'href="/executions/{attempt.pk}/">coder_unit #1</a>' in html
+    assert 'data-pick="attempt" value="' not in client.get("/runs/").content.decode()
+
+
+def test_the_org_node_filter_offers_the_org_nodes_of_the_viewers_runs(client, task, charlie):
+    run_with_attempts(task, nodes=["impl"], org_node="coder")
+    run_with_attempts(task, nodes=["brd"], org_node="planner")
+    run_with_attempts(factories.TaskFactory(), nodes=["x"], org_node="someone_elses")
+    html = client.get("/runs/").content.decode()
+    select = html[html.index('<select name="org_node"'):]
+    select = select[: select.index("</select>")]
+    assert re.findall(r'<option value="([^"]*)"', select) == ["", "coder", "planner"]
+    assert "Select a valid choice" in client.get("/runs/?org_node=someone_elses").content.decode()
+
+
+def test_each_run_can_be_picked_to_compare_and_the_bar_knows_the_compare_pages(client, task):
+    run = run_with_attempts(task, nodes=["a"])
+    html = client.get("/runs/").content.decode()
+    assert f'data-pick="run" value="{run.pk}" data-task-id="{task.pk}"' in html
+    assert 'data-runs-url="/runs/00000000-0000-0000-0000-00000000000a/compare/00000000-0000-0000-0000-00000000000b/"' in html
+    assert 'src="/static/js/runs-list.js"' in html
 
 
 def test_filters_combine_and_the_pager_keeps_them(client, task):
@@ -144,7 +179,7 @@ def test_each_row_shows_its_task_status_progress_times_cost_and_links(client, ta
                started_at=started, finished_at=started + timedelta(minutes=3, seconds=5))
     WorkNodeExecution.objects.filter(run=run, node_id="b").update(status="failed")
     html = client.get("/runs/").content.decode()
-    row = html[html.index(f'<tr data-run-id="{run.pk}">'):]
+    row = html[html.index(f'<tr data-run-id="{run.pk}"'):]
     row = row[: row.index("</tr>")]
     assert f'<a href="/tasks/{task.pk}/">{task.title}</a>' in row
     assert 'data-status="failed">failed</span>' in row

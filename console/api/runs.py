@@ -56,7 +56,8 @@ class RunFilters(InSchema):
     created_to: date | None = Field(None, description="Created on this day or earlier.")
     min_cost: Decimal | None = Field(None, ge=0, max_digits=14, decimal_places=6,
                                      description="Runs whose attempts reported at least this cost in USD, summed.")
-    q: str = Field("", max_length=200, description="In the task's title, or exactly a node id the run has attempted.")
+    q: str = Field("", max_length=200,
+                   description="In the task's title, or in the id of a node the run has attempted (any case).")
     page: int = 1
     page_size: int = Field(25, json_schema_extra={"minimum": 1, "maximum": MAX_PAGE_SIZE})
 

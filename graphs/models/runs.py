@@ -286,7 +286,7 @@ class WorkNodeExecution(models.Model):
             # worked in, and each run's summed cost, all read from the index alone.
             models.Index(fields=["node_id", "run"], name="execution_node_run"),
             # Its search by a part of a node id, in any case (``coder`` finds ``coder_unit``): trigrams of
-            # the id's upper case, as Django's icontains compares. PostgreSQL only (migration 0025); the
+            # the id's upper case, as Django's icontains compares. PostgreSQL only (migration 0026); the
             # embedded SQLite mode scans the index above.
             GinIndex(OpClass(Upper("node_id"), name="gin_trgm_ops"), name="execution_node_trigram"),
             models.Index(fields=["subagent_type", "run"], name="execution_org_node_run"),

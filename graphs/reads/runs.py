@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
-from graphs.models import AttemptChange, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, AttemptChange, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import NO_SPEND, Spend, spend_by_run
 from graphs.runs.facts import ManifestNodeCount, RunProgress, runs_latest_first, runs_progress_counted
 
@@ -46,9 +47,11 @@ def runs_for_user(
       on, both included.
     - ``min_cost_usd``: runs whose attempts' summed ``cost_usd`` is at least that much; a run none of
       whose calls reported a cost has no sum, and is left out.
-    - ``text``: the task's title contains it (in any case), or it is exactly the id of a node with
-      an attempt in the run (a planned node that never ran is not found). Node ids are looked up in
-      the attempts' indexes, never read out of manifests.
+    - ``text``: the task's title contains it, or the id of a node with an attempt in the run contains
+      it (``coder`` and ``unit`` both find ``coder_unit``), in any case; a planned node that never ran
+      is not found. Node ids are looked up in the attempts, never read out of manifests: on PostgreSQL
+      from the trigram index on them (``execution_node_trigram``), which answers a substring as an
+      exact id is answered from a b-tree.
 
     Each filter is a condition of the one query, so a page of the list costs the same whatever the
     number of runs. The manifests are left unread: ``manifest_nodes`` is counted by the database.
@@ -80,12 +83,39 @@ def runs_for_user(
         # Both halves correlated to the run, not a condition across the run and its joined task, for
         # which PostgreSQL would join every run to every task to test it.
         titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
-        runs = runs.filter(Exists(titled) | Exists(attempts.filter(node_id=text)))
+        runs = runs.filter(Exists(titled) | Q(pk__in=_runs_with_node_matching(text)))
     return runs_latest_first(runs)
+
+
+def _runs_with_node_matching(text: str) -> QuerySet[WorkNodeExecution]:
+    """The runs with an attempt of a node whose id contains ``text`` (any case), as one uncorrelated set:
+    PostgreSQL finds the attempts in the trigram index once and hashes their runs, where a subquery
+    correlated to each run would read that run's attempts for every run listed."""
+    return WorkNodeExecution.objects.filter(node_id__icontains=text).order_by().values("run_id")
+
+
+def run_list_org_nodes(user: AbstractBaseUser) -> list[str]:
+    """The org nodes that worked (ran a node or planned) in the runs the user may see, by name: what the
+    runs list's org node filter offers. One query, a distinct read of the (org node, run) index."""
+    visible = WorkGraphRun.objects.filter(task__project__memberships__user=user).values("pk")
+    return list(
+        WorkNodeExecution.objects.filter(run__in=visible).order_by("subagent_type")
+        .values_list("subagent_type", flat=True).distinct()
+    )
 
 
 def _day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
+
+
+@dataclass(frozen=True)
+class MatchedAttempt:
+    """An attempt of a node whose id the list was searched by: one of two attempts to compare."""
+
+    node_exec_id: Any
+    node_id: str
+    attempt: int
+    status: str
 
 
 @dataclass(frozen=True)
@@ -97,18 +127,42 @@ class RunRow:
     spend: Spend
     # How long it ran: start to finish, or so far while it has not finished; None before it starts.
     duration: timedelta | None
+    # Searched by a part of a node id: the run's attempts of the nodes it matches (at most MATCHED_SHOWN).
+    matched: list[MatchedAttempt] = field(default_factory=list)
 
 
-def run_rows(runs: Sequence[WorkGraphRun]) -> list[RunRow]:
-    """The runs (from ``runs_for_user``) with their progress and what they cost: two queries."""
+# A row lists this many of the attempts a search matched; the run's graph has the rest.
+MATCHED_SHOWN = 6
+
+
+def run_rows(runs: Sequence[WorkGraphRun], *, node_text: str = "") -> list[RunRow]:
+    """The runs (from ``runs_for_user``) with their progress and what they cost: two queries; a third
+    with ``node_text``, the attempts of the nodes whose id contains it."""
+    ids = [run.pk for run in runs]
     progress = runs_progress_counted(totals={run.pk: run.manifest_nodes for run in runs})
-    spends = spend_by_run(WorkNodeExecution.objects.filter(run__in=[run.pk for run in runs]))
+    spends = spend_by_run(WorkNodeExecution.objects.filter(run__in=ids))
+    matched = _attempts_matching(ids, node_text) if node_text and ids else {}
     now = timezone.now()
     return [
         RunRow(run=run, progress=progress[run.pk], spend=spends.get(run.pk, NO_SPEND),
-               duration=_run_duration(run, now=now))
+               duration=_run_duration(run, now=now), matched=matched.get(run.pk, []))
         for run in runs
     ]
+
+
+def _attempts_matching(run_ids: list[Any], text: str) -> dict[Any, list[MatchedAttempt]]:
+    rows = (
+        WorkNodeExecution.objects.filter(run__in=run_ids, node_id__icontains=text)
+        .exclude(node_id__startswith=PLANNING_NODE_ID)
+        .order_by("run", "node_id", "attempt")
+        .values_list("run_id", "node_exec_id", "node_id", "attempt", "status")
+    )
+    matched: dict[Any, list[MatchedAttempt]] = defaultdict(list)
+    for run_id, node_exec_id, node_id, attempt, status in rows:
+        if len(matched[run_id]) < MATCHED_SHOWN:
+            matched[run_id].append(MatchedAttempt(node_exec_id=node_exec_id, node_id=node_id, attempt=attempt,
+                                                  status=status))
+    return matched
 
 
 def _run_duration(run: WorkGraphRun, *, now: datetime) -> timedelta | None:

@@ -1,0 +1,41 @@
+// Unit tests of static/js/compare-picks.js: which two picks of the runs list lead to a compare page.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { comparePlan, picksToggled } from "../../static/js/compare-picks.js";
+
+const urls = { runs: "/runs/{a}/compare/{b}/", attempts: "/executions/{a}/compare/{b}/" };
+const run = (id, taskId = "t1") => ({ kind: "run", id, taskId, label: `run ${id}` });
+const attempt = (id, nodeId, taskId = "t1") => ({ kind: "attempt", id, taskId, nodeId, label: `${nodeId} ${id}` });
+
+test("two runs of one task lead to the runs' compare page, in the order they were ticked", () => {
+  assert.equal(comparePlan([run("r1"), run("r2")], urls).href, "/runs/r1/compare/r2/");
+});
+
+test("two attempts of one node lead to the attempts' compare page", () => {
+  assert.equal(comparePlan([attempt("e1", "coder_unit"), attempt("e2", "coder_unit")], urls).href,
+    "/executions/e1/compare/e2/");
+});
+
+test("a pair the compare pages refuse leads nowhere, and says why in words", () => {
+  const cases = [
+    [[run("r1", "t1"), run("r2", "t2")], /two different tasks/],
+    [[attempt("e1", "a"), attempt("e2", "b")], /two different nodes \(a and b\)/],
+    [[run("r1"), attempt("e1", "a")], /not one of each/],
+    [[run("r1"), run("r2"), run("r3")], /3 picked/],
+    [[run("r1")], /tick one more run/],
+    [[], /Tick two runs/],
+  ];
+  for (const [picks, words] of cases) {
+    const plan = comparePlan(picks, urls);
+    assert.equal(plan.href, null);
+    assert.match(plan.said, words);
+  }
+});
+
+test("ticking twice keeps one pick, unticking removes it", () => {
+  let picks = picksToggled([], run("r1"), true);
+  picks = picksToggled(picks, run("r1"), true);
+  assert.deepEqual(picks.map((pick) => pick.id), ["r1"]);
+  assert.deepEqual(picksToggled(picks, run("r1"), false), []);
+});
