@@ -19,5 +19,6 @@ models. Everything above it builds on these.
 - ``retries`` — the transient retry's budget and backoff;
 - ``storable`` — text made safe to store (no NUL, bounded);
 - ``markdown`` — Markdown rendered to sanitized HTML within a time budget;
-- ``text_diffs`` — line diffs of two texts, for the compare pages.
+- ``text_diffs`` — line diffs of two texts, for the compare pages;
+- ``fork_edits`` — a fork's edit of its node's prompt or argv, applied to a copy of the manifest and checked.
 """
