@@ -123,5 +123,8 @@ def test_the_attempt_page_shows_its_classification_escaped(alice, failed_run):
     fetch = WorkNodeExecution.objects.get(run=failed_run, node_id="fetch")
     html = signed_in(alice).get(f"/executions/{fetch.pk}/").content.decode()
     block = html[html.index('<div class="failure" data-category="EnvFailure">'):]
-    assert "confidence 0.60 · rule agent_unreachable" in block[:400]
+    assert "The environment failed, not the work" in block[:400]
+    assert "EnvFailure · likely (confidence 0.60)" in block[:400]
+    technical = html[html.index('id="technical"'):]
+    assert "rule agent_unreachable" in technical[:800]
     assert "<b>down</b>" not in html

@@ -3,6 +3,8 @@ panel shows for it."""
 
 from __future__ import annotations
 
+import json
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -10,10 +12,10 @@ from django.shortcuts import redirect, render
 from console.permissions import execution_for_member
 from console.views.common import diff_shown, pretty_json
 from graphs.domain.attempt_words import attempt_cause_text
-from graphs.domain.failures import FailureClassification
+from graphs.domain.judgment_words import failure_reading, judgment_reading
 from graphs.logs.lines import log_line_summary
 from graphs.logs.store import log_read
-from graphs.models import AttemptChange, ExecutionLogFile
+from graphs.models import AttemptChange, ExecutionLogFile, WorkNodeExecution
 from graphs.reads.executions import execution_detail as execution_detail_read
 from graphs.reads.node_trace import attempt_trace_header
 from graphs.workspaces.worktrees import repository_of
@@ -26,7 +28,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
     execution, _ = execution_for_member(request.user, node_exec_id)
     if execution.is_planning:
         return redirect(f"/runs/{execution.run_id}/planning/#call-{execution.pk}")
-    attempts = execution.run.executions.filter(node_id=execution.node_id).order_by("attempt")
+    attempts = list(execution.run.executions.filter(node_id=execution.node_id).order_by("attempt"))
     log_file = ExecutionLogFile.objects.filter(node_exec=execution).first()
     lines = log_read(log_file=log_file, limit=LOG_LINES_ON_PAGE) if log_file else []
     change = AttemptChange.objects.filter(node_exec=execution).select_related("run__workspace").first()
@@ -38,6 +40,8 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "run": execution.run,
             "task": execution.run.task,
             "attempts": attempts,
+            "latest_attempt": attempts[-1].attempt if attempts else execution.attempt,
+            "finished_statuses": json.dumps(sorted(WorkNodeExecution.FINISHED_STATUSES)),
             "log_file": log_file,
             "lines": [(line, log_line_summary(line)) for line in lines],
             "trace_lines": lines,
@@ -49,7 +53,8 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             or len(lines) >= LOG_LINES_ON_PAGE,
             "input_json": pretty_json(execution.input_payload),
             "judgment_json": pretty_json(execution.judgment_result) if execution.judgment_result else "",
-            "failure": FailureClassification.from_dict(execution.failure),
+            "judgment": judgment_reading(execution.judgment_result),
+            "failure": failure_reading(execution.failure),
             "change": change,
             "diff_shown": diff_shown(change),
             "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,

@@ -16,6 +16,7 @@ models. Everything above it builds on these.
 - ``failure_roles`` — which failed node of a run is a root cause, which failed downstream, which were blocked;
 - ``prompts`` — the texts every agent call is sent: identities, planning, node and judge prompts;
 - ``attempt_words`` — how an attempt's cause and failure read to a person;
+- ``judgment_words`` — how a judgment and a failure classification read: verdict, issues, category in words;
 - ``retries`` — the transient retry's budget and backoff;
 - ``storable`` — text made safe to store (no NUL, bounded);
 - ``markdown`` — Markdown rendered to sanitized HTML within a time budget;

@@ -9,13 +9,15 @@ from django.conf import settings
 
 from graphs.domain import manifest_nodes
 from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason
+from graphs.domain.judgment_words import failure_reading, judgment_reading
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import accounting_of
 
 
 def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
     """One attempt as the DAG's side panel and the API show it: ids, status, timings, its prompt, output
-    and judgment, and every attempt of its node (one query for those)."""
+    and judgment (stored, and as it reads: ``judgment_reading``, ``failure_reading``), the worker that ran
+    it, and every attempt of its node (one query for those)."""
     attempts = (
         WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id=execution.node_id)
         .order_by("attempt")
@@ -38,6 +40,9 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
         "judgment_result": execution.judgment_result,
         "judgment": execution.judgment_result,
         "failure": execution.failure,
+        "judgment_reading": judgment_reading(execution.judgment_result),
+        "failure_reading": failure_reading(execution.failure),
+        "worker": execution.worker,
         "ready_at": execution.ready_at,
         "started_at": execution.started_at,
         "finished_at": execution.finished_at,
@@ -56,6 +61,8 @@ def _attempt_summary(attempt: dict[str, Any]) -> dict[str, Any]:
         "cause_text": attempt_cause_text(attempt["cause"], attempt["cause_node_id"]),
         "reason": attempt_failure_reason(status=attempt["status"], error=attempt["error"],
                                          judgment_result=attempt["judgment_result"]),
+        "judgment_reading": judgment_reading(attempt["judgment_result"]),
+        "failure_reading": failure_reading(attempt["failure"]),
     }
 
 

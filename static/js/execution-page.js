@@ -1,6 +1,6 @@
 // Node execution page: the trace and the raw log, built from the lines the server sent with the page,
 // then kept current from the live log, resumed after the last of those lines.
-import { connectLog } from "./live.js";
+import { connectLog, connectRun } from "./live.js";
 import { logViewerMount } from "./log-viewer.js";
 import { copyButtonBind, traceViewMount } from "./trace-view.js";
 import { diffViewsShow } from "./diff-view.js";
@@ -12,26 +12,79 @@ const list = document.getElementById("log-lines");
 const state = document.getElementById("log-state");
 const statusSlot = document.getElementById("exec-status");
 
-// The attempt's page follows its log: when the engine writes `node_finished` (committed), the status
-// chip changes at once and the parts the server renders from the finished attempt (`data-live-part`:
-// facts, timings, judgment, output, change) are fetched again and swapped in; the trace and the raw
-// log stay, being live already.
+// The attempt's page follows its log and its run: when the engine writes `node_finished` (committed),
+// the status chip changes at once; then, and whenever the run reports a change to this node (a new
+// attempt, a status) or to the run, the parts the server renders (`data-live-part`: status, facts,
+// attempts, judgment, output, change) are fetched again and swapped in. The trace and the raw log stay,
+// being live already. A refresh asked for while one is under way runs once after it, so the page ends
+// on the latest facts.
 function showStatus(line) {
-  if (line.event !== "node_finished" || !line.committed || !statusSlot) return;
-  statusSlot.replaceChildren(statusChip(line.status));
+  if (line.event !== "node_finished" || !line.committed) return;
+  statusSlot?.querySelector(".status")?.replaceWith(statusChip(line.status));
   refreshParts();
 }
 
-async function refreshParts() {
+let refreshing = null;
+let refreshAgain = false;
+
+function refreshParts() {
+  if (refreshing) {
+    refreshAgain = true;
+    return refreshing;
+  }
+  refreshing = partsFetch().finally(() => {
+    refreshing = null;
+    if (refreshAgain) {
+      refreshAgain = false;
+      refreshParts();
+    }
+  });
+  return refreshing;
+}
+
+async function partsFetch() {
   const response = await fetch(window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" });
   if (!response.ok) return;
   const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
   for (const part of fresh.querySelectorAll("[data-live-part]")) {
-    document.querySelector(`[data-live-part="${part.dataset.livePart}"]`)?.replaceWith(document.adoptNode(part));
+    const current = document.querySelector(`[data-live-part="${part.dataset.livePart}"]`);
+    if (!current) continue;
+    // A part the reader unfolded stays unfolded.
+    const open = new Set([...current.querySelectorAll("details[id], details[class]")].filter((d) => d.open).map(detailsKey));
+    for (const details of part.querySelectorAll("details")) if (open.has(detailsKey(details))) details.open = true;
+    current.replaceWith(document.adoptNode(part));
   }
   diffViewsShow(document.getElementById("changes") ?? document);
-  document.body.dataset.attemptFinished = "true";
+  const status = document.querySelector("#exec-status .status")?.dataset.status;
+  if (finishedStatuses.has(status)) document.body.dataset.attemptFinished = "true";
 }
+
+function detailsKey(details) {
+  return details.id || details.className;
+}
+
+const heading = document.getElementById("exec-heading");
+const finishedStatuses = new Set(JSON.parse(heading?.dataset.finishedStatuses || "[]"));
+
+function followRun() {
+  if (!heading?.dataset.runWsUrl) return;
+  const nodeId = heading.dataset.nodeId;
+  connectRun(heading.dataset.runWsUrl, {
+    onSnapshot(snapshot) {
+      const node = (snapshot.nodes ?? []).find((n) => n.node_id === nodeId);
+      const shown = document.querySelector("#exec-status .status")?.dataset.status;
+      const latestShown = document.querySelector("[data-live-part='facts']")?.dataset.latestAttempt;
+      if (node && (String(node.attempt) !== latestShown || (node.node_exec_id === heading.dataset.execId && node.status !== shown))) {
+        refreshParts();
+      }
+    },
+    onEvent(event) {
+      if (event.event === "nodes" && event.nodes.some((n) => n.node_id === nodeId)) refreshParts();
+      else if (event.event === "run_status") refreshParts();
+    },
+  });
+}
+followRun();
 
 const resumeCopy = document.getElementById("resume-copy");
 if (resumeCopy) copyButtonBind(resumeCopy, document.getElementById("resume-command"));
@@ -49,6 +102,7 @@ if (list) {
     search: document.getElementById("log-search"),
     kinds: document.getElementById("log-kinds"),
     count: document.getElementById("log-count"),
+    lines: JSON.parse(document.getElementById("trace-lines").textContent),
   });
   const complete = () => {
     state.textContent = "log complete";

@@ -2,6 +2,9 @@
 // growing as live lines bring new ones), a search that keeps the matching lines and marks the match,
 // a count, and Follow, which keeps the newest line in view until the reader scrolls up or unticks it.
 //
+// Each line's `{}` button unfolds the line's JSON under it, from the lines the page was given or that
+// came live.
+//
 // Lines are agent and engine text: they only ever reach the page as text nodes. A live line costs the
 // same however long the log is — it is drawn, filtered and counted on its own; only a change of filter
 // or search goes over every line, once.
@@ -11,6 +14,16 @@ import { countText, highlightParts, lineFate } from "./log-filter.js";
 const SEARCH_PAUSE_MS = 120;
 // Within this many pixels of the end the reader is still at the newest line: Follow stays on.
 const END_SLACK_PX = 24;
+
+function jsonButton() {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "line-json";
+  button.title = "This line's JSON";
+  button.setAttribute("aria-expanded", "false");
+  button.textContent = "{}";
+  return button;
+}
 
 function lineItem(line) {
   const item = document.createElement("li");
@@ -31,7 +44,7 @@ function lineItem(line) {
   const text = document.createElement("span");
   text.className = "text";
   text.textContent = describeLine(line);
-  item.append(seq, " ", at, " ", event, " ", text);
+  item.append(jsonButton(), " ", seq, " ", at, " ", event, " ", text);
   return item;
 }
 
@@ -44,12 +57,31 @@ function draw(element, text, ranges) {
   }));
 }
 
+/** Unfold or fold the JSON of the line `button` belongs to; `lineOf` finds a line by its seq. */
+function jsonToggle(button, lineOf) {
+  const item = button.closest("li");
+  const open = button.getAttribute("aria-expanded") === "true";
+  button.setAttribute("aria-expanded", String(!open));
+  item.querySelector(":scope > pre.line-json-body")?.remove();
+  if (open) return;
+  const body = document.createElement("pre");
+  body.className = "line-json-body";
+  const line = lineOf(Number(item.dataset.seq));
+  body.textContent = line ? JSON.stringify(line, null, 2) : "(this line is not on the page: download the log)";
+  item.append(body);
+}
+
 /**
  * Make `list` (the page's `<ol>` of lines) a viewer driven by its controls: `follow` (checkbox),
  * `search` (input), `kinds` (the element the kind checkboxes go in) and `count` (where the count is
- * written). Returns `add(line)`, for each live line.
+ * written); `lines` are the lines already drawn in it. Returns `add(line)`, for each live line.
  */
-export function logViewerMount({ list, follow, search, kinds, count }) {
+export function logViewerMount({ list, follow, search, kinds, count, lines = [] }) {
+  const bySeq = new Map(lines.map((line) => [line.seq, line]));
+  list.addEventListener("click", (event) => {
+    const button = event.target.closest?.("button.line-json");
+    if (button) jsonToggle(button, (seq) => bySeq.get(seq));
+  });
   const filter = { hiddenKinds: new Set(), query: "" };
   const entries = [];
   const kindTallies = new Map();
@@ -142,6 +174,7 @@ export function logViewerMount({ list, follow, search, kinds, count }) {
 
   return {
     add(line) {
+      bySeq.set(line.seq, line);
       const item = lineItem(line);
       list.append(item);
       const fate = place(track(item));

@@ -1,9 +1,10 @@
 // Run graph page: the DAG (or "as it ran" timeline), live over /ws/runs/<id>/, with a side panel.
-import { connectLog, connectRun } from "./live.js";
+import { connectRun } from "./live.js";
 import { createRunGraph } from "./dag/run-graph.js";
 import { spendSummary, spendTotal } from "./spend.js";
 import { diffViewsShow } from "./diff-view.js";
 import { statusChip } from "./status-chip.js";
+import { nodePanelMount } from "./node-panel.js";
 
 diffViewsShow();
 
@@ -16,28 +17,22 @@ const progressEl = document.getElementById("run-progress");
 const spendEl = document.getElementById("run-spend");
 const stoppedEl = document.getElementById("run-stopped");
 const spend = spendTotal();
-let panelLog = null;
 let latestData = null;
+// The run statuses after which nothing more happens (graphs.models.WorkGraphRun.FINISHED_STATUSES).
+const RUN_FINISHED = ["planning_failed", "succeeded", "failed", "rejected", "cancelled"];
+let runStatus = statusEl.querySelector(".status")?.dataset.status ?? "";
+// Each node's latest attempt as the page last heard it (graph.json, then the run's snapshots and
+// events): the side panel opens on it, so a node that started since the page loaded opens running.
+const latest = new Map();
 
-/** A failed attempt's classification, as text only: its evidence quotes what the attempt printed. */
-function failureBlock(failure) {
-  const block = el("div", { class: "failure", "data-category": failure.category });
-  block.append(el("p", {}, `${failure.category} · confidence ${failure.confidence.toFixed(2)}`));
-  const evidence = el("ul", { class: "evidence" });
-  for (const line of failure.evidence) evidence.append(el("li", {}, line));
-  block.append(evidence);
-  if (failure.note) block.append(el("p", { class: "muted small" }, failure.note));
-  return block;
-}
-
-function el(tag, attrs = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  if (text) node.textContent = text;
-  return node;
+function latestHeard(state) {
+  const known = latest.get(state.node_id);
+  if (known && known.attempt > state.attempt) return;
+  latest.set(state.node_id, { node_exec_id: state.node_exec_id, status: state.status, attempt: state.attempt });
 }
 
 function setRunStatus(status) {
+  runStatus = status;
   statusEl.replaceChildren(statusChip(status));
   // The run's controls (Start, Approve / Reject, Cancel) show only while they apply.
   for (const control of document.querySelectorAll("[data-show-when]")) {
@@ -49,6 +44,7 @@ function setRunStatus(status) {
 const forkForm = document.getElementById("fork-form");
 
 function forkControl(nodeId) {
+  if (!forkForm) return null;
   const form = forkForm.cloneNode(true);
   form.removeAttribute("id");
   form.hidden = false;
@@ -75,90 +71,34 @@ async function fetchGraph() {
   const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin" });
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
   latestData = await response.json();
+  for (const attempt of latestData.attempts) latestHeard(attempt);
   addSpend(latestData.attempts);
   showStopped(latestData.run);
   return latestData;
 }
 
-function section(title, content, open = false) {
-  const details = el("details");
-  if (open) details.open = true;
-  details.append(el("summary", {}, title), content);
-  return details;
-}
+const nodePanel = nodePanelMount({
+  panel,
+  title: panelTitle,
+  body: panelBody,
+  latestOf(nodeId) {
+    const node = latestData?.nodes.find((n) => n.node_id === nodeId);
+    if (!node) return null;
+    const heard = latest.get(nodeId);
+    return { label: node.label, node_exec_id: heard?.node_exec_id ?? null, status: heard?.status ?? null };
+  },
+  runStatus: () => runStatus,
+  attemptFinished: (status) => Boolean(latestData?.statuses.finished.includes(status)),
+  runFinished: (status) => RUN_FINISHED.includes(status),
+  forkControl,
+});
 
-
-// One attempt of the node: its status, what caused it, and for a failed one why, with its judgment.
-function attemptItem(attempt, current) {
-  const item = el("li", { "data-attempt": String(attempt.attempt) });
-  if (attempt.node_exec_id === current) item.classList.add("current");
-  item.append(el("a", { href: `/executions/${attempt.node_exec_id}/` }, `attempt ${attempt.attempt}`),
-    " ", statusChip(attempt.status),
-    " ", el("span", { class: "muted" }, attempt.cause_text));
-  if (attempt.node_exec_id !== current) {
-    item.append(" ", el("a", { class: "small", href: `/executions/${attempt.node_exec_id}/compare/${current}/` }, "compare with latest"));
-  }
-  if (attempt.failure) item.append(" ", el("span", { class: "tag", "data-category": attempt.failure.category }, attempt.failure.category));
-  if (attempt.reason) item.append(el("p", { class: "error small reason" }, attempt.reason));
-  if (attempt.judgment_result) {
-    item.append(section("Judgment", el("pre", { class: "output" }, JSON.stringify(attempt.judgment_result, null, 2))));
-  }
-  return item;
-}
-
-async function openPanel(nodeId) {
-  const node = latestData?.nodes.find((n) => n.node_id === nodeId);
-  panel.hidden = false;
-  panelLog?.close();
-  panelLog = null;
-  if (!node) {
-    panelTitle.textContent = nodeId;
-    panelBody.replaceChildren(el("p", { class: "muted" }, "This run has no such node."));
-    return;
-  }
-  panelTitle.textContent = node.label;
-  if (!node.latest_exec_id) {
-    panelBody.replaceChildren(el("p", { class: "muted" }, "This node has not started yet."));
-    return;
-  }
-  const response = await fetch(`/executions/${node.latest_exec_id}/detail.json`, { credentials: "same-origin" });
-  if (!response.ok) {
-    panelBody.replaceChildren(el("p", { class: "error" }, "Could not load this node."));
-    return;
-  }
-  const detail = await response.json();
-  const facts = el("p");
-  facts.append(
-    statusChip(detail.status), " ",
-    el("span", { class: "muted" }, `${detail.org_node || ""} · attempt ${detail.attempt} · ${detail.cause_text}`),
-  );
-  const attempts = el("ol", { class: "attempts" });
-  for (const attempt of detail.attempts) attempts.append(attemptItem(attempt, detail.node_exec_id));
-  const log = el("ol", { class: "log-lines" });
-  const finished = new Set(latestData.statuses.finished).has(detail.status);
-  const parts = [facts];
-  if (forkForm && !detail.is_planning) parts.push(forkControl(detail.node_id));
-  if (detail.failure) parts.push(failureBlock(detail.failure));
-  parts.push(el("h3", {}, "Attempts"), attempts);
-  parts.push(section("Output", el("pre", { class: "output" }, detail.output || (finished ? "(no output)" : "(no output yet)")), true));
-  parts.push(section("Prompt", el("pre", { class: "output" }, detail.prompt || "(not built yet)")));
-  const page = detail.is_planning ? `/runs/${detail.run_id}/planning/#call-${detail.node_exec_id}` : `/executions/${detail.node_exec_id}/`;
-  parts.push(el("h3", {}, "Live log"), log,
-    el("a", { href: page }, detail.is_planning ? "Open the planning inspector →" : "Open the node page →"));
-  panelBody.replaceChildren(...parts);
-  panelLog = connectLog(`/ws/node-executions/${detail.node_exec_id}/log/?after=0`, {
-    onLine(line) {
-      const text = line.text ?? line.message ?? line.status ?? "";
-      log.append(el("li", {}, `${line.seq} ${(line.ts || "").slice(11, 23)} ${line.event} ${text}`));
-      log.scrollTop = log.scrollHeight;
-    },
-  });
+function openPanel(nodeId) {
+  return nodePanel.open(nodeId);
 }
 
 function closePanel() {
-  panel.hidden = true;
-  panelLog?.close();
-  panelLog = null;
+  nodePanel.close();
 }
 
 // The selected node and the view live in the URL (?node=…&view=timeline): a node can be linked, and
@@ -224,11 +164,17 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       if (snapshot.progress) progressEl.textContent = snapshot.progress.summary;
       snapshots += 1;
       if (snapshots > 1) await graph.append(await fetchGraph());
+      for (const node of snapshot.nodes ?? []) latestHeard(node);
       graph.updateNodes(snapshot.nodes ?? []);
+      // The panel may have missed what this snapshot catches up on: it checks against the server.
+      if (snapshots > 1) nodePanel.runChanged();
+      else nodePanel.nodesChanged(snapshot.nodes ?? []);
     },
     async onEvent(event) {
       if (event.event === "nodes") {
+        for (const node of event.nodes) latestHeard(node);
         graph.updateNodes(event.nodes);
+        nodePanel.nodesChanged(event.nodes);
         addSpend(event.nodes);
         if (event.nodes.some((n) => n.cause === "loop_back" || n.cause === "dynamic_loop_back")) {
           await graph.append(await fetchGraph());
@@ -238,6 +184,7 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       } else if (event.event === "run_status") {
         setRunStatus(event.status);
         showStopped(event);
+        nodePanel.runChanged();
       } else if (event.event === "run_stopping") {
         showStopped(event);
       } else if (event.event === "progress") {

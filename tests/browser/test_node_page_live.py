@@ -32,7 +32,9 @@ def test_the_node_page_follows_its_attempt_to_the_end(chromium, slow_console_ser
     attempt.refresh_from_db()
     assert page.locator("#output pre").inner_text().strip() == attempt.output_payload["text"].strip()
     assert page.locator("#judgment").is_visible()
-    assert '"ok": true' in page.locator("#judgment pre").inner_text()
+    assert page.locator("#judgment .verdict").inner_text() == "pass"
+    page.click("#judgment details.raw summary")
+    assert '"ok": true' in page.locator("#judgment details.raw pre").inner_text()
     finished = page.locator(".facts dt:has-text('Finished') + dd time")
     assert finished.get_attribute("datetime").startswith(attempt.finished_at.strftime("%Y-%m-%dT%H:%M:%S"))
     assert page.locator(".page-tabs a[href='#judgment']").is_visible()
