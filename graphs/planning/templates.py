@@ -140,13 +140,30 @@ def template_answer_adapt(
     if result.extracted.get("edges"):
         result.warnings.append("edges in the answer are ignored: dependencies come from depends_on")
     registry = tool_registry()
-    nodes = []
+    nodes, stand_ins = [], []
     for index, raw in enumerate(result.extracted["nodes"]):
         node = _worker_node(raw, index=index, guide=guide, registry=registry, result=result)
         if node is not None:
             nodes.append(node)
+            stand_ins.append(node)
+        elif (stand_in := _stand_in(raw)) is not None:
+            stand_ins.append(stand_in)
     if result.errors:
+        # The graph's own problems (unknown or circular dependencies, depth) go into the same repair
+        # request as the nodes' problems, not into a second one after those are fixed.
+        graph_errors = _graph_checked(stand_ins, existing_graph, result=TemplateAdaptation())
+        result.errors.extend(error for error in graph_errors if error not in result.errors)
         return result
+    errors = _graph_checked(nodes, existing_graph, result=result)
+    if errors:
+        result.errors = errors
+    return result
+
+
+def _graph_checked(
+    nodes: list[dict[str, Any]], existing_graph: Mapping[str, Sequence[str]], *, result: TemplateAdaptation
+) -> list[str]:
+    """Normalize and validate ``nodes`` as a manifest, setting ``result.manifest``; the errors, if any."""
     try:
         manifest, result.notes = manifest_lib.normalize_graph_manifest_with_notes(
             {"nodes": nodes, "edges": []}, existing_graph
@@ -156,10 +173,20 @@ def template_answer_adapt(
             max_nodes=settings.WORKGRAPH_MAX_NODES - len(existing_graph), max_depth=template_max_depth(),
         )
     except manifest_lib.ManifestError as error:
-        result.errors = list(error.errors)
-        return result
+        return list(error.errors)
     result.manifest = manifest
-    return result
+    return []
+
+
+def _stand_in(raw: Any) -> dict[str, Any] | None:
+    """A rejected answer node reduced to its id and dependencies, so the graph can still be checked."""
+    node_id = raw.get("node_id") if isinstance(raw, dict) else None
+    if not (isinstance(node_id, str) and node_id.strip()):
+        return None
+    depends_on = raw.get("depends_on", [])
+    depends_on = depends_on if isinstance(depends_on, list) and all(isinstance(d, str) for d in depends_on) else []
+    return {"node_id": node_id, "node_type": GENERIC_WORKER, "task_prompt": "(rejected node)", "depends_on": depends_on,
+            "allowed_tools": [], "required_evidence": [], "required_for_completion": True}
 
 
 def template_fallback_manifest(
