@@ -167,3 +167,20 @@ def test_the_compare_page_of_the_fork_and_its_source_shows_the_edit(alice, finis
             '<td class="number">1</td><td class="text new">Check the export.</td></tr>') in section
     other = planned_run(finished.task, {"nodes": [node("check")], "edges": []}, status="succeeded")
     assert 'id="fork-edit"' not in page_of(client.get(f"/runs/{other.run_id}/compare/{fork.run_id}/"))
+
+
+def test_a_reviewer_who_may_not_start_runs_is_told_approving_the_edit_starts_the_fork(
+    alice, bob, project, finished, inline_executor
+):
+    project.require_plan_approval = True
+    project.save(update_fields=["require_plan_approval"])
+    signed_in(alice).post(url(finished), {"node_id": "check", "prompt": "Check twice."})
+    fork = WorkGraphRun.objects.exclude(pk=finished.pk).get()
+    reviewer = signed_in(bob)
+
+    assert 'data-action="approve">Approve and run</button>' in page_of(reviewer.get(f"/runs/{fork.run_id}/planning/"))
+    answer = reviewer.post(f"/runs/{fork.run_id}/approve/", {"comment": "ok"}, follow=True)
+
+    assert "Plan approved; the run has started." in page_of(answer)
+    inline_executor.drain()
+    assert WorkGraphRun.objects.get(pk=fork.pk).is_finished()

@@ -115,7 +115,7 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
 
     if append:
         success = f"Approved {append}: its nodes go on with the run."
-    elif start or run.pipeline:
+    elif start or run.pipeline or run.fork_edit:
         success = "Plan approved; the run has started."
     else:
         success = "Plan approved. A lead starts the run."
