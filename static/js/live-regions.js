@@ -104,7 +104,7 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
         continue;
       }
       detailsCarry(current, fresh);
-      current.replaceWith(document.adoptNode(fresh));
+      current.replaceWith(document.importNode(fresh, true));
     }
     const root = document.documentElement;
     root.dataset.liveRenders = String(Number(root.dataset.liveRenders || 0) + 1);

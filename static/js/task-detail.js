@@ -32,7 +32,7 @@ function runsSwap(fresh) {
       runsEl.dataset.liveStale = "true";
       return true;
     }
-    runsEl.replaceChildren(...[...fresh.childNodes].map((child) => document.adoptNode(child)));
+    runsEl.replaceChildren(...[...fresh.childNodes].map((child) => document.importNode(child, true)));
     delete runsEl.dataset.liveStale;
   }
   runsEl.dataset.liveRuns = fresh.dataset.liveRuns || "";
