@@ -10,7 +10,7 @@ import json
 import pytest
 
 from graphs.domain.fork_edits import ForkEditError
-from graphs.engine import run_start
+from graphs.engine import run_cancel, run_start
 from graphs.engine.fork_edits import run_fork_edited
 from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.errors import InvalidTransitionError
@@ -176,3 +176,18 @@ def test_a_rejected_edit_ends_the_fork_rejected_without_running_it(
     assert (fork.status, fork.review_decision) == ("rejected", "rejected")
     assert scripted_runner.node_calls() == []
     assert fork.fork_edit["after"] == "Skip the checks."
+
+
+@pytest.mark.django_db
+def test_an_edited_fork_waiting_for_a_reviewer_can_be_cancelled(
+    task, alice, approval_required, scripted_runner, inline_executor
+):
+    run = finished(task, chain(), inline_executor)
+    fork = run_fork_edited(run=run, node_id="check", prompt="Check it twice.", by=alice)
+
+    run_cancel(run=fork)
+    inline_executor.drain()
+    fork.refresh_from_db()
+
+    assert fork.status == "cancelled"
+    assert set(latest(fork)[n].status for n in ("check", "ship")) == {"cancelled"}
