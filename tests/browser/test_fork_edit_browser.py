@@ -9,12 +9,20 @@ import time
 import pytest
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
 from tests.graphs import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EDIT = "Check the CSV export only, and list what you ran."
+
+
+def no_sideways_scroll(page) -> None:
+    """The page at a phone's width scrolls only down; the viewport is set back after."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    overflow = page.evaluate(OVERFLOW)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert overflow["scroll"] <= 0, overflow
 
 
 def fork_finished(source: WorkGraphRun, *, timeout: float = 30.0) -> WorkGraphRun:
@@ -58,6 +66,7 @@ def test_a_lead_edits_a_nodes_prompt_the_fork_runs_it_and_compare_shows_the_diff
 
     page.locator("textarea[name=prompt]").fill(EDIT)
     page.screenshot(path=str(ARTIFACTS / "fork-edit.png"), full_page=True)
+    no_sideways_scroll(page)
     page.locator("#fork-edit-form button[type=submit]").click()
     page.wait_for_url(lambda url: "/fork/" not in url and f"/runs/{finished.run_id}/" not in url)
 
@@ -74,3 +83,4 @@ def test_a_lead_edits_a_nodes_prompt_the_fork_runs_it_and_compare_shows_the_diff
     assert changed.locator("td.old").inner_text() == "Check everything."
     assert changed.locator("td.new").inner_text() == EDIT
     page.screenshot(path=str(ARTIFACTS / "fork-edit-compare.png"), full_page=True)
+    no_sideways_scroll(page)
