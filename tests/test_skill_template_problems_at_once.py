@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from graphs.models import Skill
+from graphs.skills.revisions import skill_save
 from graphs.skills.templates import team_template_parse
+from tests.clients import signed_in
 
 
 def body_with(template: dict) -> str:
@@ -65,3 +70,18 @@ def test_a_chain_without_a_circle_is_no_error():
     ]}
     parsed = team_template_parse(body_with(template))
     assert parsed.template == template and parsed.warnings == []
+
+
+@pytest.mark.django_db
+def test_the_editor_says_whether_the_template_is_used_above_its_problems_or_notes(dana):
+    broken = Skill(skill_id="broken", name="Broken", owner_org_node="planner")
+    skill_save(skill=broken, body=body_with({"version": 2, "nodes": [{"node_id": "a"}]}), author=dana)
+    noted = Skill(skill_id="noted", name="Noted", owner_org_node="planner")
+    skill_save(skill=noted, body=body_with({"version": 1, "nodes": [{"node_id": "a", "task": "A", "hue": 1}]}),
+               author=dana)
+    client = signed_in(dana)
+
+    for url in ("/skills/broken/edit/", "/skills/broken/"):
+        assert "2 problems: the team template is not used until they are fixed." in client.get(url).content.decode()
+    assert "1 note: planning uses the template and leaves out what it names." in client.get(
+        "/skills/noted/edit/").content.decode()

@@ -3,6 +3,14 @@
 // exactly what the skill page will show; nothing is rendered in the browser.
 
 const form = document.querySelector("[data-skill-editor]");
+
+// The same words as templates/skills/_template_panel.html: notes leave the template usable, problems do not.
+const templateSummary = (count, usable) => {
+  const one = count === 1;
+  return usable
+    ? `${count} note${one ? "" : "s"}: planning uses the template and leaves out what ${one ? "it names" : "they name"}.`
+    : `${count} problem${one ? "" : "s"}: the team template is not used until ${one ? "it is" : "they are"} fixed.`;
+};
 const PAUSE_MS = 300;
 
 if (form) {
@@ -13,6 +21,7 @@ if (form) {
   const warnings = document.getElementById("template-warnings");
   const none = document.getElementById("template-none");
   const json = document.getElementById("template-json");
+  const summary = document.getElementById("template-summary");
   let timer = null;
   let inFlight = null;
 
@@ -21,6 +30,8 @@ if (form) {
       ...data.warnings.map((text) => Object.assign(document.createElement("li"), { textContent: text })),
     );
     warnings.hidden = data.warnings.length === 0;
+    summary.textContent = templateSummary(data.warnings.length, Boolean(data.template_json));
+    summary.hidden = data.warnings.length === 0;
     json.textContent = data.template_json;
     json.hidden = !data.template_json;
     none.hidden = Boolean(data.template_json) || data.warnings.length > 0;

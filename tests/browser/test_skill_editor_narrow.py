@@ -31,5 +31,13 @@ def test_the_skill_editor_fits_a_phone_without_sideways_scroll(chromium, console
 
     page.fill("textarea[name=body]", LONG_LINE_BODY)
     page.locator("#template-warnings li").first.wait_for(state="visible")
+    assert page.locator("#template-summary").inner_text() == (
+        "1 note: planning uses the template and leaves out what it names."
+    )
     page.screenshot(path=str(ARTIFACTS / f"skill-editor-390-{scheme}.png"), full_page=True)
     assert page.evaluate(OVERFLOW) == {"scroll": 0, "wide": []}
+
+    page.fill("input[name=note]", "a long line")
+    page.click("#save-skill")
+    page.wait_for_url("**/skills/sourced-research/")
+    assert page.evaluate(OVERFLOW)["scroll"] == 0, "the skill's page fits too"
