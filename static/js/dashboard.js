@@ -1,0 +1,55 @@
+// Dashboard: "Runs in flight" and the recent tasks follow the runs over /ws/runs/<id>/, without a reload.
+// A listed run's status chip changes as its run_status events come; a run that ends, or any status
+// change, fetches the page again and swaps in both lists (live-regions.js), so an ended run leaves
+// "Runs in flight" and its task reads its new status. A run started elsewhere has no socket here yet:
+// the page is fetched again every RESCAN_MS while it is shown, and its new runs are followed from then.
+import { connectRun } from "./live.js";
+import { liveRegions } from "./live-regions.js";
+import { statusChipSet } from "./status-chip.js";
+
+const RESCAN_MS = 15_000;
+const FINISHED = new Set(["planning_failed", "succeeded", "failed", "rejected", "cancelled"]);
+const followed = new Map();
+
+const regions = liveRegions({ onApplied: followListed });
+
+function chipOf(runId) {
+  return document.querySelector(`#in-flight [data-run-id="${CSS.escape(runId)}"] .status`);
+}
+
+function moved(runId, status) {
+  const chip = chipOf(runId);
+  if (chip && chip.dataset.status !== status) {
+    statusChipSet(chip, status);
+    regions.refresh();
+  } else if (!chip || FINISHED.has(status)) {
+    regions.refresh();
+  }
+  if (FINISHED.has(status)) {
+    followed.get(runId)?.close();
+    followed.delete(runId);
+  }
+}
+
+function followListed() {
+  const listed = new Set([...document.querySelectorAll("#in-flight [data-run-id]")].map((row) => row.dataset.runId));
+  for (const [runId, connection] of followed) {
+    if (listed.has(runId)) continue;
+    connection.close();
+    followed.delete(runId);
+  }
+  for (const runId of listed) {
+    if (followed.has(runId)) continue;
+    followed.set(runId, connectRun(`/ws/runs/${runId}/`, {
+      onSnapshot: (snapshot) => moved(runId, snapshot.status),
+      onEvent(event) {
+        if (event.event === "run_status") moved(runId, event.status);
+      },
+    }));
+  }
+}
+
+followListed();
+setInterval(() => {
+  if (document.visibilityState === "visible") regions.refresh();
+}, RESCAN_MS);
