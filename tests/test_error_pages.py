@@ -38,6 +38,9 @@ def assert_console_page(response, status: int) -> str:
         (f"/executions/{UNKNOWN}/", "/runs/"),
         ("/skills/no-such-skill/", "/skills/"),
         ("/skills/no-such-skill/edit/", "/skills/"),
+        (f"/runs/{UNKNOWN}/compare/{UNKNOWN}/", "/runs/"),
+        (f"/executions/{UNKNOWN}/compare/{UNKNOWN}/", "/runs/"),
+        ("/projects/no-such-project/", "/"),
     ],
 )
 def test_an_unknown_id_gets_the_consoles_404_page_with_a_way_back(settings, alice, dana, debug, url, way_back):
@@ -58,7 +61,9 @@ def test_an_unmatched_url_gets_the_consoles_404_page_outside_debug(alice):
     assert 'href="/" id="way-back"' in page
 
 
-def test_a_forbidden_page_gets_the_consoles_403_page(alice):
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_forbidden_page_gets_the_consoles_403_page(settings, alice, debug):
+    settings.DEBUG = debug
     page = assert_console_page(signed_in(alice).get("/skills/"), 403)
     assert "Not allowed" in page
 
