@@ -41,6 +41,11 @@ class Project(models.Model):
         default=False,
         help_text="Ask the judge agent to classify a failed attempt that the deterministic rules leave Unknown.",
     )
+    agent = models.CharField(
+        max_length=100, blank=True,
+        help_text="The agent runner this project's calls use (offline, claude, openai, codex or one registered in"
+                  " WORKGRAPH_AGENT_RUNNERS). Empty: the console's WORKGRAPH_AGENT.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
