@@ -15,7 +15,8 @@ modules, each with one reason to change:
 - ``external`` — nodes done outside the engine: their wait for a report, and its deadline;
 - ``recovery`` — cancel, fork, and the reaper of lost work (``fork_edits``: a fork with its node's prompt or
   argv edited);
-- ``pipeline`` — the planner → coder → validator stages, and planning on request;
+- ``pipeline`` — the planner → coder → validator stages, and planning on request (``next_run``: a task's
+  next run, its imported DAG spec again or else the pipeline);
 - ``jobs`` — the typed submitters of the engine's background jobs; ``JOB_HANDLERS`` maps them to
   their handlers, installed at start-up.
 """

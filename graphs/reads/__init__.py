@@ -7,6 +7,8 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
   acceptance criteria a task's cases cover;
 - ``runs`` — the run lists: runs in flight, the runs page and its filters, a run branch's changed files;
 - ``todo_tree`` — the task page's to-do tree, and a run's failed attempts by category;
+- ``task_runs`` — the task page's facts across its runs: each run's artifacts, the Outcome and its run, the
+  last verdict an earlier run reached, why no new run can be made now;
 - ``graph`` — a run's graph for the visualizer (``graph.json``), and its nodes' failure roles;
 - ``executions`` — one attempt, one planning call, and the commands a run's plan runs, as pages show them;
 - ``live`` — the live consumers' reads: where an attempt's log stands, a run's fingerprint and snapshot;
