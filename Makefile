@@ -39,8 +39,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $@
 
+# The lockfile also pins the Claude Code CLI the tests run for real: its postinstall puts the native
+# binary of this platform at node_modules/.bin/claude, and the version check fails the step if it did not.
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	node_modules/.bin/claude --version >/dev/null
 	mkdir -p node_modules && touch $@
 
 run: export DEBUG ?= 1
