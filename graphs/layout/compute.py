@@ -41,10 +41,14 @@ class LayoutComputed:
     total_ms: int
 
 
-def layout_input(graph: Mapping[str, Any]) -> dict[str, Any]:
+def layout_input(graph: Mapping[str, Any], *, direction: str = "auto") -> dict[str, Any]:
     """What the page's placement reads of a graph.json payload (``graph``): each node's id, kind, org
-    node and dependencies, and each edge's ends and type, in payload order (order decides placement)."""
+    node and dependencies, and each edge's ends and type, in payload order (order decides placement);
+    and the flow ``direction`` asked for ("DOWN", "RIGHT", or "auto": the one the page picks on a
+    desktop's stage, REFERENCE_CANVAS in static/js/dag/legibility.js). The direction is part of the
+    digest: a layout flowing one way is never served for the other."""
     return {
+        "direction": direction,
         "nodes": [
             {"node_id": node["node_id"], "kind": node["kind"], "org_node": node.get("org_node") or "",
              "depends_on": list(node.get("depends_on") or [])}
@@ -122,6 +126,8 @@ def _layout_checked(layout: Any, drawing: Mapping[str, Any]) -> dict[str, Any]:
         source, target, points = entry
         if not isinstance(source, str) or not isinstance(target, str) or not all(_finite(v) for v in points):
             raise ValueError("a route is not [from, to, [numbers]]")
+    if layout.get("direction") not in ("DOWN", "RIGHT"):
+        raise ValueError("the direction must be DOWN or RIGHT")
     for band in layout["bands"]:
         if not all(_finite(band[name]) for name in ("x", "y", "w", "h")) or not isinstance(band["label"], str):
             raise ValueError("a band is not {x, y, w, h, label}")

@@ -2,13 +2,16 @@
 // the same elkjs build, run once per graph by graphs/layout/compute.py so a first visit paints ELK's drawing
 // without laying it out.
 //
-// stdin:  {"graph": {"nodes": [...], "edges": [...]}, "previous": <layoutToJSON> | null}
+// stdin:  {"graph": {"nodes": [...], "edges": [...], "direction": "auto" | "DOWN" | "RIGHT"},
+//          "previous": <layoutToJSON> | null}
 //         (graph.json's shape, cut to what placement reads; see layouts.layout_input)
 // stdout: {"layout": <layoutToJSON>, "ms": <ELK and placement time>}
 // Any failure exits non-zero with the reason on stderr.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
+import { REFERENCE_CANVAS, chooseDirection } from "../../static/js/dag/legibility.js";
+import { planExtents } from "../../static/js/dag/layout-sketch.js";
 import { layoutFromJSON, layoutPlace, layoutPlan, layoutToJSON } from "../../static/js/dag/layout.js";
 import { modelFromPayload } from "../../static/js/dag/model.js";
 
@@ -43,5 +46,10 @@ const request = JSON.parse(readFileSync(0, "utf8"));
 const started = performance.now();
 const model = modelFromPayload({ run: {}, ...request.graph });
 const previous = request.previous ? layoutFromJSON(request.previous) : null;
-const layout = await layoutPlace({ plan: layoutPlan({ model, previous }), client });
+// "auto": the direction the page picks for a graph on a desktop's stage (an append keeps previous's).
+let direction = request.graph.direction;
+if (direction !== "DOWN" && direction !== "RIGHT") {
+  direction = chooseDirection(planExtents(layoutPlan({ model, previous: null })), REFERENCE_CANVAS.w, REFERENCE_CANVAS.h);
+}
+const layout = await layoutPlace({ plan: layoutPlan({ model, previous, direction }), client });
 process.stdout.write(JSON.stringify({ layout: layoutToJSON(layout), ms: Math.round(performance.now() - started) }));

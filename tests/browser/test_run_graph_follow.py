@@ -16,6 +16,8 @@ from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
 from tests.graphs import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
+# A window tall enough for the appended graphs here to fit whole with legible names.
+TALL = 1700
 
 def _chain(prefix: str, length: int, after: str | None = None) -> list[dict]:
     nodes = []
@@ -40,12 +42,13 @@ def _box_count(page) -> int:
 def test_appended_nodes_come_into_view_while_the_user_has_not_moved_the_drawing(chromium, console_server, alice, task):
     first = _chain("plan", 2)
     run = planned_run(task, {"nodes": first, "edges": edges_for(first)})
-    page = chromium.new_page(viewport={"width": 1200, "height": 800})
+    # Tall enough for the grown graph to fit whole at a legible zoom (legibility comes before the whole).
+    page = chromium.new_page(viewport={"width": 1200, "height": TALL})
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
     page.wait_for_selector("#dag[data-placed='true']")
 
-    for stage, length in (("code", 6), ("check", 6)):
+    for stage, length in (("code", 4), ("check", 4)):
         _append(run, _chain(stage, length, after="plan1"))
         expected = _box_count(page) + length
         page.wait_for_function(f"() => document.querySelectorAll('#dag .dag-box[data-node-id]').length >= {expected}")
@@ -57,7 +60,7 @@ def test_appended_nodes_come_into_view_while_the_user_has_not_moved_the_drawing(
 def test_a_user_who_zoomed_keeps_the_view_and_is_told_of_new_nodes(chromium, console_server, alice, task):
     first = _chain("plan", 2)
     run = planned_run(task, {"nodes": first, "edges": edges_for(first)})
-    page = chromium.new_page(viewport={"width": 1200, "height": 800})
+    page = chromium.new_page(viewport={"width": 1200, "height": TALL})
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
     page.wait_for_selector("#dag[data-placed='true']")
@@ -65,10 +68,10 @@ def test_a_user_who_zoomed_keeps_the_view_and_is_told_of_new_nodes(chromium, con
     page.click(".dag-toolbar button[aria-label='Zoom in']")
     zoomed = page.locator("#dag .dag-box[data-node-id='plan0']").bounding_box()
 
-    _append(run, _chain("code", 12, after="plan1"))
+    _append(run, _chain("code", 6, after="plan1"))
     hint = page.locator(".dag-new-nodes")
     hint.wait_for(state="visible")
-    assert hint.inner_text() == "12 new nodes · fit"
+    assert hint.inner_text() == "6 new nodes · fit"
     assert page.locator("#dag .dag-box[data-node-id='plan0']").bounding_box() == zoomed, "the view moved"
 
     hint.click()

@@ -119,11 +119,14 @@ def test_with_no_node_on_the_server_the_page_lays_out_what_the_server_would_have
     page.wait_for_selector("#dag[data-placed='true']")
     assert page.evaluate(WORKER_LOADED)
     # The page caches what it laid out once it is idle: the positions ELK gave it, to compare.
-    key = f"dag-layout:v2:{run.run_id}"
-    page.wait_for_function(f"() => localStorage.getItem({json.dumps(key)}) !== null")
-    browser = json.loads(page.evaluate(f"() => localStorage.getItem({json.dumps(key)})"))["layout"]
+    # Keyed by run and flow direction, which the page picks for its stage as the server does for a desktop's.
+    prefix = f"dag-layout:v3:{run.run_id}:"
+    cached = f"() => Object.keys(localStorage).find((key) => key.startsWith({json.dumps(prefix)}))"
+    page.wait_for_function(cached)
+    browser = json.loads(page.evaluate(f"() => localStorage.getItem(({cached})())"))["layout"]
 
     server = layout_compute(drawing=layout_input(run_graph_data(run)), previous=None, node_binary=NODE, timeout=60)
+    assert browser["direction"] == server.layout["direction"]
     assert browser["pos"] == server.layout["pos"]
     assert browser["routes"] == server.layout["routes"]
     failed = RunLayout.objects.get(run=run)

@@ -1,5 +1,6 @@
 """In a real browser against daphne: the "as it ran" timeline of a 100-node run — one row per node,
-each bar saying how long it took, the critical path marked, lanes legible."""
+each bar saying how long it took, the critical path marked, lanes legible — and of the demo's run: Fit
+shows all of it, lane names stay in view while panning, a bar tells its facts on hover and opens its node."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.dag_runs import TWINS, demo_like_run
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,3 +73,67 @@ def test_the_timeline_of_a_hundred_nodes_is_readable_with_durations_and_its_crit
     lane = page.locator("#dag text").filter(has_text="b0_0 ·").first.bounding_box()
     assert lane["height"] >= 9, "lane names stay legible"
     page.screenshot(path=str(ARTIFACTS / "run-timeline-100.png"))
+
+
+# Every bar and the stage, on screen: whether each bar lies wholly inside the stage.
+BARS_IN_STAGE = """
+() => {
+  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
+  const bars = [...document.querySelectorAll('#dag .dag-box--attempt')];
+  return bars.length > 0 && bars.every((bar) => {
+    const r = bar.getBoundingClientRect();
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1 && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+  });
+}
+"""
+LANE_NAMES_IN_STAGE = """
+() => {
+  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
+  const names = [...document.querySelectorAll('#dag text.dag-lane-name')];
+  return names.length > 0 && names.every((name) => {
+    const r = name.getBoundingClientRect();
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1;
+  });
+}
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_the_timeline_fits_the_whole_run_keeps_its_lane_names_and_tells_a_bars_facts(
+    chromium, console_server, alice, task, width, height
+):
+    run = demo_like_run(task)
+    page = chromium.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(20_000)
+    sign_in(page, f"{console_server}/runs/{run.run_id}/?view=timeline", "alice")
+    page.wait_for_selector("#dag[data-view='timeline'] .dag-box--attempt")
+    page.locator("#dag .dag-stage").scroll_into_view_if_needed()
+    page.click(".dag-toolbar button[aria-label^='Fit']")
+    # The run's 56 s, first start to last end: every bar (a run of 15 lanes fits the stage's height too).
+    page.wait_for_function(BARS_IN_STAGE)
+    assert page.locator("#dag .dag-box--attempt").count() == 18  # 17 attempts and the planning call
+    page.screenshot(path=f"/tmp/run-timeline-demo-{width}.png")
+
+    # Panning sideways keeps the lane names in view.
+    stage = page.locator("#dag .dag-stage").bounding_box()
+    y = stage["y"] + stage["height"] / 2
+    page.mouse.move(stage["x"] + stage["width"] - 20, y)
+    page.mouse.down()
+    page.mouse.move(stage["x"] + stage["width"] - 20 - 600, y, steps=12)
+    page.mouse.up()
+    assert not page.evaluate(BARS_IN_STAGE), "the drag did not pan"
+    assert page.evaluate(LANE_NAMES_IN_STAGE)
+    page.click(".dag-toolbar button[aria-label^='Fit']")
+    page.wait_for_function(BARS_IN_STAGE)
+
+    # Hovering a bar tells its facts; clicking it opens its node.
+    bar = page.locator(f"#dag .dag-box--attempt[data-node-id='{TWINS[0]}']")
+    bar.hover()
+    tooltip = page.locator("#dag .dag-tooltip")
+    tooltip.wait_for(state="visible")
+    facts = tooltip.inner_text()
+    for fact in (TWINS[0], "Attempt 1", "Cause: initial", "Took: 3.0 s", "Cost: $0.04"):
+        assert fact in facts, facts
+    bar.click()
+    page.wait_for_function(f"() => new URL(location.href).searchParams.get('node') === {TWINS[0]!r}")
+    page.wait_for_selector(f"#panel:not([hidden]) #panel-title:text('{TWINS[0]}')")

@@ -5,11 +5,11 @@
  * @typedef {{t: "rect", x: number, y: number, w: number, h: number, r: number, fill?: string,
  *            stroke?: string, lw?: number, dash?: number[]}} RectPart
  * @typedef {{t: "text", x: number, y: number, text: string, font: string, color: string,
- *            align?: CanvasTextAlign}} TextPart
+ *            align?: CanvasTextAlign, title?: boolean}} TextPart  `title`: the box's name (dag-title)
  */
 import { durationLabel } from "./critical-path.js";
 import { failureRoleLabel } from "./failure-roles.js";
-import { FONTS, attemptBadge, costLabel, fitText, nodeTitle, statusLine, textWidth } from "./labels.js";
+import { FONTS, attemptBadge, costLabel, fitText, nodeTitle, shownTitle, statusLine, textWidth } from "./labels.js";
 import { CRITICAL, INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
 
 const PAD = 14;
@@ -38,7 +38,7 @@ export function boxParts(box) {
   return parts;
 }
 
-function nodeParts({ w, h, node }) {
+function nodeParts({ w, h, node, titles }) {
   const style = statusStyle(node.status);
   const role = node.failure_role;
   // A root cause is ringed; what failed or was blocked because of one is drawn dashed, so the eye
@@ -57,7 +57,7 @@ function nodeParts({ w, h, node }) {
     parts.push({ t: "rect", x: w - bw - 6, y: 6, w: bw, h: 18, r: 9, fill: "#1e293b" });
     parts.push({ t: "text", x: w - 6 - bw / 2, y: 19, text: badge, font: FONTS.badge, color: "#ffffff", align: "center" });
   }
-  parts.push({ t: "text", x: PAD, y: 22, text: fitText(nodeTitle(node), FONTS.title, titleRoom), font: FONTS.title, color: INK });
+  parts.push({ t: "text", x: PAD, y: 22, text: shownTitle(titles, nodeTitle(node), FONTS.title, titleRoom), font: FONTS.title, color: INK, title: true });
   const org = fitText(node.org_node || "", FONTS.meta, w / 2 - 16);
   const ow = org ? textWidth(org, FONTS.meta) + 12 : 0;
   if (org) {
@@ -70,12 +70,12 @@ function nodeParts({ w, h, node }) {
   return parts;
 }
 
-function planningParts({ w, h, node }) {
+function planningParts({ w, h, node, titles }) {
   const style = statusStyle(node.status);
   return [
       { t: "rect", x: 0, y: 0, w, h, r: h / 2, fill: PLANNING.fill, stroke: PLANNING.stroke, lw: 1.5, dash: [4, 3] },
       { t: "rect", x: 10, y: h / 2 - 5, w: 10, h: 10, r: 5, fill: style.stroke },
-      { t: "text", x: 26, y: h / 2 + 4.5, text: fitText(nodeTitle(node), FONTS.meta, w - 36), font: FONTS.meta, color: PLANNING.text },
+      { t: "text", x: 26, y: h / 2 + 4.5, text: shownTitle(titles, nodeTitle(node), FONTS.title, w - 36), font: FONTS.title, color: PLANNING.text, title: true },
   ];
 }
 
@@ -97,7 +97,7 @@ function attemptParts({ w, h, attempt, critical }) {
 function groupParts({ w, h, title, summary }) {
   return [
       { t: "rect", x: 0, y: 0, w, h, r: 10, fill: "#f8fafc", stroke: "#64748b", lw: 1.5 },
-      { t: "text", x: PAD, y: 26, text: fitText(title, FONTS.title, w - 2 * PAD), font: FONTS.title, color: INK },
+      { t: "text", x: PAD, y: 26, text: fitText(title, FONTS.title, w - 2 * PAD), font: FONTS.title, color: INK, title: true },
       { t: "text", x: PAD, y: 48, text: fitText(summary, FONTS.meta, w - 2 * PAD), font: FONTS.meta, color: MUTED_INK },
       { t: "text", x: PAD, y: 68, text: "Click to draw this stage", font: FONTS.meta, color: "#1d4ed8" },
   ];

@@ -3,8 +3,10 @@
  * text fitted to a width. Agent-authored ids and labels only ever reach the page as text
  * (textContent, SVG text nodes, canvas fillText), never as markup.
  */
+import { durationLabel } from "./critical-path.js";
 import { failureRoleLabel } from "./failure-roles.js";
 import { FONT, statusStyle } from "./theme.js";
+import { cutToFit, distinctCuts } from "./title-cuts.js";
 
 export const FONTS = {
   title: `600 13px ${FONT}`,
@@ -28,7 +30,7 @@ export function statusLine(status) {
   return `${style.glyph} ${style.label}`;
 }
 
-/** What a node's attempts cost, for its box: "$0.21", "<$0.01", or "" when nothing was spent. */
+/** What a node's (or an attempt's) calls cost: "$0.21", "<$0.01", or "" when nothing was spent. */
 export function costLabel(node) {
   const usd = node.cost_usd;
   if (typeof usd !== "number" || usd <= 0) return "";
@@ -73,18 +75,60 @@ export function fitText(text, font, maxWidth) {
   const key = `${font}\u0000${maxWidth}\u0000${text}`;
   let result = fitted.get(key);
   if (result !== undefined) return result;
-  result = text;
-  if (textWidth(text, font) > maxWidth) {
-    let low = 0;
-    let high = text.length;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if (textWidth(`${text.slice(0, mid)}…`, font) <= maxWidth) low = mid;
-      else high = mid - 1;
-    }
-    result = `${text.slice(0, low)}…`;
-  }
+  result = cutToFit(text, maxWidth, (candidate) => textWidth(candidate, font));
   if (fitted.size > 20000) fitted.clear();
   fitted.set(key, result);
   return result;
+}
+
+/**
+ * The titles of a scene's boxes, for `shownTitle`: every name, and their cuts per font and width.
+ * @param {string[]} names
+ */
+export function titleSet(names) {
+  return { names, cuts: new Map() };
+}
+
+/**
+ * `name` as drawn in `maxWidth` px of `font`: cut to fit, and never reading the same as another
+ * name of `titles` cut to that width (title-cuts.js).
+ * @param {ReturnType<typeof titleSet> | undefined} titles
+ */
+export function shownTitle(titles, name, font, maxWidth) {
+  if (!titles) return fitText(name, font, maxWidth);
+  const key = `${font}\u0000${maxWidth}`;
+  let cuts = titles.cuts.get(key);
+  if (!cuts) {
+    cuts = distinctCuts(titles.names, maxWidth, (candidate) => textWidth(candidate, font));
+    titles.cuts.set(key, cuts);
+  }
+  return cuts.get(name) ?? fitText(name, font, maxWidth);
+}
+
+/**
+ * What hovering a box tells, one fact a line: a node's full name and state; an attempt's node,
+ * number, cause, duration and cost.
+ * @param {import("./scene.js").SceneBox} box
+ * @returns {string[]}
+ */
+export function boxFacts(box) {
+  if (box.kind === "group") return [box.title, box.summary];
+  const node = box.node;
+  const name = nodeTitle(node);
+  const lines = [name];
+  if (name !== node.node_id) lines.push(`id ${node.node_id}`);
+  if (box.kind === "attempt") {
+    const attempt = box.attempt;
+    const from = attempt.cause_node_id ? ` (from ${attempt.cause_node_id})` : "";
+    lines.push(`Attempt ${attempt.attempt} · ${statusLine(attempt.status)}`);
+    lines.push(`Cause: ${(attempt.cause || "initial").replaceAll("_", " ")}${from}`);
+    lines.push(`Took: ${durationLabel(attempt) || "not started"}`);
+    lines.push(`Cost: ${costLabel(attempt) || "none reported"}`);
+    return lines;
+  }
+  const role = failureRoleLabel(node.failure_role);
+  lines.push(`${statusLine(node.status)}${role ? ` · ${role}` : ""}`);
+  const attempts = `${node.attempts} attempt${node.attempts === 1 ? "" : "s"}`;
+  lines.push([attempts, costLabel(node), node.org_node ? `org node ${node.org_node}` : ""].filter(Boolean).join(" · "));
+  return lines;
 }

@@ -1,5 +1,7 @@
 /**
- * Placement of a run's nodes: ELK layered, one "band" at a time, stacked top to bottom.
+ * Placement of a run's nodes: ELK layered, one "band" at a time, stacked along the flow: top to
+ * bottom when the graph flows down, left to right when it flows right (the run graph picks the
+ * direction that fits its canvas, layout-sketch.js's planExtents; an append keeps the drawing's).
  *
  * Why bands: ELK's layered pipeline grows much faster than linearly (1,000 nodes take seconds even
  * with tuned options), while a band of at most BAND_MAX nodes takes a tenth of a second once the
@@ -22,24 +24,18 @@
  * large run is on screen at once; ELK's layout replaces it when it arrives, and only ELK's layout
  * is cached.
  */
+import {
+  BAND_GAP, LAYER_GAP, NODE_GAP, PADDING, PLANNING_GAP, longestPathLayers, sketchBand,
+} from "./layout-sketch.js";
 import { SIZE } from "./theme.js";
 
 /** Largest band handed to ELK in one piece; tuned on a 2-core machine (see tests/bench). */
 const BAND_MAX = 120;
 /** Above this band size ELK gets the fast options; below it, the library's quality defaults. */
 const SMALL_BAND = 60;
-const BAND_GAP = 120;
-const PLANNING_GAP = 16;
-/** Spacing shared by ELK's options and the sketch, so the sketch's bands have ELK's proportions. */
-const PADDING = 12;
-const NODE_GAP = 28;
-const LAYER_GAP = 52;
-/** Barycenter passes of the sketch, alternately down and up the band's layers. */
-const SKETCH_SWEEPS = 3;
 
 const BASE_OPTIONS = {
   "elk.algorithm": "layered",
-  "elk.direction": "DOWN",
   "elk.edgeRouting": "ORTHOGONAL",
   "elk.padding": `[top=${PADDING},left=${PADDING},bottom=${PADDING},right=${PADDING}]`,
   "elk.spacing.nodeNode": String(NODE_GAP),
@@ -77,22 +73,26 @@ const FAST_OPTIONS = {
  * @property {string[]} planning  planning nodes to add to the planning row
  * @property {BandPlan[]} bands  the work nodes to place, band by band, top to bottom
  * @property {Map<string, string[]>} preds  data-edge sources per target
+ * @property {import("./layout-sketch.js").Direction} direction  the flow: `previous`'s when there is one
  * @typedef {object} Layout
+ * @property {import("./layout-sketch.js").Direction} direction  ELK's, and the way bands are stacked
  * @property {Map<string, Rect>} pos       every placed node's box (top-left, world units)
  * @property {Map<string, number[]>} routes ELK's orthogonal route per in-band data edge, keyed from\0to
  * @property {Band[]} bands
- * @property {number} planningRight  x where the next planning box goes
- * @property {number} bottom         y of the lowest band's bottom edge
+ * @property {number} planningRight  where the next planning box goes: x in a row (DOWN), y in a column (RIGHT)
+ * @property {number} bottom         where the last band ends along the flow: y (DOWN), x (RIGHT)
  */
 
 /** @returns {Layout} */
-function emptyLayout() {
-  return { pos: new Map(), routes: new Map(), bands: [], planningRight: 0, bottom: SIZE.planning.h };
+function emptyLayout(direction) {
+  const bottom = direction === "RIGHT" ? SIZE.planning.w : SIZE.planning.h;
+  return { direction, pos: new Map(), routes: new Map(), bands: [], planningRight: 0, bottom };
 }
 
 /** @param {Layout} layout @returns {Layout} a copy that placing more nodes cannot disturb */
 function cloneLayout(layout) {
   return {
+    direction: layout.direction,
     pos: new Map(layout.pos),
     routes: new Map(layout.routes),
     bands: layout.bands.slice(),
@@ -107,9 +107,10 @@ function cloneLayout(layout) {
  * @param {object} args
  * @param {import("./model.js").Model} args.model
  * @param {Layout | null} args.previous  positions to keep (an earlier manifest version), or null
+ * @param {import("./layout-sketch.js").Direction} [args.direction]  the flow of a cold layout
  * @returns {LayoutPlan}
  */
-export function layoutPlan({ model, previous }) {
+export function layoutPlan({ model, previous, direction = "DOWN" }) {
   const kept = (id) => Boolean(previous && previous.pos.has(id));
   const fresh = model.order.filter((id) => !kept(id));
   const preds = predecessors(model.dataEdges);
@@ -125,7 +126,10 @@ export function layoutPlan({ model, previous }) {
     if (index !== undefined && index === bandOf.get(edge.to)) bands[index].edges.push(edge);
   }
   for (const band of bands) band.edgeKeys = band.edges.map((edge) => `${edge.from}\u0000${edge.to}`);
-  return { previous, planning: model.planning.filter((id) => !kept(id)), bands, preds };
+  return {
+    previous, planning: model.planning.filter((id) => !kept(id)), bands, preds,
+    direction: previous ? previous.direction : direction,
+  };
 }
 
 /**
@@ -137,7 +141,7 @@ export function layoutPlan({ model, previous }) {
  * @returns {Promise<Layout>}
  */
 export async function layoutPlace({ plan, client }) {
-  const pending = Promise.all(plan.bands.map((band) => layoutBand(band, client)));
+  const pending = Promise.all(plan.bands.map((band) => layoutBand(band, client, plan.direction)));
   const layout = startLayout(plan);
   const results = await pending;
   plan.bands.forEach((band, index) => stackBand(layout, band, results[index], plan.preds));
@@ -159,16 +163,19 @@ export function layoutSketch({ plan }) {
   // Stacked without the predecessors, so each band is centred under the one above: shifted under
   // their dependencies as ELK's bands are, the sketch's bands drifted sideways (at 3,000 nodes to
   // twice the width of ELK's drawing, so it was fitted at half the size).
-  for (const band of plan.bands) stackBand(layout, band, sketchBand(band, plan.preds), new Map());
+  for (const band of plan.bands) stackBand(layout, band, sketchBand(band, plan.preds, plan.direction), new Map());
   return layout;
 }
 
 /** @param {LayoutPlan} plan @returns {Layout} the positions to keep plus the planning row */
 function startLayout(plan) {
-  const layout = plan.previous ? cloneLayout(plan.previous) : emptyLayout();
+  const layout = plan.previous ? cloneLayout(plan.previous) : emptyLayout(plan.direction);
+  // A row above the bands of a top-down drawing, a column left of those of a left-to-right one.
+  const right = layout.direction === "RIGHT";
   for (const id of plan.planning) {
-    layout.pos.set(id, { x: layout.planningRight, y: 0, ...sizeOf("planning") });
-    layout.planningRight += SIZE.planning.w + PLANNING_GAP;
+    const at = layout.planningRight;
+    layout.pos.set(id, { x: right ? 0 : at, y: right ? at : 0, ...sizeOf("planning") });
+    layout.planningRight += (right ? SIZE.planning.h : SIZE.planning.w) + PLANNING_GAP;
   }
   return layout;
 }
@@ -226,129 +233,46 @@ function bandLabel(org, count, position, total) {
   return `${org}${part} · ${count} node${count === 1 ? "" : "s"}`;
 }
 
-/** Kahn's algorithm restricted to `ids`; anything left in a cycle (invalid input) goes last. */
-function longestPathLayers(ids, preds) {
-  const inGroup = new Set(ids);
-  const indegree = new Map(ids.map((id) => [id, 0]));
-  const succs = new Map(ids.map((id) => [id, []]));
-  for (const id of ids) {
-    for (const pred of preds.get(id) || []) {
-      if (!inGroup.has(pred)) continue;
-      indegree.set(id, indegree.get(id) + 1);
-      succs.get(pred).push(id);
-    }
-  }
-  const layerOf = new Map(ids.map((id) => [id, 0]));
-  const queue = ids.filter((id) => indegree.get(id) === 0);
-  for (let head = 0; head < queue.length; head++) {
-    const id = queue[head];
-    for (const next of succs.get(id)) {
-      layerOf.set(next, Math.max(layerOf.get(next), layerOf.get(id) + 1));
-      indegree.set(next, indegree.get(next) - 1);
-      if (indegree.get(next) === 0) queue.push(next);
-    }
-  }
-  const deepest = Math.max(0, ...layerOf.values());
-  for (const id of ids) if (indegree.get(id) > 0) layerOf.set(id, deepest + 1);
-  return layerOf;
-}
-
-function layoutBand(band, client) {
+function layoutBand(band, client, direction) {
   const graph = {
     id: "band",
     children: band.ids.map((id) => ({ id, width: SIZE.node.w, height: SIZE.node.h })),
     edges: band.edges.map((edge, index) => ({ id: `e${index}`, sources: [edge.from], targets: [edge.to] })),
   };
-  const options = band.ids.length > SMALL_BAND ? { ...BASE_OPTIONS, ...FAST_OPTIONS } : BASE_OPTIONS;
+  const base = { ...BASE_OPTIONS, "elk.direction": direction };
+  const options = band.ids.length > SMALL_BAND ? { ...base, ...FAST_OPTIONS } : base;
   return client.layout(graph, options);
 }
 
 /**
- * Lays out one band roughly the way ELK's fast options do, in the shape of ELK's answer: layers by
- * longest path to the band's sinks (ELK's LONGEST_PATH), the order in each layer from barycenter
- * sweeps, each layer centred. No routes: the scene draws the band's edges as curves.
- * @returns {ElkResult}
- */
-function sketchBand(band, preds) {
-  const members = new Set(band.ids);
-  const succs = new Map(band.ids.map((id) => [id, []]));
-  const above = new Map();
-  for (const id of band.ids) {
-    above.set(id, (preds.get(id) || []).filter((pred) => members.has(pred)));
-    for (const pred of above.get(id)) succs.get(pred).push(id);
-  }
-  // Layers counted up from the sinks over the reversed edges, then flipped: sinks share the last row.
-  const height = longestPathLayers(band.ids, succs);
-  const deepest = Math.max(...height.values());
-  const rows = Array.from({ length: deepest + 1 }, () => []);
-  for (const id of band.ids) rows[deepest - height.get(id)].push(id);
-  const x = new Map();
-  for (const row of rows) centreRow(row, x);
-  for (let sweep = 0; sweep < SKETCH_SWEEPS; sweep++) {
-    const downwards = sweep % 2 === 0;
-    const order = downwards ? rows.slice(1) : rows.slice(0, -1).reverse();
-    for (const row of order) {
-      const neighbours = downwards ? above : succs;
-      const key = new Map(row.map((id) => [id, barycenter(neighbours.get(id), x) ?? x.get(id)]));
-      row.sort((a, b) => key.get(a) - key.get(b));
-      centreRow(row, x);
-    }
-  }
-  let left = Infinity;
-  for (const value of x.values()) left = Math.min(left, value);
-  const step = SIZE.node.h + LAYER_GAP;
-  const xy = new Float64Array(band.ids.length * 2);
-  const rowOf = new Map(rows.flatMap((row, index) => row.map((id) => [id, index])));
-  band.ids.forEach((id, index) => {
-    xy[index * 2] = x.get(id) - left + PADDING;
-    xy[index * 2 + 1] = rowOf.get(id) * step + PADDING;
-  });
-  const widest = Math.max(...rows.map((row) => row.length));
-  return {
-    width: widest * (SIZE.node.w + NODE_GAP) - NODE_GAP + 2 * PADDING,
-    height: rows.length * step - LAYER_GAP + 2 * PADDING,
-    xy,
-    routes: band.edges.map(() => []),
-  };
-}
-
-/** Sets the left x of each box in `row`, side by side in row order and centred on x = 0. */
-function centreRow(row, x) {
-  const step = SIZE.node.w + NODE_GAP;
-  const start = -(row.length * step - NODE_GAP) / 2;
-  row.forEach((id, index) => x.set(id, start + index * step));
-}
-
-/** @returns {number | null} mean x of the neighbours, or null when there are none */
-function barycenter(neighbours, x) {
-  if (!neighbours.length) return null;
-  let sum = 0;
-  for (const id of neighbours) sum += x.get(id);
-  return sum / neighbours.length;
-}
-
-/**
- * Puts a laid-out band under everything placed so far. Horizontally it is shifted so its nodes sit,
- * on average, under their dependencies in earlier bands; a band with none is centred under the
- * previous band.
+ * Puts a laid-out band after everything placed so far, along the flow. Across it, it is shifted so
+ * its nodes sit, on average, in line with their dependencies in earlier bands; a band with none is
+ * centred on the previous band.
  */
 function stackBand(layout, band, result, preds) {
   const { xy, routes, width, height } = result;
+  const right = layout.direction === "RIGHT";
+  // Index into an [x, y] pair of the across axis, and the across extents of a box and of the band.
+  const a = right ? 1 : 0;
+  const acrossOf = (rect) => (right ? rect.y : rect.x);
+  const breadth = right ? height : width;
   let shift = 0;
   let pairs = 0;
   band.ids.forEach((id, index) => {
     for (const pred of preds.get(id) || []) {
       const source = layout.pos.get(pred);
       if (!source) continue;
-      shift += source.x - xy[index * 2];
+      shift += acrossOf(source) - xy[index * 2 + a];
       pairs += 1;
     }
   });
   const previous = layout.bands[layout.bands.length - 1];
-  let offsetX = 0;
-  if (pairs) offsetX = Math.round(shift / pairs);
-  else if (previous) offsetX = Math.round(previous.x + previous.w / 2 - width / 2);
-  const offsetY = layout.bottom + BAND_GAP;
+  let across = 0;
+  if (pairs) across = Math.round(shift / pairs);
+  else if (previous) across = Math.round(acrossOf(previous) + (right ? previous.h : previous.w) / 2 - breadth / 2);
+  const along = layout.bottom + BAND_GAP;
+  const offsetX = right ? along : across;
+  const offsetY = right ? across : along;
   band.ids.forEach((id, index) => {
     layout.pos.set(id, { x: xy[index * 2] + offsetX, y: xy[index * 2 + 1] + offsetY, ...sizeOf("node") });
   });
@@ -357,12 +281,13 @@ function stackBand(layout, band, result, preds) {
     if (points.length) layout.routes.set(key, points.map((value, i) => value + (i % 2 ? offsetY : offsetX)));
   });
   layout.bands.push({ x: offsetX, y: offsetY, w: width, h: height, label: band.label });
-  layout.bottom = offsetY + height;
+  layout.bottom = along + (right ? width : height);
 }
 
 /** @param {Layout} layout @returns {object} plain JSON for the cache */
 export function layoutToJSON(layout) {
   return {
+    direction: layout.direction,
     pos: [...layout.pos].map(([id, rect]) => [id, rect.x, rect.y, rect.w, rect.h]),
     // [from, to, points]: the in-memory key joins the two ids with a NUL, which a JSON column of
     // PostgreSQL (where the server keeps layouts) cannot hold.
@@ -376,6 +301,8 @@ export function layoutToJSON(layout) {
 /** @returns {Layout} */
 export function layoutFromJSON(json) {
   return {
+    // Layouts from before the direction was chosen all flowed down.
+    direction: json.direction === "RIGHT" ? "RIGHT" : "DOWN",
     pos: new Map(json.pos.map(([id, x, y, w, h]) => [id, { x, y, w, h }])),
     routes: new Map(json.routes.map(([from, to, points]) => [`${from}\u0000${to}`, points])),
     bands: json.bands,

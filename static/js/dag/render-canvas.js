@@ -13,6 +13,7 @@
  * @property {(t: {scale: number, tx: number, ty: number}) => void} setTransform
  * @property {(event: PointerEvent, world: {x: number, y: number}) => object | null} pick
  * @property {() => object | null} focused
+ * @property {(scale: number) => number} labelScale  the zoom titles are drawn at (0: not drawn)
  * @property {() => void} destroy
  */
 import { boxParts, boxTone } from "./box-parts.js";
@@ -72,9 +73,21 @@ export function createCanvasRenderer(host) {
     // Loop-backs go over the boxes: an arc hidden under a node would seem to start from it.
     drawLinks(scale, (style) => style !== "on_failure");
     drawBoxes(view, scale);
-    drawTexts(view, scale);
+    drawTexts(view, scale, (text) => !text.pinned);
     drawLinks(scale, (style) => style === "on_failure");
     drawArcLabels(view, scale);
+    drawPinned(dpr, scale, tx, ty, view);
+  }
+
+  /** The timeline's lane names, on a backdrop, kept in view sideways (as the SVG renderer does). */
+  function drawPinned(dpr, scale, tx, ty, view) {
+    const pinned = scene.texts.filter((text) => text.pinned);
+    if (!pinned.length) return;
+    const left = Math.max(tx, scene.gutter * scale);
+    ctx.setTransform(dpr * scale, 0, 0, dpr * scale, dpr * left, dpr * ty);
+    ctx.fillStyle = inks.halo;
+    ctx.fillRect(-scene.gutter, view.y, scene.gutter - 2, view.h);
+    drawTexts({ ...view, x: -scene.gutter }, scale, (text) => text.pinned);
   }
 
   function drawBands(view) {
@@ -166,8 +179,9 @@ export function createCanvasRenderer(host) {
    * read from afar. Lane names and time ticks never shrink below 9 px, and disappear only when the
    * lanes themselves get too thin to read (zoom < 0.3).
    */
-  function drawTexts(view, scale) {
+  function drawTexts(view, scale, wanted) {
     for (const text of scene.texts) {
+      if (!wanted(text)) continue;
       const font = FONTS[text.role];
       const screenPx = scale * Number(font.match(/(\d+)px/)[1]);
       let grow = 1;
@@ -233,6 +247,8 @@ export function createCanvasRenderer(host) {
       transform = t;
       schedule();
     },
+    /** @returns {number} the zoom box titles are drawn at: 0 below TEXT_ZOOM, where boxes are blocks */
+    labelScale: (scale) => (scale < TEXT_ZOOM ? 0 : scale),
     pick(_event, world) {
       if (!scene) return null;
       grid ||= buildGrid(scene.boxes);

@@ -32,7 +32,10 @@ function drawParts(group, parts) {
       }, group);
     } else {
       const anchor = { center: "middle", right: "end" }[part.align] || "start";
-      const text = el("text", { x: part.x, y: part.y, fill: part.color, "text-anchor": anchor, style: `font: ${part.font}` }, group);
+      const text = el("text", {
+        x: part.x, y: part.y, fill: part.color, "text-anchor": anchor, style: `font: ${part.font}`,
+        class: part.title ? "dag-title" : undefined,
+      }, group);
       text.textContent = part.text;
     }
   }
@@ -54,6 +57,8 @@ export function createSvgRenderer(host) {
     el("path", { d: "M0,0L10,5L0,10z", fill: spec.color }, marker);
   }
   const viewport = el("g", {}, svg);
+  // Pinned texts (the timeline's lane names) follow the drawing up and down but stay in view sideways.
+  const pinLayer = el("g", { class: "dag-pinned" }, svg);
   host.appendChild(svg);
   /** @type {{box: object, group: SVGGElement}[]} */
   let boxes = [];
@@ -65,6 +70,13 @@ export function createSvgRenderer(host) {
     scene = next;
     const inks = sceneInks(host);
     viewport.replaceChildren();
+    pinLayer.replaceChildren();
+    const pinned = scene.texts.filter((text) => text.pinned);
+    if (pinned.length) {
+      const top = Math.min(...pinned.map((text) => text.y)) - 20;
+      const bottom = Math.max(...pinned.map((text) => text.y)) + 12;
+      el("rect", { x: -scene.gutter, y: top, width: scene.gutter - 2, height: bottom - top, fill: inks.halo, class: "dag-pin-backdrop" }, pinLayer);
+    }
     const bandLayer = el("g", { class: "dag-bands" }, viewport);
     for (const band of scene.bands) {
       el("rect", { x: band.x, y: band.y, width: band.w, height: band.h, rx: 12, fill: inks.bandFill, stroke: band.label ? inks.bandStroke : "none" }, bandLayer);
@@ -85,7 +97,10 @@ export function createSvgRenderer(host) {
     }
     for (const text of scene.texts) {
       const anchor = { center: "middle", right: "end" }[text.align] || "start";
-      el("text", { x: text.x, y: text.y, fill: text.role === "band" ? inks.bandText : inks.text, "text-anchor": anchor, style: `font: ${FONTS[text.role]}` }, textLayer).textContent = text.text;
+      el("text", {
+        x: text.x, y: text.y, fill: text.role === "band" ? inks.bandText : inks.text, "text-anchor": anchor,
+        style: `font: ${FONTS[text.role]}`, class: text.pinned ? "dag-lane-name" : undefined,
+      }, text.pinned ? pinLayer : textLayer).textContent = text.text;
     }
     arcLabels = scene.links.filter((link) => link.labelAt).map((link) => {
       const group = el("g", { class: "dag-arc-label" }, loopLayer);
@@ -132,7 +147,11 @@ export function createSvgRenderer(host) {
     /** @param {{scale: number, tx: number, ty: number}} t */
     setTransform(t) {
       viewport.setAttribute("transform", `translate(${t.tx},${t.ty}) scale(${t.scale})`);
+      const left = scene && scene.gutter ? Math.max(t.tx, scene.gutter * t.scale) : t.tx;
+      pinLayer.setAttribute("transform", `translate(${left},${t.ty}) scale(${t.scale})`);
     },
+    /** @returns {number} the zoom text is drawn at: SVG scales every text with the drawing */
+    labelScale: (scale) => scale,
     /** @returns {object | null} the scene box under a pointer event */
     pick(event) {
       const group = event.target instanceof Element ? event.target.closest(".dag-box") : null;

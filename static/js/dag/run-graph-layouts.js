@@ -6,23 +6,25 @@ import { cacheRead } from "./layout-cache.js";
 import { layoutFromJSON } from "./layout.js";
 
 /**
- * The layout a load starts from: the server's (`served`) or the run's cached one, if every node it
- * places is still in `next`, with `complete` when it places all of `next` (the cache's also for the
- * same manifest version): then no layout is needed at all. The server's comes first: it is the one
- * every visitor sees. Neither complete, the one placing more nodes is kept and the rest placed.
+ * The layout a load starts from: the server's (`served`) or the run's cached one, if it flows in
+ * `direction` and every node it places is still in `next`, with `complete` when it places all of
+ * `next` (the cache's also for the same manifest version): then no layout is needed at all. The
+ * server's comes first: it is the one every visitor sees. Neither complete, the one placing more
+ * nodes is kept and the rest placed.
  * @param {import("./model.js").Model} next
  * @param {object | null} served  graph.json's `layout.placed` (layoutToJSON), or null
+ * @param {"DOWN" | "RIGHT"} direction
  * @returns {{layout: import("./layout.js").Layout, complete: boolean} | null}
  */
-export function startingLayout(next, served) {
+export function startingLayout(next, served, direction) {
   const drawn = (layout) => [...layout.pos.keys()].every((id) => next.nodes.has(id));
   const placesAll = (layout) => [...next.planning, ...next.order].every((id) => layout.pos.has(id));
   const candidates = [];
   if (served) {
     const layout = layoutFromJSON(served);
-    if (drawn(layout)) candidates.push({ layout, complete: placesAll(layout) });
+    if (layout.direction === direction && drawn(layout)) candidates.push({ layout, complete: placesAll(layout) });
   }
-  const cached = cacheRead(next.run.run_id);
+  const cached = cacheRead(next.run.run_id, direction);
   if (cached && drawn(cached.layout)) {
     const complete = cached.manifestVersion === next.run.manifest_version && placesAll(cached.layout);
     candidates.push({ layout: cached.layout, complete });

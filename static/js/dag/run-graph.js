@@ -21,6 +21,10 @@
  * of the two places only some of the nodes, and cached. The worker starts only then. Scenes
  * (scene-*.js) are drawn as SVG when small and on a canvas when large (render-*.js).
  *
+ * The flow direction (ELK's top-down or left-to-right) is the one the user picked with the toolbar's
+ * switch, remembered per user, else the one whose drawing fits the stage best (legibility.js); a
+ * layout is only taken from the server or the cache when it flows that way.
+ *
  * This module loads, appends and updates the run; run-graph-screen.js keeps the drawing on screen
  * (renderer, pan and zoom, following the run as it grows) and run-graph-chrome.js builds the toolbar,
  * stage and legend.
@@ -29,7 +33,9 @@ import { cacheWrite } from "./layout-cache.js";
 import { layoutFromJSON, layoutPlace, layoutPlan, layoutSketch, layoutStages } from "./layout.js";
 import { layoutClient } from "./layout-client.js";
 import { modelApplyUpdates, modelFromPayload } from "./model.js";
-import { buildChrome } from "./run-graph-chrome.js";
+import { chooseDirection } from "./legibility.js";
+import { planExtents } from "./layout-sketch.js";
+import { buildChrome, directionPicked, directionRemember, showDirection } from "./run-graph-chrome.js";
 import { keepsEveryPosition, servedLayout, startingLayout } from "./run-graph-layouts.js";
 import { createScreen } from "./run-graph-screen.js";
 import { collapsedScene, graphScene } from "./scene-graph.js";
@@ -55,6 +61,8 @@ export function createRunGraph(
   const highlighted = new Set(highlight);
   let model = null;
   let layout = null;
+  /** The server's layout of the last payload (graph.json's `layout.placed`), for a change of direction. */
+  let served = null;
   /** Collapsed runs: the stages, and the one drawn on its own (null while showing all stages). */
   let stages = null;
   let stageModel = null;
@@ -66,8 +74,13 @@ export function createRunGraph(
   /** Live updates that arrive while an append is being placed, replayed onto the new model. */
   let buffered = null;
 
-  const screen = createScreen(container, ui, { onActivate: activate });
+  const screen = createScreen(container, ui, {
+    onActivate: activate,
+    // The timeline spreads the run over the stage's width: a fit draws it anew for the width it has.
+    refitScene: (name, width) => (name === "timeline" && model ? timelineScene(model, { width }) : null),
+  });
   const { show, userMoved, hintNewNodes, fit } = screen;
+  ui.directionButton.addEventListener("click", () => turn());
   ui.graphButton.addEventListener("click", () => setView("graph"));
   ui.timelineButton.addEventListener("click", () => setView("timeline"));
   ui.backButton.addEventListener("click", () => showStages());
@@ -145,7 +158,9 @@ export function createRunGraph(
       if (model.order.length > SIZE_GUARD) {
         showStages();
       } else {
-        const start = startingLayout(model, servedLayout(payload));
+        served = servedLayout(payload);
+        const direction = directionFor(model);
+        const start = startingLayout(model, served, direction);
         await nextTask();
         if (destroyed) return;
         let refit = true;
@@ -153,7 +168,7 @@ export function createRunGraph(
           layout = start.layout;
         } else {
           say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
-          const plan = layoutPlan({ model, previous: start && start.layout });
+          const plan = layoutPlan({ model, previous: start && start.layout, direction });
           const [placed] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
           if (destroyed) return;
           layout = placed;
@@ -164,6 +179,7 @@ export function createRunGraph(
         const scene = graphScene(model, layout, highlighted);
         await nextTask();
         if (destroyed) return;
+        showDirection(ui.directionButton, layout.direction);
         show("graph", scene, { refit });
       }
       if (screen.view === "timeline") refreshTimeline();
@@ -186,7 +202,7 @@ export function createRunGraph(
         if (stages) showStages();
         return;
       }
-      const served = servedLayout(payload);
+      served = servedLayout(payload);
       const ready = served && layoutFromJSON(served);
       const placed = ready && keepsEveryPosition(ready, layout, next)
         ? ready
@@ -203,6 +219,31 @@ export function createRunGraph(
       if (!follow && added) hintNewNodes(added);
       timelineDirty = true;
       if (screen.view === "timeline") refreshTimeline();
+    });
+  }
+
+  /** The direction this user picked, else the one whose drawing of `next` fits the stage best. */
+  function directionFor(next) {
+    const picked = directionPicked();
+    if (picked) return picked;
+    const extents = planExtents(layoutPlan({ model: next, previous: null }));
+    return chooseDirection(extents, ui.stage.clientWidth || 1, ui.stage.clientHeight || 1);
+  }
+
+  /** Lays the graph out in the other direction, remembered as this user's pick, and fits it. */
+  function turn() {
+    return serial(async () => {
+      if (!model || !layout || stages) return;
+      const direction = layout.direction === "RIGHT" ? "DOWN" : "RIGHT";
+      directionRemember(direction);
+      const start = startingLayout(model, served, direction);
+      const placed = start && start.complete
+        ? start.layout
+        : await place(model, layoutPlan({ model, previous: start && start.layout, direction }));
+      if (destroyed) return;
+      layout = placed;
+      showDirection(ui.directionButton, direction);
+      show("graph", graphScene(model, layout, highlighted), { refit: true });
     });
   }
 
@@ -232,7 +273,7 @@ export function createRunGraph(
   function refreshTimeline() {
     if (!model || !timelineDirty) return;
     timelineDirty = false;
-    show("timeline", timelineScene(model), { refit: !screen.scene("timeline") });
+    show("timeline", timelineScene(model, { width: ui.stage.clientWidth }), { refit: !screen.scene("timeline") });
   }
 
   function showStages() {
@@ -253,7 +294,8 @@ export function createRunGraph(
       attempts: model.attempts.filter((attempt) => members.has(attempt.node_id)),
     });
     say(`Laying out ${members.size.toLocaleString("en")} nodes of ${stages[index].org}…`);
-    const placed = await layoutPlace({ plan: layoutPlan({ model: stageModel, previous: null }), client });
+    const direction = directionFor(stageModel);
+    const placed = await layoutPlace({ plan: layoutPlan({ model: stageModel, previous: null, direction }), client });
     if (destroyed || !stageModel) return;
     say(`Stage ${index + 1} of ${stages.length}: ${stages[index].org}`);
     ui.backButton.hidden = false;

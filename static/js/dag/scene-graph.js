@@ -1,9 +1,11 @@
 /**
  * The graph view's scene: nodes where the layout put them, data edges along ELK's routes (or as
- * downward curves between bands), and every `on_failure` edge as a dashed back arc that leaves the
- * failing node's right side, swings out to the right of both nodes and re-enters its target, so
- * loop-backs read as control flow outside the data flow.
+ * curves along the flow between bands), and every `on_failure` edge as a dashed back arc that leaves
+ * the failing node's side, swings out beside both nodes (right of a top-down drawing, below a
+ * left-to-right one) and re-enters its target, so loop-backs read as control flow outside the data
+ * flow. Every box shares the scene's titles, so cut names never read the same (labels.js).
  */
+import { nodeTitle, titleSet } from "./labels.js";
 import { cubic, emptyBounds, finishBounds, include, roundedPolyline } from "./scene.js";
 import { LINK, statusStyle } from "./theme.js";
 
@@ -16,14 +18,21 @@ import { LINK, statusStyle } from "./theme.js";
 export function graphScene(model, layout, highlight = new Set()) {
   const bounds = emptyBounds();
   const boxes = [];
+  const right = layout.direction === "RIGHT";
+  const titles = titleSet([...layout.pos.keys()].filter((id) => model.nodes.has(id)).map((id) => nodeTitle(model.nodes.get(id))));
   for (const [id, rect] of layout.pos) {
     const node = model.nodes.get(id);
     if (!node) continue;
-    boxes.push({ id, kind: node.kind === "planning" ? "planning" : "node", ...rect, node, highlight: highlight.has(id) });
+    boxes.push({ id, kind: node.kind === "planning" ? "planning" : "node", ...rect, node, highlight: highlight.has(id), titles });
     include(bounds, rect.x, rect.y, rect.w, rect.h);
   }
   const texts = [];
-  if (model.planning.length) texts.push({ x: -12, y: 22, text: "Planning", role: "heading", align: "right" });
+  if (model.planning.length) {
+    texts.push(right ? { x: 0, y: -12, text: "Planning", role: "heading" } : { x: -12, y: 22, text: "Planning", role: "heading", align: "right" });
+    // The heading is part of the drawing: a fit keeps it in view.
+    if (right) include(bounds, 0, -28);
+    else include(bounds, -76, 0);
+  }
   const bands = layout.bands.filter((band) => band.label);
   for (const band of bands) {
     texts.push({ x: band.x + 10, y: band.y - 8, text: band.label, role: "band" });
@@ -31,23 +40,32 @@ export function graphScene(model, layout, highlight = new Set()) {
   }
   const links = [];
   for (const edge of model.dataEdges) {
-    const link = dataLink(edge, layout);
+    const link = dataLink(edge, layout, right);
     if (link) links.push(link);
   }
   for (const edge of model.loopEdges) {
-    const link = loopLink(edge, layout, bounds);
+    const link = loopLink(edge, layout, bounds, right);
     if (link) links.push(link);
   }
   return { bounds: finishBounds(bounds, 40), bands, links, boxes, texts };
 }
 
-function dataLink(edge, layout) {
+function dataLink(edge, layout, right) {
   const source = layout.pos.get(edge.from);
   const target = layout.pos.get(edge.to);
   if (!source || !target) return null;
   const style = LINK[edge.edge_type] ? edge.edge_type : "zero_token";
   const route = layout.routes.get(`${edge.from}\u0000${edge.to}`);
   if (route && route.length >= 4) return { style, ...roundedPolyline(route) };
+  if (right) {
+    const sx = source.x + source.w;
+    const sy = source.y + source.h / 2;
+    const ex = target.x;
+    const ey = target.y + target.h / 2;
+    const bend = Math.max(40, Math.abs(ex - sx) / 2);
+    const { d, arrow } = cubic(sx, sy, sx + bend, sy, ex - bend, ey, ex, ey);
+    return { style, d, arrow };
+  }
   const sx = source.x + source.w / 2;
   const sy = source.y + source.h;
   const ex = target.x + target.w / 2;
@@ -57,10 +75,20 @@ function dataLink(edge, layout) {
   return { style, d, arrow };
 }
 
-function loopLink(edge, layout, bounds) {
+function loopLink(edge, layout, bounds, right) {
   const source = layout.pos.get(edge.from);
   const target = layout.pos.get(edge.to);
   if (!source || !target || edge.from === edge.to) return null;
+  if (right) {
+    const sx = source.x + source.w / 2;
+    const sy = source.y + source.h;
+    const ex = target.x + target.w / 2;
+    const ey = target.y + target.h;
+    const swing = Math.max(sy, ey) + 36 + Math.min(160, Math.abs(sx - ex) * 0.15);
+    const path = cubic(sx, sy, sx, swing, ex, swing, ex, ey);
+    include(bounds, Math.min(sx, ex), swing);
+    return { style: "on_failure", d: path.d, arrow: path.arrow, edge, labelAt: path.mid };
+  }
   const sx = source.x + source.w;
   const sy = source.y + source.h / 2;
   const ex = target.x + target.w;

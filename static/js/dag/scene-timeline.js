@@ -9,9 +9,12 @@
  *
  * The axis is linear while something runs, but an idle stretch (a run waiting on approval, a
  * worker outage) is squeezed to a fixed width and labelled with its length, so one long pause
- * cannot shrink every attempt to a sliver.
+ * cannot shrink every attempt to a sliver. Given the stage's width, the axis spreads the whole run,
+ * from its first start to its last end (or now, while something runs), over what the lane names
+ * leave of it: a fit shows every bar. Lane names are pinned: they stay in view while panning.
  */
 import { criticalPath } from "./critical-path.js";
+import { FONTS, fitText, textWidth } from "./labels.js";
 import { cubic, emptyBounds, finishBounds, include } from "./scene.js";
 import { SIZE } from "./theme.js";
 
@@ -19,35 +22,54 @@ const TICK_STEPS_S = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7
 const MIN_TICK_GAP = 110;
 const QUEUED_W = 28;
 const IDLE_W = 48;
+/** Lane names take at most this share of the stage's width, and at least GUTTER_MIN px. */
+const GUTTER_SHARE = 0.34;
+const GUTTER_MIN = 80;
+/** What the scene keeps right of the axis: the queued column and the bounds' padding. */
+const AXIS_TAIL = QUEUED_W + 16 + 24 + 24;
 
 /**
  * @param {import("./model.js").Model} model
- * @returns {import("./scene.js").Scene}
+ * @param {{width?: number, now?: number}} [options]  `width`: the stage's, in CSS px, to spread the
+ *   run over (none: the axis keeps the median attempt about 70 px wide); `now`: the clock of a live run
+ * @returns {import("./scene.js").Scene & {gutter: number}}  `gutter`: the lane names' width, left of x = 0
  */
-export function timelineScene(model) {
+export function timelineScene(model, { width: stageWidth, now = Date.now() } = {}) {
   const timed = model.attempts.map((attempt) => ({
     attempt,
     start: attempt.started_at ? Date.parse(attempt.started_at) : NaN,
-    end: attempt.finished_at ? Date.parse(attempt.finished_at) : NaN,
+    // A running attempt runs until now: a live run's fit reaches the present.
+    end: attempt.finished_at ? Date.parse(attempt.finished_at) : attempt.status === "running" && attempt.started_at ? now : NaN,
   }));
   const starts = timed.filter((item) => !Number.isNaN(item.start));
   const t0 = starts.length ? Math.min(...starts.map((item) => item.start)) : 0;
   const t1 = Math.max(t0 + 1000, ...starts.map((item) => (Number.isNaN(item.end) ? item.start : item.end)));
-  const scale = pixelsPerMs(starts, t1);
-  const axis = timeAxis(starts, t0, t1, scale);
+  const lanes = laneOrder(model, timed);
+  const names = new Map([...lanes.keys()].map((nodeId) => {
+    const node = model.nodes.get(nodeId);
+    return [nodeId, `${node.label || nodeId} · ${node.org_node}`];
+  }));
+  const gutter = laneGutter([...names.values()], stageWidth);
+  let scale = pixelsPerMs(starts, t1);
+  let axis = timeAxis(starts, t0, t1, scale);
+  if (stageWidth) {
+    // Spread (or squeeze) the busy stretches so the axis takes what the lane names leave.
+    const room = Math.max(120, stageWidth - gutter - AXIS_TAIL);
+    const idle = axis.pieces.filter((piece) => piece.idle).length * IDLE_W;
+    scale *= Math.max(1, room - idle) / Math.max(1, axis.toX(t1) - idle);
+    axis = timeAxis(starts, t0, t1, scale);
+  }
   const width = axis.toX(t1);
 
-  const lanes = laneOrder(model, timed);
   const bounds = emptyBounds();
-  include(bounds, -8, -30, width + QUEUED_W + 40, lanes.size * SIZE.lane + 30);
+  include(bounds, -gutter, -30, width + gutter + QUEUED_W + 40, lanes.size * SIZE.lane + 30);
   const bands = [];
   const texts = [];
   for (const [nodeId, lane] of lanes) {
-    const node = model.nodes.get(nodeId);
     if (lane % 2 === 0) bands.push({ x: 0, y: lane * SIZE.lane, w: width + QUEUED_W + 24, h: SIZE.lane, label: "" });
-    texts.push({ x: -10, y: lane * SIZE.lane + SIZE.lane / 2 + 4, text: `${node.label || nodeId} · ${node.org_node}`, role: "lane", align: "right" });
+    const text = fitText(names.get(nodeId), FONTS.lane, gutter - 14);
+    texts.push({ x: -10, y: lane * SIZE.lane + SIZE.lane / 2 + 4, text, role: "lane", align: "right", pinned: true });
   }
-  include(bounds, -260, 0);
 
   const critical = new Set(criticalPath(model.attempts, (id) => waitedOn(model, id)));
   const boxes = [];
@@ -78,7 +100,15 @@ export function timelineScene(model) {
     links: [...ticks(axis, scale, lanes.size, texts), ...causeLinks(timed, byExec)],
     boxes,
     texts,
+    gutter,
   };
+}
+
+/** The lane names' width: the widest name, within GUTTER_SHARE of the stage (when known). */
+function laneGutter(names, stageWidth) {
+  const widest = Math.max(0, ...names.map((name) => textWidth(name, FONTS.lane))) + 24;
+  const cap = stageWidth ? Math.max(GUTTER_MIN, stageWidth * GUTTER_SHARE) : 260;
+  return Math.ceil(Math.min(cap, Math.max(GUTTER_MIN, widest)));
 }
 
 /**

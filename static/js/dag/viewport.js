@@ -105,6 +105,14 @@ export function createViewport(surface, { onChange, onTap, onFitKey }) {
       zoomAt(surface.clientWidth / 2, surface.clientHeight / 2, factor);
     },
     /**
+     * Frames the drawing with a fit's transform (legibility.js); zooming out may go to half of
+     * `whole`, the zoom that shows all of it.
+     */
+    fitTo(next, whole) {
+      minScale = Math.min(0.02, whole / 2);
+      set({ scale: next.scale, tx: next.tx, ty: next.ty });
+    },
+    /**
      * Shows all of `bounds`, never enlarged past 1:1 (small graphs stay at their natural size).
      * With `readable`, never shrinks below READABLE either and shows the top-left corner: a long
      * timeline opens at its start with legible lanes rather than as a sliver.
