@@ -5,12 +5,14 @@ in database constraints as well, so a bug elsewhere fails loudly instead of corr
 package's modules:
 
 - ``projects`` — projects, their members' roles, API tokens;
+- ``agent_profiles`` — each org node's agent profile (console-wide or a project's override) and its revisions;
 - ``skills`` — skills and their revisions;
 - ``runs`` — tasks, runs and node attempts (and the planning nodes' ids);
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts.
 """
 
+from graphs.models.agent_profiles import AgentProfile, AgentProfileRevision
 from graphs.models.projects import ApiToken, Project, ProjectMembership
 from graphs.models.records import (
     AppendReview,
@@ -28,6 +30,8 @@ from graphs.models.skills import Skill, SkillRevision
 
 __all__ = [
     "PLANNING_NODE_ID",
+    "AgentProfile",
+    "AgentProfileRevision",
     "ApiToken",
     "AppendReview",
     "Artifact",

@@ -222,6 +222,10 @@ class WorkNodeExecution(models.Model):
     skill_ref = models.ForeignKey(
         Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="executions"
     )
+    profile_revision = models.ForeignKey(
+        "graphs.AgentProfileRevision", null=True, blank=True, on_delete=models.SET_NULL, related_name="executions",
+        help_text="The agent profile revision the attempt's agent ran with (graphs.profiles).",
+    )
     input_schema_ref = models.CharField(max_length=300, blank=True)
     output_schema_ref = models.CharField(max_length=300, blank=True)
     input_payload = models.JSONField(default=dict, blank=True)
