@@ -39,6 +39,7 @@ __all__ = [
     "OfflineRunner",
     "OpenAIRunner",
     "get_runner",
+    "runner_names",
     "runner_register",
 ]
 
@@ -80,12 +81,18 @@ def runner_register(name: str, factory: Callable[[], AgentRunner]) -> None:
     _FACTORIES[name] = factory
 
 
+def runner_names() -> list[str]:
+    """The names ``get_runner`` knows: the built-in and registered runners, then the configured ones."""
+    return list(dict.fromkeys([*_FACTORIES, *getattr(settings, "WORKGRAPH_AGENT_RUNNERS", {})]))
+
+
 def get_runner(name: str | None = None) -> AgentRunner:
-    """Return the runner called ``name``, or the one ``settings.WORKGRAPH_AGENT`` selects when None.
+    """Return the runner called ``name``, or the one ``settings.WORKGRAPH_AGENT`` selects when None or empty
+    (a project's ``agent`` left empty).
 
     Settings are read on every call, so ``override_settings`` in a test takes effect at once.
     """
-    chosen = name if name is not None else getattr(settings, "WORKGRAPH_AGENT", "offline")
+    chosen = name or getattr(settings, "WORKGRAPH_AGENT", "offline")
     configured = getattr(settings, "WORKGRAPH_AGENT_RUNNERS", {})
     factory = _FACTORIES.get(chosen)
     if factory is None and chosen in configured:

@@ -128,7 +128,8 @@ def node_attempt_finish_external(
     judged = (node.get("judgment") or {}).get("kind", DEFAULT_JUDGMENT_KIND) != DEFAULT_JUDGMENT_KIND
     if ok and is_external_node(node) and judged:
         judgment = judgment_run(AttemptJudgeRequest(
-            runner=get_runner(), execution=execution, node=node, content=text, cancel_event=threading.Event(),
+            runner=get_runner(execution.run.task.project.agent), execution=execution, node=node, content=text,
+            cancel_event=threading.Event(),
             cwd=Path(execution.run.task.project.target_folder)))
     if judgment.ok:
         attempt_passed_recorder(execution, worker=worker, node=node, output=output, judgment=judgment)()

@@ -79,7 +79,7 @@ def plan_work_graph(
     A team template guides the plan when ``skill`` (or, on a fresh plan, ``task.skill``) has one:
     see graphs/planning/templates.py.
     """
-    runner = runner or get_runner()
+    runner = runner or get_runner(task.project.agent)
     timeout = timeout if timeout is not None else settings.WORKGRAPH_AGENT_TIMEOUT
     appending = append_to_run_id is not None
     if appending:
