@@ -2,8 +2,10 @@
 """A stand-in for the Claude Code CLI, for tests of the claude agent runner.
 
 It accepts only the argv the runner must send:
-    fake_claude.py --agent <org_node> -p --output-format stream-json --verbose --permission-mode auto
-        [--allowedTools A,B] [--disallowedTools C,D] [--max-turns N] [--max-budget-usd USD]
+    fake_claude.py --agent <org_node> [--agents '{"<org_node>": {...}}'] -p --output-format stream-json --verbose
+        [--model M] --permission-mode <mode> [--allowedTools A,B] [--disallowedTools C,D] [--max-turns N]
+        [--max-budget-usd USD]
+(the options after --verbose in any order, each at most once; --agents a JSON object defining <org_node>)
 reads the prompt from stdin to its end, then plays the scenario of the JSON fixture named by
 FAKE_CLAUDE_FIXTURE:
     {"stdout": [...],          # each item one stdout line: an object is printed as one line of JSON
@@ -29,17 +31,30 @@ import subprocess
 import sys
 import time
 
-_BASE = ["--output-format", "stream-json", "--verbose", "--permission-mode", "auto"]
-_LIMITS = {"--allowedTools", "--disallowedTools", "--max-turns", "--max-budget-usd"}
+_OUTPUT = ["-p", "--output-format", "stream-json", "--verbose"]
+_OPTIONS = {"--model", "--permission-mode", "--allowedTools", "--disallowedTools", "--max-turns", "--max-budget-usd"}
+_PERMISSION_MODES = {"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"}
 _GATE_WAIT_SECONDS = 30
 
 
 def _argv_ok(args):
-    base, limits = args[:8], args[8:]
-    flags = limits[::2]
+    if len(args) < 2 or args[0] != "--agent":
+        return False
+    rest = args[2:]
+    if rest[:1] == ["--agents"]:
+        try:
+            agents = json.loads(rest[1])
+        except (IndexError, json.JSONDecodeError):
+            return False
+        if not isinstance(agents, dict) or args[1] not in agents:
+            return False
+        rest = rest[2:]
+    options = rest[len(_OUTPUT):]
+    names = options[::2]
+    chosen = dict(zip(names, options[1::2], strict=False))
     return (
-        len(base) == 8 and base[0] == "--agent" and base[2] == "-p" and base[3:] == _BASE
-        and len(limits) % 2 == 0 and set(flags) <= _LIMITS and len(set(flags)) == len(flags)
+        rest[:len(_OUTPUT)] == _OUTPUT and len(options) % 2 == 0 and set(names) <= _OPTIONS
+        and len(set(names)) == len(names) and chosen.get("--permission-mode") in _PERMISSION_MODES
     )
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("sandbox_writable")
 
 FAKE_CLAUDE = Path(__file__).with_name("fake_claude.py")
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
-ARGV = ["--output-format", "stream-json", "--verbose", "--permission-mode", "auto"]
+OUTPUT = ["-p", "--output-format", "stream-json", "--verbose"]
 
 
 @pytest.fixture
@@ -53,6 +53,14 @@ def _runner() -> ClaudeRunner:
     return ClaudeRunner(bin=str(FAKE_CLAUDE))
 
 
+def _limits(record: Path) -> list[str]:
+    """The options the CLI was sent after its output options, but the profile's permission mode."""
+    argv = json.loads(record.read_text())["argv"]
+    options = argv[argv.index("--verbose") + 1:]
+    mode = options.index("--permission-mode")
+    return options[:mode] + options[mode + 2:]
+
+
 def _fixture_events(name: str) -> list:
     return json.loads((FIXTURES / name).read_text())["stdout"]
 
@@ -68,7 +76,10 @@ def test_it_sends_the_exact_argv_in_the_project_folder_and_the_prompt_on_stdin(f
     _runner().run(_call(workdir, org_node="coder", prompt=prompt, purpose="plan"))
 
     recorded = json.loads(record.read_text())
-    assert recorded["argv"] == ["--agent", "coder", "-p", *ARGV]
+    argv = recorded["argv"]
+    assert argv[:3] == ["--agent", "coder", "--agents"] and "coder" in json.loads(argv[3])
+    assert argv[4:] == [*OUTPUT, "--permission-mode", "dontAsk", "--allowedTools",
+                        "Bash,Edit,Glob,Grep,Read,Task,TodoWrite,Write"]
     assert Path(recorded["cwd"]).resolve() == workdir.resolve()
     assert recorded["stdin_sha256"] == hashlib.sha256(prompt.encode()).hexdigest()
 
@@ -105,21 +116,21 @@ def test_a_node_that_lists_its_tools_runs_with_the_others_disabled_and_its_turns
 
     _runner().run(_call(workdir, org_node="worker", purpose="node", node=node))
 
-    assert json.loads(record.read_text())["argv"][8:] == [
-        "--allowedTools", "Glob,Read,WebSearch",
+    assert _limits(record) == [
+        "--allowedTools", "Glob,Read,Task,TodoWrite,WebSearch",
         "--disallowedTools", "Bash,Edit,Grep,NotebookEdit,WebFetch,Write",
         "--max-turns", "5",
     ]
 
 
 @pytest.mark.parametrize("purpose", ["judge", "plan"])
-def test_judge_and_planning_calls_send_no_limit_flags(fake, workdir, purpose):
+def test_judge_and_planning_calls_keep_their_profiles_tools_without_the_nodes_limits(fake, workdir, purpose):
     record = fake("plan_prose_fenced.json")
     node = {"node_id": "survey", "allowed_tools": ["read_file"], "max_tool_iterations": 1, "max_turns": 3}
 
     _runner().run(_call(workdir, purpose=purpose, node=node))
 
-    assert len(json.loads(record.read_text())["argv"]) == 8
+    assert _limits(record) == ["--allowedTools", "Glob,Grep,Read,Task,TodoWrite"]
 
 
 def test_a_node_that_lists_no_limits_keeps_its_tools_and_has_the_default_turn_bound(fake, workdir, settings):
@@ -128,7 +139,7 @@ def test_a_node_that_lists_no_limits_keeps_its_tools_and_has_the_default_turn_bo
 
     _runner().run(_call(workdir, purpose="node", node={"node_id": "free"}))
 
-    assert json.loads(record.read_text())["argv"][8:] == ["--max-turns", "40"]
+    assert _limits(record)[2:] == ["--max-turns", "40"]
 
 
 def test_a_nodes_own_max_turns_wins_and_a_zero_default_sends_no_bound(fake, workdir, settings):
@@ -137,11 +148,11 @@ def test_a_nodes_own_max_turns_wins_and_a_zero_default_sends_no_bound(fake, work
 
     _runner().run(_call(workdir, purpose="node", node={"node_id": "bounded", "max_turns": 7,
                                                        "max_tool_iterations": 2}))
-    bounded = json.loads(record.read_text())["argv"][8:]
+    bounded = _limits(record)[2:]
     _runner().run(_call(workdir, purpose="node", node={"node_id": "free"}))
 
     assert bounded == ["--max-turns", "7"]
-    assert json.loads(record.read_text())["argv"][8:] == []
+    assert _limits(record)[2:] == []
 
 
 @pytest.mark.parametrize(("left", "argument"), [(1.5, "1.5000"), (0.123456, "0.1234"), (0.00009, "0.0000")])
@@ -150,7 +161,7 @@ def test_what_is_left_of_a_budget_is_sent_rounded_down(fake, workdir, left, argu
 
     _runner().run(_call(workdir, purpose="judge", max_budget_usd=left))
 
-    assert json.loads(record.read_text())["argv"][8:] == ["--max-budget-usd", argument]
+    assert _limits(record)[2:] == ["--max-budget-usd", argument]
 
 
 def test_a_node_granted_no_tools_has_every_known_tool_disabled(fake, workdir):
@@ -159,7 +170,8 @@ def test_a_node_granted_no_tools_has_every_known_tool_disabled(fake, workdir):
     _runner().run(_call(workdir, purpose="node", node={"node_id": "think", "allowed_tools": [],
                                                         "max_tool_iterations": 0}))
 
-    assert json.loads(record.read_text())["argv"][8:] == [
+    assert _limits(record) == [
+        "--allowedTools", "Task,TodoWrite",
         "--disallowedTools", "Bash,Edit,Glob,Grep,NotebookEdit,Read,WebFetch,WebSearch,Write",
         "--max-turns", "1",
     ]

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from graphs.domain.agent_profiles import ResolvedProfile, shipped_profile
+
 logger = logging.getLogger(__name__)
 
 Purpose = Literal["plan", "node", "judge"]
@@ -62,6 +64,15 @@ class AgentCall:
     # What the call may spend, in USD (what is left of its run's budget); None: no limit. Runners that
     # can hold an agent to it pass it on (the Claude CLI's --max-budget-usd).
     max_budget_usd: float | None = None
+    # The agent profile the call runs with (graphs.profiles resolves it); None: the org node's shipped one.
+    profile: ResolvedProfile | None = None
+
+    def agent_profile(self) -> ResolvedProfile:
+        """The profile this call runs with: the one resolved for it, else its org node's shipped profile.
+
+        Every runner reads the agent's instructions, model, tools and limits from it.
+        """
+        return self.profile if self.profile is not None else shipped_profile(self.org_node)
 
     def cancelled(self) -> bool:
         """Return True once the caller has asked to stop this call."""

@@ -1,7 +1,8 @@
 """The Claude Code CLI as an agent runner, read live as its documented ``stream-json`` events.
 
-The call is ``claude --agent <org_node> -p --output-format stream-json --verbose --permission-mode auto``
-(plus a node's tool limits) with the prompt written to the CLI's stdin, which is then closed. stdout and
+The call is ``claude --agent <org_node> --agents '{…}' -p --output-format stream-json --verbose
+--permission-mode <mode>`` with the call's agent profile as ``--agents`` and its flags (model, tools, turns:
+see graphs.agents.claude_agents), and the prompt written to the CLI's stdin, which is then closed. stdout and
 stderr are drained on threads, so every event is logged as it arrives and a full pipe never stalls the
 process, while the calling thread polls for exit, the timeout and cancellation.
 
@@ -16,7 +17,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from django.conf import settings
 
@@ -26,6 +27,7 @@ from graphs.agents.base import (
     AgentError,
     AgentResult,
 )
+from graphs.agents.claude_agents import profile_argv, profile_flags
 from graphs.agents.claude_stream import StreamReader
 from graphs.workspaces.processes import group_wait, pipe_drain
 from graphs.workspaces.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
@@ -88,20 +90,17 @@ class ClaudeRunner:
         return stream.outcome(end.returncode, "".join(stderr))
 
     def _argv(self, call: AgentCall) -> list[str]:
+        limits = {"claude_tools": settings.WORKGRAPH_CLAUDE_TOOLS, "default_max_turns": settings.WORKGRAPH_MAX_TURNS}
         return [
             self.bin,
-            "--agent",
-            call.org_node,
+            *profile_argv(call, **limits),
             "-p",
             "--output-format",
             "stream-json",
             # Print mode refuses stream-json without it: "When using --print, --output-format=stream-json
             # requires --verbose".
             "--verbose",
-            "--permission-mode",
-            "auto",
-            *tool_limits_argv(call, claude_tools=settings.WORKGRAPH_CLAUDE_TOOLS,
-                              default_max_turns=settings.WORKGRAPH_MAX_TURNS),
+            *profile_flags(call, **limits),
             *(["--max-budget-usd", budget_argument(call.max_budget_usd)] if call.max_budget_usd is not None else []),
         ]
 
@@ -123,45 +122,9 @@ class ClaudeRunner:
             raise AgentError(f"the claude CLI {self.bin!r} is not executable", kind="not_found") from None
 
 
-def tool_limits_argv(call: AgentCall, *, claude_tools: dict[str, list[str]], default_max_turns: int = 0) -> list[str]:
-    """The CLI flags that hold a node's call to its ``allowed_tools`` and its turns.
-
-    Only node calls are limited; judge and planning calls keep the agent's own configuration. Tools are
-    limited for nodes that list them (a template-guided plan's nodes): ``--allowedTools`` merely spares
-    permission prompts, so the Claude tools of every registry tool the node was not granted are
-    disabled outright; a tool the mapping does not know is left to the agent's configuration. Turns
-    are bounded by the node's ``max_turns``, else by its ``max_tool_iterations`` (each tool call takes a
-    turn, and the answer one more), else by ``default_max_turns`` (0: no bound) — a runaway loop stops.
-    """
-    node = call.node or {}
-    if call.purpose != "node":
-        return []
-    argv: list[str] = []
-    granted = node.get("allowed_tools")
-    if isinstance(granted, list):
-        allowed = sorted({tool for name in granted for tool in claude_tools.get(name, [])})
-        disallowed = sorted({tool for tools in claude_tools.values() for tool in tools} - set(allowed))
-        if allowed:
-            argv += ["--allowedTools", ",".join(allowed)]
-        if disallowed:
-            argv += ["--disallowedTools", ",".join(disallowed)]
-    turns, iterations = node.get("max_turns"), node.get("max_tool_iterations")
-    if _count(turns) and turns > 0:
-        argv += ["--max-turns", str(turns)]
-    elif _count(iterations):
-        argv += ["--max-turns", str(iterations + 1)]
-    elif default_max_turns > 0:
-        argv += ["--max-turns", str(default_max_turns)]
-    return argv
-
-
 def budget_argument(usd: float) -> str:
     """``--max-budget-usd``'s value: dollars to four decimals, rounded down (never more than is left)."""
     return f"{max(0.0, math.floor(usd * 10_000) / 10_000):.4f}"
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _writer(pipe: IO[bytes] | None, data: bytes) -> threading.Thread:

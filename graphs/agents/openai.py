@@ -20,7 +20,6 @@ import httpx
 from django.conf import settings
 
 from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult, output_head, token_counts
-from graphs.domain.prompts import agent_identity
 
 _POLL_SECONDS = 0.05
 _CONNECT_TIMEOUT = 10.0
@@ -89,10 +88,12 @@ class OpenAIRunner:
             raise AgentError(f"the connection to {self.url} failed: {exc}", kind="network") from None
 
     def _body(self, call: AgentCall) -> dict[str, Any]:
+        # The agent's profile says who it is and, when it names one, which model answers.
+        profile = call.agent_profile()
         return {
-            "model": self.model,
+            "model": profile.model or self.model,
             "messages": [
-                {"role": "system", "content": agent_identity(call.org_node)},
+                *([{"role": "system", "content": profile.instructions}] if profile.instructions.strip() else []),
                 {"role": "user", "content": call.prompt},
             ],
             "stream": True,

@@ -10,6 +10,7 @@ from django.conf import settings
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
+from graphs.profiles.resolve import attempt_profile
 from graphs.runs.accounting import call_account
 from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 
@@ -37,6 +38,7 @@ def attempt_agent_call(
         max_budget_usd = budget_for_call(execution)
     except BudgetSpentError as spent:
         raise AgentCancelled(str(spent)) from None
+    profile = attempt_profile(execution=execution, org_node=org_node, purpose=purpose)
     call = AgentCall(
         org_node=org_node,
         prompt=prompt,
@@ -50,6 +52,7 @@ def attempt_agent_call(
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose=purpose, **fields),
         cancel_event=cancel_event,
         max_budget_usd=max_budget_usd,
+        profile=profile,
     )
     log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
     try:

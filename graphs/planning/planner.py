@@ -43,6 +43,7 @@ from graphs.planning.planning_node import (
     planning_success_record,
 )
 from graphs.planning.templates import TemplateGuide, template_guide_for, template_plan_request
+from graphs.profiles.resolve import attempt_profile
 from graphs.runs.accounting import call_account
 from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
 from graphs.runs.heartbeat import execution_heartbeat
@@ -127,6 +128,7 @@ def plan_work_graph(
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose="plan", **fields),
         cancel_event=cancel_event,
+        profile=attempt_profile(execution=execution, org_node=org_node, purpose="plan"),
     )
     try:
         # The planning node beats like any node: a dead worker is then noticed by the reaper, and a

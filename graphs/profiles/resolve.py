@@ -1,0 +1,94 @@
+"""The profile an agent call runs with: a project's override, else the console's profile of the org node.
+
+The console's profiles of the shipped org nodes — and of any other org node a run calls — are created on
+first use from ``graphs.domain.agent_profiles.shipped_profile``, so a fresh install runs with today's
+identities and every attempt can name the revision it ran with.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from graphs.domain.agent_profiles import ORG_NODE_NAME, ResolvedProfile, shipped_profile
+from graphs.models import AgentProfile, AgentProfileRevision, Project, WorkNodeExecution
+from graphs.profiles.revisions import profile_content, profile_save
+
+# The org nodes a pipeline calls; their profiles are listed even before a first run.
+SHIPPED_ORG_NODES = ("planner", "coder", "validator")
+
+
+def profiles_ensure_shipped() -> None:
+    """Create the console's profiles of the shipped org nodes that have none yet."""
+    existing = set(AgentProfile.objects.filter(project__isnull=True, org_node__in=SHIPPED_ORG_NODES)
+                   .values_list("org_node", flat=True))
+    for org_node in SHIPPED_ORG_NODES:
+        if org_node not in existing:
+            profile_console(org_node)
+
+
+def profile_console(org_node: str) -> AgentProfile | None:
+    """The console's profile of ``org_node``, created from its shipped profile when it has none; None for
+    a name no profile can be kept under (see ORG_NODE_NAME)."""
+    if not ORG_NODE_NAME.match(org_node):
+        return None
+    profile = AgentProfile.objects.filter(project__isnull=True, org_node=org_node).first()
+    if profile is not None:
+        return profile
+    shipped = shipped_profile(org_node)
+    try:
+        with transaction.atomic():
+            profile = AgentProfile(
+                org_node=org_node, description=shipped.description, instructions=shipped.instructions,
+                allowed_tools=list(shipped.allowed_tools), permission_mode=shipped.permission_mode,
+            )
+            profile_save(profile=profile, author=None, note="shipped profile")
+    except IntegrityError:  # created meanwhile by another call
+        profile = AgentProfile.objects.get(project__isnull=True, org_node=org_node)
+    return profile
+
+
+def profile_resolve(*, org_node: str, project: Project | None) -> ResolvedProfile:
+    """The profile a call of ``org_node`` in ``project`` runs with, from its latest revision."""
+    profile = AgentProfile.objects.filter(project=project, org_node=org_node).first() if project else None
+    profile = profile or profile_console(org_node)
+    if profile is None:
+        return shipped_profile(org_node)
+    revision = profile.revisions.order_by("-number").first() or profile_save(
+        profile=profile, author=None, note="first revision")
+    return revision_resolved(revision, project_slug=project.slug if profile.project_id and project else "")
+
+
+def revision_resolved(revision: AgentProfileRevision, *, project_slug: str = "") -> ResolvedProfile:
+    """``revision`` as the profile a call runs with."""
+    content = profile_content(revision)
+    return ResolvedProfile(
+        org_node=revision.profile.org_node,
+        **{**content, "allowed_tools": tuple(content["allowed_tools"]),
+           "disallowed_tools": tuple(content["disallowed_tools"])},
+        revision_id=revision.pk, revision_number=revision.number, project_slug=project_slug,
+    )
+
+
+def profile_override_create(*, profile: AgentProfile, project: Project,
+                            author: AbstractBaseUser | None) -> AgentProfile:
+    """``project``'s override of the console's ``profile``, starting as a copy of it (or the one it has)."""
+    existing = AgentProfile.objects.filter(project=project, org_node=profile.org_node).first()
+    if existing is not None:
+        return existing
+    override = AgentProfile(org_node=profile.org_node, project=project, **profile_content(profile))
+    profile_save(profile=override, author=author, note=f"override for {project.slug}, copied from the console's")
+    return override
+
+
+def attempt_profile(*, execution: WorkNodeExecution, org_node: str, purpose: str) -> ResolvedProfile:
+    """The profile an agent call of ``execution`` runs with, recorded on the attempt.
+
+    The attempt's own call (a node's, a planning call) records its revision; a judge or classifier call
+    records it only on an attempt that has none yet (a command node's judge).
+    """
+    profile = profile_resolve(org_node=org_node, project=execution.run.task.project)
+    if profile.revision_id is not None and (purpose in ("node", "plan") or execution.profile_revision_id is None):
+        WorkNodeExecution.objects.filter(pk=execution.pk).update(profile_revision_id=profile.revision_id)
+        execution.profile_revision_id = profile.revision_id
+    return profile

@@ -1,0 +1,94 @@
+"""Saving an agent profile, each change kept as an ``AgentProfileRevision``, and the diff of two revisions.
+
+Every change of a profile goes through ``profile_save``: the console pages, the Django admin and the
+shipped profiles created on first use all call it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from graphs.models import AgentProfile, AgentProfileRevision
+
+# What a revision copies of its profile, and what makes two revisions differ.
+CONTENT_FIELDS = (
+    "description", "instructions", "model", "effort", "allowed_tools", "disallowed_tools", "max_turns",
+    "permission_mode", "repository_definition_first",
+)
+
+
+def profile_save(
+    *, profile: AgentProfile, author: AbstractBaseUser | None, note: str = ""
+) -> AgentProfileRevision | None:
+    """Save ``profile`` (new or existing) as its caller set it, and keep a revision of its content.
+
+    A revision is created when the content differs from the latest revision's, or when the profile has
+    none yet; returns it, or None when nothing changed.
+    """
+    # Browsers send textarea lines ending in CRLF; unnormalized, every save would look like a change.
+    profile.instructions = profile.instructions.replace("\r\n", "\n")
+    profile.description = profile.description.replace("\r\n", "\n")
+    with transaction.atomic():
+        if profile.pk is not None:
+            # Serializes revision numbering between concurrent saves of the same profile.
+            AgentProfile.objects.select_for_update().filter(pk=profile.pk).first()
+        profile.save()
+        latest = profile.revisions.order_by("-number").first()
+        content = profile_content(profile)
+        if latest is not None and profile_content(latest) == content:
+            return None
+        return AgentProfileRevision.objects.create(
+            profile=profile, number=(latest.number + 1) if latest else 1, **content,
+            author=author if author and author.is_authenticated else None, note=note,
+        )
+
+
+def profile_content(source: AgentProfile | AgentProfileRevision) -> dict:
+    """The content fields of a profile or a revision, as a revision stores them."""
+    content = {name: getattr(source, name) for name in CONTENT_FIELDS}
+    content["allowed_tools"] = list(content["allowed_tools"] or [])
+    content["disallowed_tools"] = list(content["disallowed_tools"] or [])
+    return content
+
+
+def profile_text(revision: AgentProfile | AgentProfileRevision) -> str:
+    """A revision as the lines its diff compares: one line a setting, then the instructions."""
+    content = profile_content(revision)
+    settings_lines = [
+        f"description: {' '.join(content['description'].split())}",
+        f"model: {content['model'] or '(runner default)'}",
+        f"effort: {content['effort'] or '(model default)'}",
+        f"permission mode: {content['permission_mode']}",
+        f"allowed tools: {', '.join(content['allowed_tools']) or '—'}",
+        f"disallowed tools: {', '.join(content['disallowed_tools']) or '—'}",
+        f"max turns: {content['max_turns'] or '—'}",
+        f"repository definition first: {'yes' if content['repository_definition_first'] else 'no'}",
+    ]
+    return "\n".join([*settings_lines, "", "instructions:", content["instructions"]])
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "header", "hunk", "add", "del" or "same"
+    text: str
+
+
+def profile_revisions_diff(*, old: AgentProfileRevision, new: AgentProfileRevision) -> list[DiffLine]:
+    """A unified diff from ``old`` to ``new``, settings and instructions, for the page to render escaped."""
+    lines = difflib.unified_diff(
+        profile_text(old).splitlines(), profile_text(new).splitlines(),
+        fromfile=f"revision {old.number}", tofile=f"revision {new.number}", lineterm="",
+    )
+    return [DiffLine(kind=_diff_kind(line), text=line) for line in lines]
+
+
+def _diff_kind(line: str) -> str:
+    if line.startswith(("---", "+++")):
+        return "header"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "same")
