@@ -66,6 +66,7 @@ function detailsKey(details) {
 const heading = document.getElementById("exec-heading");
 const finishedStatuses = new Set(JSON.parse(heading?.dataset.finishedStatuses || "[]"));
 
+// A finished run changes no more: its pages have no run socket to follow (the template leaves the URL out).
 function followRun() {
   if (!heading?.dataset.runWsUrl) return;
   const nodeId = heading.dataset.nodeId;
