@@ -29,7 +29,7 @@ def _chain(length: int) -> dict:
 
 @pytest.fixture
 def paced_console(transactional_db):
-    """The console served by daphne, each offline agent call lasting about a second: a run of a dozen
+    """The console served by daphne, each offline agent call lasting about a second: a run of two dozen
     nodes is under way long enough to keep a dialog open over it."""
     with console_served(WORKGRAPH_OFFLINE_CALL_SECONDS="1.0") as url:
         yield url
@@ -49,7 +49,7 @@ def _wait_for(condition, *, timeout: float = 30.0) -> None:
 
 
 def test_cancel_confirmed_after_ten_seconds_of_open_dialog_cancels_the_run(chromium, paced_console, alice, task):
-    run = planned_run(task, _chain(14))
+    run = planned_run(task, _chain(24))
     page = _page(chromium)
     sign_in(page, f"{paced_console}/tasks/{task.pk}/", "alice")
     page.click(f"#run-{run.run_id} button[data-action='start']")
