@@ -4,11 +4,14 @@
 // (live-regions.js): the task's status, spend, buttons and Outcome, and each run with its artifacts.
 // A region holding a pending action (an open confirm dialog, a half-typed budget or comment) waits.
 // Once a run's status moves, the messages of the request that made the page (say, "the pipeline has
-// started") are stale and go; a run that appears (Run again, a fork) is followed too.
+// started") are stale and go; a run that appears (Run again, a fork) is followed too. With no run under
+// way there is no socket to hear of a new one made elsewhere: the page is fetched again every RESCAN_MS
+// while it is shown.
 import { connectRun } from "./live.js";
 import { liveRegions, regionBusy } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
 
+const RESCAN_MS = 15_000;
 const runsEl = document.getElementById("runs");
 const followed = new Set();
 let statusMoved = false;
@@ -37,6 +40,9 @@ function runsSwap(fresh) {
   }
   runsEl.dataset.liveRuns = fresh.dataset.liveRuns || "";
   followAll();
+setInterval(() => {
+  if (document.visibilityState === "visible" && !runsEl?.dataset.liveRuns) regions.refresh();
+}, RESCAN_MS);
   return false;
 }
 
@@ -81,3 +87,6 @@ function follow(runId) {
 }
 
 followAll();
+setInterval(() => {
+  if (document.visibilityState === "visible" && !runsEl?.dataset.liveRuns) regions.refresh();
+}, RESCAN_MS);

@@ -1,0 +1,28 @@
+"""In a real browser against daphne: a run of the task made elsewhere (another tab, the API) while none is
+under way shows on the open task page without a reload, and the page follows it."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphs.models import WorkGraphRun
+from tests.browser.conftest import sign_in
+from tests.graphs import node, planned_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_run_made_elsewhere_shows_on_the_open_page(chromium, console_server, alice, task):
+    first = planned_run(task, {"nodes": [node("a")], "edges": []}, status="succeeded")
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(40_000)
+    sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
+    page.wait_for_selector(f"#run-{first.run_id}")
+
+    csrf = next(cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "csrftoken")
+    page.request.post(f"{console_server}/tasks/{task.pk}/pipeline/", form={"csrfmiddlewaretoken": csrf},
+                      max_redirects=0)
+    second = WorkGraphRun.objects.filter(task=task).exclude(pk=first.pk).get()
+    page.wait_for_selector(f"#runs > #run-{second.run_id} + #earlier-runs + #run-{first.run_id}")
+    page.wait_for_selector(f"#run-{second.run_id}[data-run-status='succeeded']")
+    page.wait_for_selector("h1 .status[data-status='succeeded']")
