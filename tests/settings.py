@@ -33,8 +33,14 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
 # django-axes records every sign-in at INFO; the suite signs in thousands of times.
 LOGGING["loggers"] = {"axes": {"level": "WARNING"}}  # noqa: F405
-# The fake agent CLIs read their scenario, and write what they record, through these names.
-WORKGRAPH_AGENT_ENV = ["FAKE_CLAUDE_FIXTURE", "FAKE_CLAUDE_GATE", "FAKE_CLAUDE_RECORD"]
+# The fake agent CLIs read their scenario, and write what they record, through these names; the real
+# Claude Code CLI finds the Messages API stand-in, its key and its quiet switches through the others
+# (tests/claude_real.py).
+WORKGRAPH_AGENT_ENV = [
+    "FAKE_CLAUDE_FIXTURE", "FAKE_CLAUDE_GATE", "FAKE_CLAUDE_RECORD",
+    "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
+    "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "CLAUDE_CODE_MAX_RETRIES",
+]
 # Command nodes in the tests run this test run's Python (tests.graphs.python): its folders are the
 # toolchain a deployment would list here.
 WORKGRAPH_SANDBOX_READ_ONLY = sorted({sys.prefix, sys.base_prefix})

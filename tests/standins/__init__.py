@@ -1,0 +1,1 @@
+"""Local stand-ins of the vendors' HTTP APIs, for running the real agent CLIs in the tests."""

@@ -1,0 +1,169 @@
+"""The real Claude Code CLI (the pinned npm package) in the console's sandbox, against the Messages API
+stand-in: a whole pipeline whose real Write and Bash calls land on the run's branch, and single calls
+for what only the real binary shows — a 429 it retries, a 401, an overloaded API, a turn limit, a
+subagent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphs.agents import AgentCall, AgentError, ClaudeRunner
+from graphs.engine import pipeline_start
+from graphs.logs.store import log_texts, log_writes_wait
+from graphs.models import RunWorkspace, Task, WorkGraphRun
+from tests.claude_real import CLAUDE_BIN
+from tests.repos import git
+from tests.standins.anthropic_api import INPUT_TOKENS, OUTPUT_TOKENS, Reply, Request, error, text, tool
+
+pytestmark = [pytest.mark.django_db, pytest.mark.sandbox]
+
+JUDGE_ASK = 'Answer with ONE JSON object and nothing else: {"ok": true'
+GREETING = 'print("hello from the real CLI")\n'
+
+
+@pytest.fixture
+def agent_home(settings, tmp_path) -> Path:
+    """A prepared HOME with the org nodes' agent definitions, for the CLI's ``--agent <org_node>``."""
+    home = tmp_path / "agent-home"
+    (home / ".claude" / "agents").mkdir(parents=True)
+    for name in ("planner", "coder", "validator"):
+        (home / ".claude" / "agents" / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: The {name} of a work graph.\n---\nYou are the {name}.\n")
+    settings.WORKGRAPH_AGENT_HOME = home
+    return home
+
+
+def _manifest(*nodes: dict) -> str:
+    edges = [{"from": dep, "to": node["node_id"], "edge_type": "needs_judgment"}
+             for node in nodes for dep in node.get("depends_on", [])]
+    return "Here is the plan.\n\n```json\n" + json.dumps({"nodes": list(nodes), "edges": edges}) + "\n```\n"
+
+
+def _pipeline(request: Request) -> Reply | None:
+    """The pipeline's turns: one node a stage, the coder's writing a file and running it for real."""
+    asked = request.first_user_text
+    if JUDGE_ASK in asked:
+        return text('{"ok": true, "issues": []}')
+    if "You are the `planner` agent. Plan" in asked:
+        return text(_manifest({"node_id": "prd", "artifact_type": "prd", "depends_on": [],
+                               "judgment": {"kind": "llm", "judge_prompt": "Review this PRD: {content}"}}))
+    if "You are the `coder` agent. Plan" in asked:
+        return text(_manifest({"node_id": "impl", "node_type": "implementation", "depends_on": ["prd"],
+                               "task_prompt": "WRITE-GREETING: add greeting.py and run it."}))
+    if "You are the `validator` agent. Plan" in asked:
+        return text(_manifest({"node_id": "validator_final_verdict", "node_type": "final_verdict",
+                               "depends_on": ["impl"], "task_prompt": "Judge the greeting.",
+                               "judgment": {"kind": "mechanical", "check_ref": "verdict_says_pass"}}))
+    if "WRITE-GREETING" in asked:
+        return _greeting_turn(request)
+    if "Judge the greeting." in asked:
+        return text("VERDICT: pass\ngreeting.py prints its greeting.")
+    if "Write the" in asked:
+        return text("# PRD\n\nA greeting script.")
+    return None
+
+
+def _greeting_turn(request: Request) -> Reply:
+    """Ask where the CLI works, write greeting.py there with its Write tool, run it with Bash, then answer."""
+    if request.turn == 0:
+        return tool("Bash", {"command": "pwd", "description": "Where am I"}, saying="Looking around.")
+    if request.turn == 1:
+        return tool("Write", {"file_path": f"{request.last_user_text.strip()}/greeting.py", "content": GREETING})
+    if request.turn == 2:
+        return tool("Bash", {"command": "python3 greeting.py > greeting.out", "description": "Run it"})
+    return text("greeting.py written and run.")
+
+
+# Transactional: the attempt's heartbeat and cancel watch read the database from their own threads.
+@pytest.mark.django_db(transaction=True)
+def test_a_pipeline_on_the_real_cli_lands_its_tool_calls_on_the_run_branch_and_counts_them(
+    real_claude, agent_home, repo_task, inline_executor
+):
+    real_claude.script = _pipeline
+
+    pipeline_start(task=repo_task)
+    inline_executor.drain()
+    repo_task.refresh_from_db()
+    run = WorkGraphRun.objects.get(task=repo_task)
+
+    assert repo_task.status == Task.Status.SUCCEEDED, repo_task.outcome
+    workspace = RunWorkspace.objects.get(run=run)
+    branch = Path(workspace.repository)
+    assert git(branch, "show", f"{workspace.branch}:greeting.py") == GREETING
+    assert git(branch, "show", f"{workspace.branch}:greeting.out") == "hello from the real CLI\n"
+    impl = run.executions.get(node_id="impl")
+    assert impl.tool_calls == 3
+    # Four answers of the stand-in, each counted once; the cost is the CLI's own reckoning.
+    assert (impl.input_tokens, impl.output_tokens) == (4 * INPUT_TOKENS, 4 * OUTPUT_TOKENS)
+    assert impl.cost_usd and impl.cost_usd > 0
+    assert log_writes_wait()
+    events = [json.loads(line) for line in log_texts(log_file=impl.log_file)]
+    calls = [event for event in events if event.get("event") == "tool_call"]
+    assert [call["name"] for call in calls] == ["Bash", "Write", "Bash"]
+    assert "greeting.py" in calls[1]["input"]
+    assert any(event.get("event") == "agent_init" for event in events)
+    assert {"prd", "impl", "validator_final_verdict"} <= set(run.executions.values_list("node_id", flat=True))
+
+
+def _call(workdir: Path, prompt: str, **overrides) -> tuple[AgentCall, list[tuple[str, dict]]]:
+    events: list[tuple[str, dict]] = []
+    fields = {"org_node": "coder", "prompt": prompt, "cwd": workdir, "timeout": 60.0,
+              "on_event": lambda kind, data: events.append((kind, data))}
+    return AgentCall(**(fields | overrides)), events
+
+
+@pytest.fixture
+def workdir(tmp_path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+def _runner() -> ClaudeRunner:
+    return ClaudeRunner(bin=str(CLAUDE_BIN))
+
+
+def test_a_429_with_retry_after_is_retried_by_the_cli_and_the_call_succeeds(anthropic_standin, agent_home, workdir):
+    answers = iter([error(429, "rate_limit_error", "Number of requests has exceeded your rate limit",
+                          retry_after=1)])
+    anthropic_standin.script = lambda request: next(answers, text("answered after the retry"))
+    call, events = _call(workdir, "Say something.")
+
+    result = _runner().run(call)
+
+    assert result.text == "answered after the retry"
+    assert len(anthropic_standin.requests) == 2
+    retries = [data for kind, data in events if kind == "api_retry"]
+    assert retries and retries[0]["error_status"] == 429
+
+
+@pytest.mark.parametrize(("reply", "kind", "transient", "words"), [
+    (error(401, "authentication_error", "invalid x-api-key"), "auth", False, "Invalid API key"),
+    (error(529, "overloaded_error", "Overloaded"), "unavailable", True, "529"),
+])
+def test_an_api_that_refuses_every_request_ends_the_call_with_its_reason(
+    anthropic_standin, agent_home, workdir, reply, kind, transient, words
+):
+    anthropic_standin.script = lambda _request: reply
+    call, _events = _call(workdir, "Say something.")
+
+    with pytest.raises(AgentError) as raised:
+        _runner().run(call)
+
+    assert (raised.value.kind, raised.value.transient) == (kind, transient)
+    assert words in str(raised.value)
+
+
+def test_a_tool_loop_stops_at_the_turn_limit_as_a_max_turns_failure(anthropic_standin, agent_home, workdir):
+    anthropic_standin.script = lambda _request: tool("Bash", {"command": "true", "description": "Again"})
+    call, events = _call(workdir, "Loop.", purpose="node", node={"node_id": "loop", "max_turns": 2})
+
+    with pytest.raises(AgentError) as raised:
+        _runner().run(call)
+
+    assert raised.value.kind == "max_turns"
+    assert "turn limit" in str(raised.value)
+    assert [kind for kind, _data in events].count("tool_call") == 2
