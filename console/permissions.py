@@ -1,7 +1,8 @@
 """Who may see and do what. Objects of a project the user is not a member of answer 404, not 403.
 
 Roles: a viewer reads; a reviewer also approves or rejects plans; a lead also creates tasks and
-plans, starts, cancels and forks runs, and imports DAG specs. Skill administration is a global permission.
+plans, starts, cancels and forks runs, imports DAG specs, edits the project and manages its members. Skill
+administration and creating projects are global permissions.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from graphs.models import ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import Project, ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
 from graphs.reads.access import project_role
 
 Role = ProjectMembership.Role
@@ -29,7 +30,11 @@ ACTIONS: dict[str, frozenset[str]] = {
     "import_dag_spec": frozenset({Role.LEAD}),
     # A path on the machine the agents run on: it tells others nothing they need.
     "see_target_folder": frozenset({Role.LEAD}),
+    "edit_project": frozenset({Role.LEAD}),
+    "manage_members": frozenset({Role.LEAD}),
 }
+# Creating a project is not a role in one: Django's model permission, given by an administrator.
+PROJECT_CREATE_PERMISSION = "graphs.add_project"
 
 
 def can(role: str | None, action: str) -> bool:
@@ -39,6 +44,14 @@ def can(role: str | None, action: str) -> bool:
 def require(role: str | None, action: str) -> None:
     if not can(role, action):
         raise PermissionDenied(f"your role ({role or 'none'}) may not {action.replace('_', ' ')}")
+
+
+def may_create_projects(user: AbstractBaseUser) -> bool:
+    return user.is_authenticated and user.has_perm(PROJECT_CREATE_PERMISSION)
+
+
+def project_for_member(user: AbstractBaseUser, slug: str) -> tuple[Project, str]:
+    return _member_or_404(user, Project.objects.filter(slug=slug).first(), lambda p: p.pk)
 
 
 def task_for_member(user: AbstractBaseUser, task_id: Any) -> tuple[Task, str]:

@@ -79,3 +79,10 @@ def skill_admin(username: str):
     user.user_permissions.add(Permission.objects.get(codename="manage_skills"))
     return user
 
+
+
+def project_creator(username: str):
+    """A user with Django's permission to add projects, who belongs to none."""
+    user = UserFactory(username=username)
+    user.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="graphs"))
+    return user

@@ -25,6 +25,10 @@ READ = {"alice": OK, "bob": OK, "charlie": HIDDEN, "dana": HIDDEN}
 LEAD = {"alice": OK, "bob": DENIED, "charlie": HIDDEN, "dana": HIDDEN}
 REVIEW = {"alice": OK, "bob": OK, "charlie": HIDDEN, "dana": HIDDEN}
 ANYONE = {"alice": OK, "bob": OK, "charlie": OK, "dana": OK}
+# Creating a project takes Django's add_project permission, which none of them has.
+CREATOR = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
+# Checking a folder: those who create projects or lead one.
+ANY_LEAD = {"alice": OK, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
 
 
 @dataclass
@@ -80,6 +84,19 @@ def first_exec(run) -> str:
 
 ROUTES = {
     "GET /api/projects": (ANYONE, lambda w: ("/api/projects", None)),
+    "POST /api/projects": (CREATOR, lambda w: ("/api/projects", {
+        "slug": "new", "name": "New", "target_folder": w.project.target_folder})),
+    "POST /api/projects/folder-check": (ANY_LEAD, lambda w: ("/api/projects/folder-check", {
+        "target_folder": w.project.target_folder})),
+    "GET /api/projects/{slug}": (READ, lambda w: (f"/api/projects/{w.project.slug}", None)),
+    "PATCH /api/projects/{slug}": (LEAD, lambda w: (f"/api/projects/{w.project.slug}", {"name": "Renamed"})),
+    "GET /api/projects/{slug}/members": (READ, lambda w: (f"/api/projects/{w.project.slug}/members", None)),
+    "POST /api/projects/{slug}/members": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/members", {
+        "username": "charlie", "role": "viewer"})),
+    "PATCH /api/projects/{slug}/members/{username}": (LEAD, lambda w: (
+        f"/api/projects/{w.project.slug}/members/bob", {"role": "viewer"})),
+    "DELETE /api/projects/{slug}/members/{username}": (LEAD, lambda w: (
+        f"/api/projects/{w.project.slug}/members/bob", None)),
     "GET /api/tasks": (ANYONE, lambda w: ("/api/tasks", None)),
     "GET /api/runs": (ANYONE, lambda w: ("/api/runs", None)),
     "POST /api/tasks": (LEAD, lambda w: ("/api/tasks", {
@@ -145,6 +162,8 @@ def _request(client: Client, method: str, url: str, body, **headers):
         return client.get(url, **headers)
     if method == "DELETE":
         return client.delete(url, **headers)
+    if method == "PATCH":
+        return client.patch(url, data=json.dumps(body or {}), content_type="application/json", **headers)
     return client.post(url, data=json.dumps(body or {}), content_type="application/json", **headers)
 
 

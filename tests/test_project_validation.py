@@ -109,6 +109,7 @@ def test_a_project_is_created_with_its_creator_as_lead(repo, lead):
     ("slug", "s" * 51, "At most 50 characters"),
     ("name", "Shop\x00", "Must not contain NUL characters."),
     ("target_folder", "/tmp/\x00", "Must not contain NUL characters."),
+    ("target_folder", "/tmp/\ud800", "Must be valid text"),
     ("target_folder", "/" + "x" * 1000, "At most 1,000 characters"),
     ("base_ref", "main\x00", "Must not contain NUL characters."),
     ("base_ref", "m" * 201, "At most 200 characters"),

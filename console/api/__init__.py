@@ -2,7 +2,7 @@
 
 from ninja import NinjaAPI
 
-from console.api import collaboration, dag_specs, runs, tasks, tokens
+from console.api import collaboration, dag_specs, projects, runs, tasks, tokens
 from console.api.auth import AUTH
 from console.api.errors import error_handlers_install
 
@@ -14,6 +14,7 @@ api = NinjaAPI(
     urls_namespace="api",
 )
 error_handlers_install(api)
+api.add_router("/", projects.router)
 api.add_router("/", tasks.router)
 api.add_router("/", runs.router)
 api.add_router("/", tokens.router)

@@ -70,16 +70,6 @@ class SpendOut(Schema):
     tool_calls: int
 
 
-class ProjectOut(Schema):
-    slug: str
-    name: str
-    target_folder: str | None = Field(..., description="Where the project's work is written; leads only, else null.")
-    require_plan_approval: bool
-    max_run_cost_usd: Decimal | None = Field(..., description="Each run's budget in USD unless it is given its own.")
-    role: str
-    spend: SpendOut = Field(..., description="What every run of the project's tasks cost.")
-
-
 class TaskIn(InSchema):
     project: str = Field(..., description="The project's slug.", max_length=50)
     title: str = Field(..., min_length=1, max_length=300)

@@ -1,4 +1,4 @@
-"""Projects and tasks."""
+"""Tasks."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from django.http import Http404
 from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, ProjectOut, TaskIn, TaskOut, TaskPage
-from console.permissions import can, require, task_for_member
+from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, TaskIn, TaskOut, TaskPage
+from console.permissions import require, task_for_member
 from graphs.engine import plan_fresh
 from graphs.engine.next_run import task_run_anew
-from graphs.models import Project, ProjectMembership, Task
+from graphs.models import Project, Task
 from graphs.planning.dag_specs import task_dag_spec
 from graphs.planning.intake import task_create
-from graphs.reads.access import project_role, projects_for_user
-from graphs.reads.tasks import projects_spend, tasks_for_user, tasks_spend
+from graphs.reads.access import project_role
+from graphs.reads.tasks import tasks_for_user, tasks_spend
 
-router = Router(tags=["projects and tasks"])
+router = Router(tags=["tasks"])
 MAX_PAGE_SIZE = 100
 
 
@@ -30,19 +30,6 @@ class TaskFilters(InSchema):
     page: int = 1
     # Declared here, checked below: the check answers with its own error code.
     page_size: int = Field(25, json_schema_extra={"minimum": 1, "maximum": MAX_PAGE_SIZE})
-
-
-@router.get("/projects", response={200: list[ProjectOut], **ERRORS})
-def projects_list(request):
-    roles = dict(ProjectMembership.objects.filter(user=request.auth).values_list("project_id", "role"))
-    projects = list(projects_for_user(request.auth))
-    spend = projects_spend(projects)
-    return [
-        {**{f: getattr(p, f) for f in ("slug", "name", "require_plan_approval", "max_run_cost_usd")},
-         "role": roles[p.pk], "spend": spend[p.pk].as_dict(),
-         "target_folder": p.target_folder if can(roles[p.pk], "see_target_folder") else None}
-        for p in projects
-    ]
 
 
 @router.get("/tasks", response={200: TaskPage, **ERRORS})

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 
 from graphs.agents import get_runner, runner_names
 from graphs.models import Project, ProjectMembership
-from graphs.projects.folder_check import FolderCheck, folder_check
+from graphs.projects.folder_check import FolderCheck, folder_check, text_encodable
 
 SLUG_MAX_CHARS = 50
 NAME_MAX_CHARS = 200
@@ -101,6 +101,8 @@ def _checked(values: dict[str, Any], *, before: dict[str, Any] | None, problems:
             problems[name] = "Must be text."
         elif "\x00" in value:
             problems[name] = "Must not contain NUL characters."
+        elif not text_encodable(value):
+            problems[name] = "Must be valid text (a lone surrogate is not)."
         elif len(value) > limit:
             problems[name] = f"At most {limit:,} characters (this has {len(value):,})."
         else:

@@ -82,9 +82,20 @@ def folder_check(*, folder: str, base_ref: str = "") -> FolderCheck:
 def _text_problem(value: str, label: str, limit: int) -> str | None:
     if "\x00" in value:
         return f"The {label} must not contain NUL characters."
+    if not value.isascii() and not text_encodable(value):
+        return f"The {label} must be valid text (a lone surrogate is not)."
     if len(value) > limit:
         return f"The {label} must be at most {limit:,} characters (it has {len(value):,})."
     return None
+
+
+def text_encodable(value: str) -> bool:
+    """False for text that cannot be written as UTF-8 (a lone surrogate): no path, and no database, takes it."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _folder_problem(folder: str) -> str | None:

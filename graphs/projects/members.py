@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from graphs.models import Project, ProjectMembership
+from graphs.projects.folder_check import text_encodable
 
 Role = ProjectMembership.Role
 USERNAME_MAX_CHARS = 150
@@ -65,7 +66,7 @@ def _role_check(role: str) -> None:
 
 
 def _user(username: str):
-    if "\x00" in username or len(username) > USERNAME_MAX_CHARS:
+    if not _username_plausible(username):
         raise MemberRefused("unknown_user", f"A username has at most {USERNAME_MAX_CHARS} characters and no NUL.")
     user = get_user_model().objects.filter(username=username, is_active=True).first()
     if user is None:
@@ -73,12 +74,16 @@ def _user(username: str):
     return user
 
 
+def _username_plausible(username: str) -> bool:
+    return len(username) <= USERNAME_MAX_CHARS and "\x00" not in username and text_encodable(username)
+
+
 def _membership_locked(project: Project, username: str) -> ProjectMembership:
     # The project's row is locked (on PostgreSQL) for the transaction: changes of one project's members
     # are made one at a time, so two leads demoting each other at once cannot leave it without a lead.
     Project.objects.select_for_update().filter(pk=project.pk).first()
     membership = None
-    if len(username) <= USERNAME_MAX_CHARS and "\x00" not in username:
+    if _username_plausible(username):
         membership = ProjectMembership.objects.filter(project=project, user__username=username).first()
     if membership is None:
         raise MemberRefused("not_member", f"{username!r} is not a member of {project.name}.")
