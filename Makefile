@@ -39,11 +39,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $@
 
-# The lockfile also pins the Claude Code CLI the tests run for real: its postinstall puts the native
-# binary of this platform at node_modules/.bin/claude, and the version check fails the step if it did not.
+# The lockfile also pins the Claude Code and Codex CLIs the tests run for real: Claude's postinstall puts
+# the native binary of this platform at node_modules/.bin/claude, Codex's comes in an optional package
+# of this platform; the version checks fail the step if either did not.
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	node_modules/.bin/claude --version >/dev/null
+	node_modules/.bin/codex --version >/dev/null
 	mkdir -p node_modules && touch $@
 
 run: export DEBUG ?= 1

@@ -158,9 +158,17 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("WORKGRAPH_CELERY_QUEUE") or "celery"
 
 # More agent runners, as name=dotted.path.to.factory pairs; each factory returns an AgentRunner.
 WORKGRAPH_AGENT_RUNNERS = env_pairs("WORKGRAPH_AGENT_RUNNERS")
-WORKGRAPH_AGENT = env_choice("WORKGRAPH_AGENT", "offline", ("offline", "claude", "openai", *WORKGRAPH_AGENT_RUNNERS))
+WORKGRAPH_AGENT = env_choice("WORKGRAPH_AGENT", "offline",
+                             ("offline", "claude", "codex", "openai", *WORKGRAPH_AGENT_RUNNERS))
 WORKGRAPH_AGENT_TIMEOUT = env_float("WORKGRAPH_AGENT_TIMEOUT", 900.0, minimum=1.0)
 WORKGRAPH_CLAUDE_BIN = env_str("WORKGRAPH_CLAUDE_BIN", "claude")
+# The Codex CLI (graphs.agents.codex): its program, the model when a profile names none (empty: the
+# CLI's default), the Responses API it calls (empty: the CLI's own provider) and its own sandbox mode.
+WORKGRAPH_CODEX_BIN = env_str("WORKGRAPH_CODEX_BIN", "codex")
+WORKGRAPH_CODEX_MODEL = env_str("WORKGRAPH_CODEX_MODEL")
+WORKGRAPH_CODEX_BASE_URL = env_url("WORKGRAPH_CODEX_BASE_URL", schemes=("http", "https"))
+WORKGRAPH_CODEX_SANDBOX = env_choice("WORKGRAPH_CODEX_SANDBOX", "danger-full-access",
+                                     ("danger-full-access", "workspace-write", "read-only"))
 WORKGRAPH_OPENAI_BASE_URL = env_url("WORKGRAPH_OPENAI_BASE_URL", schemes=("http", "https"))
 WORKGRAPH_OPENAI_MODEL = env_str("WORKGRAPH_OPENAI_MODEL", "gpt-4o-mini")
 WORKGRAPH_OPENAI_API_KEY = env_str("WORKGRAPH_OPENAI_API_KEY")

@@ -24,6 +24,7 @@ from graphs.agents.base import (
     AgentRunner,
 )
 from graphs.agents.claude import ClaudeRunner
+from graphs.agents.codex import CodexRunner
 from graphs.agents.offline import OfflineRunner
 from graphs.agents.openai import OpenAIRunner
 
@@ -36,6 +37,7 @@ __all__ = [
     "AgentResult",
     "AgentRunner",
     "ClaudeRunner",
+    "CodexRunner",
     "OfflineRunner",
     "OpenAIRunner",
     "get_runner",
@@ -47,6 +49,18 @@ __all__ = [
 def _claude() -> AgentRunner:
     return ClaudeRunner(
         bin=getattr(settings, "WORKGRAPH_CLAUDE_BIN", "claude"),
+        tool_input_max_chars=getattr(settings, "WORKGRAPH_LOG_TOOL_INPUT_MAX_CHARS", 4000),
+        tool_result_max_chars=getattr(settings, "WORKGRAPH_LOG_TOOL_RESULT_MAX_CHARS", 4000),
+    )
+
+
+def _codex() -> AgentRunner:
+    return CodexRunner(
+        bin=getattr(settings, "WORKGRAPH_CODEX_BIN", "codex"),
+        model=getattr(settings, "WORKGRAPH_CODEX_MODEL", ""),
+        base_url=getattr(settings, "WORKGRAPH_CODEX_BASE_URL", None) or "",
+        sandbox_mode=getattr(settings, "WORKGRAPH_CODEX_SANDBOX", "danger-full-access"),
+        prices=getattr(settings, "WORKGRAPH_MODEL_PRICES", {}),
         tool_input_max_chars=getattr(settings, "WORKGRAPH_LOG_TOOL_INPUT_MAX_CHARS", 4000),
         tool_result_max_chars=getattr(settings, "WORKGRAPH_LOG_TOOL_RESULT_MAX_CHARS", 4000),
     )
@@ -69,7 +83,9 @@ def _offline() -> AgentRunner:
 
 
 # The built-in runners; ``runner_register`` adds more.
-_FACTORIES: dict[str, Callable[[], AgentRunner]] = {"claude": _claude, "openai": _openai, "offline": _offline}
+_FACTORIES: dict[str, Callable[[], AgentRunner]] = {
+    "claude": _claude, "codex": _codex, "openai": _openai, "offline": _offline,
+}
 
 
 def runner_register(name: str, factory: Callable[[], AgentRunner]) -> None:

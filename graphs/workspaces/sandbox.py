@@ -191,14 +191,20 @@ def program_missing(program: str, *, cwd: Path, path: str) -> str:
 
 
 def _program_binding(program: str, *, path: str) -> tuple[str, list[str]]:
-    """The real path to start ``program`` by, and the folder to bind for it (none in a system folder)."""
+    """The real path to start ``program`` by, and the folder to bind for it (none in a system folder).
+
+    A program an npm package installed (its ``node_modules/.bin`` link) takes that whole
+    ``node_modules`` folder: the package's launcher starts a native binary from another package beside
+    it (the Codex CLI's ``@openai/codex-linux-x64``, say).
+    """
     found = shutil.which(program, path=path) if "/" not in program else program
     if found is None:
         return program, []
     real = Path(found).resolve()
     if any(real.is_relative_to(folder) for folder in SYSTEM_FOLDERS):
         return str(real), []
-    return str(real), [str(real.parent)]
+    packages = [parent for parent in real.parents if parent.name == "node_modules"]
+    return str(real), [str(packages[-1] if packages else real.parent)]
 
 
 def bwrap_argv(confinement: Confinement, *, home: Path, read_only: Sequence[str] = ()) -> list[str]:
