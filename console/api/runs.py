@@ -34,6 +34,7 @@ from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from graphs.planning.append_review import append_label, append_reviews_of, run_approval_wait
+from graphs.reads.changes import attempt_change
 from graphs.reads.executions import execution_detail, planning_calls
 from graphs.reads.runs import RunRow, run_rows, runs_for_user
 from graphs.reads.todo_tree import FailureGroup, run_failures
@@ -115,7 +116,7 @@ def runs_planning(request, run_id: UUID):
 def executions_detail(request, node_exec_id: UUID):
     execution, _ = execution_for_member(request.auth, node_exec_id)
     return {**execution_detail(execution), "input_payload": execution.input_payload,
-            "output_payload": execution.output_payload}
+            "output_payload": execution.output_payload, "changes": attempt_change(execution)}
 
 
 @router.get("/executions/{node_exec_id}/attempts", response={200: list[ExecutionOut], **ERRORS})

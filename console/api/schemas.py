@@ -10,6 +10,7 @@ from uuid import UUID
 from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
+from console.api.change_schemas import AttemptChangeOut
 from graphs.models import Task, WorkGraphRun
 from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
 
@@ -193,6 +194,9 @@ class ExecutionDetailOut(ExecutionOut):
     attempts: list[AttemptOut]
     input_payload: dict[str, Any]
     output_payload: dict[str, Any]
+    changes: AttemptChangeOut | None = Field(..., description="What the attempt changed in its worktree; null "
+                                             "when it kept no change (a planning call, a folder that is not a "
+                                             "repository, an attempt not finished).")
 
 
 class ApprovalWaitOut(Schema):

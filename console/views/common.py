@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.conf import settings
-
 from graphs.models import AttemptChange, RunWorkspace
+from graphs.reads.changes import diff_page
 
 
 def diff_shown(change: RunWorkspace | AttemptChange | None) -> dict[str, Any] | None:
     """What of a change's diff a page shows (up to WORKGRAPH_DIFF_PAGE_BYTES), and whether it is cut."""
-    if change is None or not change.diff:
-        return None
-    limit = settings.WORKGRAPH_DIFF_PAGE_BYTES
-    shown = change.diff[:limit]
-    return {"text": shown, "cut": len(shown.encode()) < change.diff_bytes, "bytes": change.diff_bytes}
+    return diff_page(change)
 
 
 def pretty_json(value: Any) -> str:

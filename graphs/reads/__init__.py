@@ -11,6 +11,7 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
   last verdict an earlier run reached, why no new run can be made now;
 - ``graph`` — a run's graph for the visualizer (``graph.json``), and its nodes' failure roles;
 - ``executions`` — one attempt, one planning call, and the commands a run's plan runs, as pages show them;
+- ``changes`` — what an attempt changed, as the API carries it, and the part of a diff a page shows;
 - ``live`` — the live consumers' reads: where an attempt's log stands, a run's fingerprint and snapshot;
 - ``comparisons`` — two attempts of a node, two runs of a task;
 - ``node_trace`` — the header of a node page's trace: what its agent calls used and cost.
