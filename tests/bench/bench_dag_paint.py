@@ -351,7 +351,9 @@ def test_pan_frame_times_at_1000_nodes_with_the_minimap(browser, harness_url):
     lines = ["", "Pan at 1,000 nodes, legible zoom (canvas): 4 drags of 90 moves"]
     for label, times in rows.items():
         median, p95 = statistics.median(times), _percentile(times, 0.95)
-        lines.append(f"  {label:<15} {len(times)} frames, median {median:.1f} ms ({1000 / median:.0f} fps), p95 {p95:.1f} ms")
+        lines.append(
+            f"  {label:<15} {len(times)} frames, median {median:.1f} ms ({1000 / median:.0f} fps), p95 {p95:.1f} ms"
+        )
     shown = rows["minimap shown"]
     lines += [
         _target("median frame time, minimap shown", statistics.median(shown), TARGET_FRAME_MS),

@@ -85,7 +85,8 @@ FITTED = """
   const boxes = [...dag.querySelectorAll('.dag-box[data-node-id]')];
   return boxes.length > 0 && boxes.every((box) => {
     const r = box.getBoundingClientRect();
-    return r.left >= stage.left - 1 && r.right <= stage.right + 1 && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1
+      && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
   });
 }
 """

@@ -96,7 +96,8 @@ def test_a_graph_too_big_to_fit_legibly_opens_legible_with_a_minimap(chromium, c
     # It opens on its first nodes: the top-left box of the drawing is on screen.
     first = page.locator("#dag .dag-box[data-node-id='__planning__']").bounding_box()
     stage = page.locator("#dag .dag-stage").bounding_box()
-    assert stage["x"] <= first["x"] < stage["x"] + stage["width"] and stage["y"] <= first["y"] < stage["y"] + stage["height"]
+    assert stage["x"] <= first["x"] < stage["x"] + stage["width"]
+    assert stage["y"] <= first["y"] < stage["y"] + stage["height"]
 
     # The minimap moves the view; Fit brings it back, and still says it cannot fit the graph legibly.
     page.locator("#dag .dag-minimap").click(position={"x": 170, "y": 110})

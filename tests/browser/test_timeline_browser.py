@@ -82,7 +82,8 @@ BARS_IN_STAGE = """
   const bars = [...document.querySelectorAll('#dag .dag-box--attempt')];
   return bars.length > 0 && bars.every((bar) => {
     const r = bar.getBoundingClientRect();
-    return r.left >= stage.left - 1 && r.right <= stage.right + 1 && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+    return r.left >= stage.left - 1 && r.right <= stage.right + 1
+      && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
   });
 }
 """
