@@ -36,6 +36,7 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/changes.patch", views.execution_diff_download, name="execution_diff"),
     path("api/", api.urls),
     path("skills/", include("console.skill_urls")),  # skill administration
+    path("agents/", include("console.agent_profile_urls")),  # agent profile administration
     path("admin/", admin.site.urls),
 ]
 

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from graphs import models
+from graphs.profiles.revisions import profile_save
 from graphs.skills.revisions import skill_save
 
 
@@ -45,6 +46,26 @@ class SkillAdmin(admin.ModelAdmin):
         # skill_save leaves the defect flag alone (the engine sets it); here an admin may clear it on purpose.
         if change and {"defect_reported_at", "defect_note"} & set(form.changed_data):
             obj.save(update_fields=["defect_reported_at", "defect_note"])
+
+
+class AgentProfileRevisionInline(admin.TabularInline):
+    model = models.AgentProfileRevision
+    extra = 0
+    fields = ["number", "author", "note", "permission_mode", "model", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(models.AgentProfile)
+class AgentProfileAdmin(admin.ModelAdmin):
+    list_display = ["org_node", "project", "model", "permission_mode", "updated_at"]
+    list_filter = ["permission_mode", "org_node"]
+    search_fields = ["org_node", "description", "project__slug"]
+    inlines = [AgentProfileRevisionInline]
+
+    def save_model(self, request, obj, form, change):
+        # Admin edits go through profile_save too, so they keep revisions.
+        profile_save(profile=obj, author=request.user, note="edited in the Django admin")
 
 
 @admin.register(models.Task)

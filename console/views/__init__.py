@@ -3,6 +3,7 @@
 ``console.urls`` and ``AXES_LOCKOUT_CALLABLE`` name the views through this package. Its modules:
 
 - ``pages`` — the dashboard, a project (and its DAG spec import), the task and run lists, a task, a new task;
+- ``agent_profiles`` — the agent profile pages (their URLs: ``console.agent_profile_urls``);
 - ``runs`` — a run's graph page and its graph.json, and its planning page;
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;
 - ``fork_edit`` — the page that re-runs a run from a node with its prompt or argv edited;
