@@ -24,18 +24,6 @@ JUDGE_ASK = 'Answer with ONE JSON object and nothing else: {"ok": true'
 GREETING = 'print("hello from the real CLI")\n'
 
 
-@pytest.fixture
-def agent_home(settings, tmp_path) -> Path:
-    """A prepared HOME with the org nodes' agent definitions, for the CLI's ``--agent <org_node>``."""
-    home = tmp_path / "agent-home"
-    (home / ".claude" / "agents").mkdir(parents=True)
-    for name in ("planner", "coder", "validator"):
-        (home / ".claude" / "agents" / f"{name}.md").write_text(
-            f"---\nname: {name}\ndescription: The {name} of a work graph.\n---\nYou are the {name}.\n")
-    settings.WORKGRAPH_AGENT_HOME = home
-    return home
-
-
 def _manifest(*nodes: dict) -> str:
     edges = [{"from": dep, "to": node["node_id"], "edge_type": "needs_judgment"}
              for node in nodes for dep in node.get("depends_on", [])]
@@ -80,8 +68,10 @@ def _greeting_turn(request: Request) -> Reply:
 # Transactional: the attempt's heartbeat and cancel watch read the database from their own threads.
 @pytest.mark.django_db(transaction=True)
 def test_a_pipeline_on_the_real_cli_lands_its_tool_calls_on_the_run_branch_and_counts_them(
-    real_claude, agent_home, repo_task, inline_executor
+    real_claude, repo_task, inline_executor, repo
 ):
+    """A stock CLI in a repository without .claude/: each org node's agent is the profile the console passes."""
+    assert not (repo / ".claude").exists()
     real_claude.script = _pipeline
 
     pipeline_start(task=repo_task)
@@ -126,7 +116,7 @@ def _runner() -> ClaudeRunner:
     return ClaudeRunner(bin=str(CLAUDE_BIN))
 
 
-def test_a_429_with_retry_after_is_retried_by_the_cli_and_the_call_succeeds(anthropic_standin, agent_home, workdir):
+def test_a_429_with_retry_after_is_retried_by_the_cli_and_the_call_succeeds(anthropic_standin, workdir):
     answers = iter([error(429, "rate_limit_error", "Number of requests has exceeded your rate limit",
                           retry_after=1)])
     anthropic_standin.script = lambda request: next(answers, text("answered after the retry"))
@@ -145,7 +135,7 @@ def test_a_429_with_retry_after_is_retried_by_the_cli_and_the_call_succeeds(anth
     (error(529, "overloaded_error", "Overloaded"), "unavailable", True, "529"),
 ])
 def test_an_api_that_refuses_every_request_ends_the_call_with_its_reason(
-    anthropic_standin, agent_home, workdir, reply, kind, transient, words
+    anthropic_standin, workdir, reply, kind, transient, words
 ):
     anthropic_standin.script = lambda _request: reply
     call, _events = _call(workdir, "Say something.")
@@ -157,7 +147,7 @@ def test_an_api_that_refuses_every_request_ends_the_call_with_its_reason(
     assert words in str(raised.value)
 
 
-def test_a_tool_loop_stops_at_the_turn_limit_as_a_max_turns_failure(anthropic_standin, agent_home, workdir):
+def test_a_tool_loop_stops_at_the_turn_limit_as_a_max_turns_failure(anthropic_standin, workdir):
     anthropic_standin.script = lambda _request: tool("Bash", {"command": "true", "description": "Again"})
     call, events = _call(workdir, "Loop.", purpose="node", node={"node_id": "loop", "max_turns": 2})
 
@@ -167,3 +157,27 @@ def test_a_tool_loop_stops_at_the_turn_limit_as_a_max_turns_failure(anthropic_st
     assert raised.value.kind == "max_turns"
     assert "turn limit" in str(raised.value)
     assert [kind for kind, _data in events].count("tool_call") == 2
+
+
+def test_a_subagent_runs_its_own_tool_calls_in_the_worktree(anthropic_standin, workdir):
+    def script(request: Request) -> Reply:
+        if "SUBAGENT-NOTE" in request.first_user_text:
+            if request.turn == 0:
+                return tool("Write", {"file_path": f"{workdir.resolve()}/note.txt", "content": "from the subagent\n"})
+            return text("note written")
+        if request.turn == 0:
+            return tool("Task", {"description": "Write the note", "prompt": "SUBAGENT-NOTE: write note.txt",
+                                 "subagent_type": "general-purpose"})
+        return text("the subagent wrote the note")
+
+    anthropic_standin.script = script
+    call, events = _call(workdir, "Have a subagent write the note.", purpose="node", node={"node_id": "delegate"})
+
+    result = _runner().run(call)
+
+    assert result.text == "the subagent wrote the note"
+    assert (workdir / "note.txt").read_text() == "from the subagent\n"
+    calls = {data["name"]: data for kind, data in events if kind == "tool_call"}
+    assert calls["Write"]["parent_tool_use_id"] == calls["Task"]["tool_use_id"]
+    # The real stream's system events about the background agent are kept as they come, never dropped.
+    assert "task_started" in {data.get("subtype") for kind, data in events if kind == "agent_event"}
