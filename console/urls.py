@@ -4,12 +4,18 @@ from django.urls import include, path
 
 from console import views
 from console.api import api
+from console.views.agent_check import project_agent_check
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("projects/new/", views.project_new, name="project_new"),
     path("projects/<slug:slug>/", views.project_detail, name="project_detail"),
+    path("projects/<slug:slug>/agent-check/", project_agent_check, name="project_agent_check"),
+    path("projects/<slug:slug>/edit/", views.project_edit, name="project_edit"),
+    path("projects/<slug:slug>/members/", views.project_members_page, name="project_members"),
+    path("projects/<slug:slug>/members/<str:username>/", views.project_member_change, name="project_member_change"),
     path("tasks/", views.task_list, name="task_list"),
     path("tasks/new/", views.task_new, name="task_new"),
     path("tasks/<uuid:task_id>/", views.task_detail, name="task_detail"),

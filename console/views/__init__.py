@@ -4,6 +4,7 @@
 
 - ``pages`` — the dashboard, a project (and its DAG spec import), the task and run lists, a task, a new task;
 - ``agent_profiles`` — the agent profile pages (their URLs: ``console.agent_profile_urls``);
+- ``projects`` — a new project, a project's settings and its members;
 - ``runs`` — a run's graph page and its graph.json, and its planning page;
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;
 - ``fork_edit`` — the page that re-runs a run from a node with its prompt or argv edited;
@@ -33,6 +34,7 @@ from console.views.downloads import (
 from console.views.executions import execution_detail, execution_json
 from console.views.fork_edit import run_fork_edit
 from console.views.pages import dashboard, project_detail, run_list, task_detail, task_list, task_new
+from console.views.projects import project_edit, project_member_change, project_members_page, project_new
 from console.views.runs import run_graph, run_graph_json, run_planning
 
 __all__ = [
@@ -44,6 +46,10 @@ __all__ = [
     "execution_log_download",
     "login_locked_out",
     "project_detail",
+    "project_edit",
+    "project_member_change",
+    "project_members_page",
+    "project_new",
     "run_cancel_view",
     "run_dag_spec_download",
     "run_diff_download",

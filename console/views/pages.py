@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -75,7 +76,8 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "console/project_detail.html",
         {"project": project, "role": role, "can_import": can_import, "form": form, "problems": problems,
-         "folder_shown": can(role, "see_target_folder"),
+         "folder_shown": can(role, "see_target_folder"), "can_edit": can(role, "edit_project"),
+         "agent_used": project.agent or settings.WORKGRAPH_AGENT,
          "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent]},
         status=400 if form.errors or problems else 200,
     )

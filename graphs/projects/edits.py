@@ -24,6 +24,8 @@ SLUG_MAX_CHARS = 50
 NAME_MAX_CHARS = 200
 AGENT_MAX_CHARS = 100
 SLUG_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$")
+# /projects/new/ is the page that creates one.
+RESERVED_SLUGS = frozenset({"new"})
 # What a project's DecimalField stores: 12 digits, 4 after the point.
 BUDGET_MAX = Decimal("99999999.9999")
 COMMANDS_CONFIRMATION = (
@@ -131,6 +133,8 @@ def _checked(values: dict[str, Any], *, before: dict[str, Any] | None, problems:
 def _slug_problems(slug: str) -> dict[str, str]:
     if not SLUG_PATTERN.match(slug):
         return {"slug": "Lowercase letters, digits, '-' and '_', starting and ending with a letter or digit."}
+    if slug in RESERVED_SLUGS:
+        return {"slug": f"{slug!r} is taken by the console's own pages; choose another."}
     if Project.objects.filter(slug=slug).exists():
         return {"slug": f"A project with the slug {slug!r} exists already."}
     return {}

@@ -1,0 +1,55 @@
+"""The forms of the project pages. They only gather what was typed: every rule is checked by
+graphs.projects, whose messages the pages show on the fields they name."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from graphs.models import ProjectMembership
+from graphs.projects.edits import agent_choices
+
+COMMANDS_CONFIRM_LABEL = (
+    "I understand: with commands allowed, agents' command nodes and command judgments run any program in the"
+    " project's folder (each attempt's worktree), inside the sandbox; with network, they also reach any host."
+)
+
+
+class ProjectForm(forms.Form):
+    slug = forms.CharField(help_text="In the project's address; lowercase letters, digits, '-' and '_'. It never"
+                                     " changes.", strip=False)
+    name = forms.CharField()
+    target_folder = forms.CharField(
+        label="Folder", help_text="The absolute path of the folder agents work in; best the top of a git repository.")
+    base_ref = forms.CharField(
+        label="Base ref", required=False,
+        help_text="The branch, tag or commit each run starts from; empty: the repository's HEAD.")
+    agent = forms.ChoiceField(label="Agent runner", required=False)
+    max_run_cost_usd = forms.CharField(label="Budget per run (USD)", required=False,
+                                       help_text="What one run's agent calls may spend; empty: no budget.")
+    require_plan_approval = forms.BooleanField(
+        required=False, help_text="Every plan, and every append to a run, waits for a reviewer's approval.")
+    allow_commands = forms.BooleanField(
+        required=False, help_text="Command nodes and command judgments (your test suite, say) run programs.")
+    allow_command_network = forms.BooleanField(required=False, help_text="Those programs reach the network.")
+    confirm_commands = forms.BooleanField(label="Confirm commands", required=False, help_text=COMMANDS_CONFIRM_LABEL)
+
+    def __init__(self, *args, creating: bool, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        default = f"The console's default ({settings.WORKGRAPH_AGENT})"
+        self.fields["agent"].choices = [("", default), *((name, name) for name in agent_choices())]
+        if not creating:
+            del self.fields["slug"]
+
+    def values(self) -> dict:
+        """What the form holds, as graphs.projects takes it (without the confirmation)."""
+        return {name: value for name, value in self.cleaned_data.items() if name != "confirm_commands"}
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=ProjectMembership.Role.choices, initial=ProjectMembership.Role.VIEWER)
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(choices=ProjectMembership.Role.choices)
