@@ -38,9 +38,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
-    # Its index expressions (an operator class around a function: the node ids' trigram index); on
-    # SQLite it adds nothing.
-    "django.contrib.postgres",
     "channels",
     # Its templates and static files: the API docs page then loads Swagger UI from the console, not a CDN.
     "ninja",

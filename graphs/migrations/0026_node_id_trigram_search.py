@@ -1,20 +1,23 @@
-from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.operations import TrigramExtension
 from django.db import migrations
-from django.db.models.functions import Upper
+
+# The runs list's search by a part of a node id, in any case (graphs.reads.runs): trigrams of the ids'
+# upper case, as Django's icontains compares them. Built on PostgreSQL only, and kept out of the models'
+# state: SQLite has no GIN index, and rebuilds a table with every index its state names whenever a later
+# migration alters it. The embedded SQLite mode answers the search by scanning the (node_id, run) index.
+INDEX = "execution_node_trigram"
 
 
-class AddIndexOnPostgres(migrations.AddIndex):
-    """An index only PostgreSQL can build (GIN, pg_trgm): recorded in the state everywhere, built only
-    there. The embedded SQLite mode answers the same search by scanning the (node_id, run) index."""
+def trigram_index_create(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(
+            f"CREATE INDEX IF NOT EXISTS {INDEX} ON graphs_worknodeexecution USING gin ((UPPER(node_id)) gin_trgm_ops)"
+        )
 
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
 
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
+def trigram_index_drop(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f"DROP INDEX IF EXISTS {INDEX}")
 
 
 class Migration(migrations.Migration):
@@ -26,8 +29,5 @@ class Migration(migrations.Migration):
     operations = [
         # CreateExtension does nothing on another database.
         TrigramExtension(),
-        AddIndexOnPostgres(
-            model_name='worknodeexecution',
-            index=GinIndex(OpClass(Upper('node_id'), name='gin_trgm_ops'), name='execution_node_trigram'),
-        ),
+        migrations.RunPython(trigram_index_create, trigram_index_drop),
     ]

@@ -6,10 +6,8 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Upper
 
 from graphs.models.projects import Project
 from graphs.models.skills import Skill
@@ -289,10 +287,8 @@ class WorkNodeExecution(models.Model):
             # The runs list: the runs with an attempt of a node id (its search), the runs an org node
             # worked in, and each run's summed cost, all read from the index alone.
             models.Index(fields=["node_id", "run"], name="execution_node_run"),
-            # Its search by a part of a node id, in any case (``coder`` finds ``coder_unit``): trigrams of
-            # the id's upper case, as Django's icontains compares. PostgreSQL only (migration 0026); the
-            # embedded SQLite mode scans the index above.
-            GinIndex(OpClass(Upper("node_id"), name="gin_trgm_ops"), name="execution_node_trigram"),
+            # Its search by a part of a node id is answered on PostgreSQL from a trigram index of the ids,
+            # built by migration 0026 alone (SQLite has none, and remakes a table with the indexes named here).
             models.Index(fields=["subagent_type", "run"], name="execution_org_node_run"),
             models.Index(fields=["run", "cost_usd"], name="execution_run_cost"),
         ]
