@@ -109,3 +109,22 @@ def test_a_graph_too_big_to_fit_legibly_opens_legible_with_a_minimap(chromium, c
     assert note.is_visible()
     page.screenshot(path="/tmp/run-graph-too-big.png")
     assert errors == []
+
+
+def test_the_flow_direction_switch_is_remembered_for_the_user(chromium, console_server, alice, task):
+    run = demo_like_run(task)
+    page, errors = _open(chromium, f"{console_server}/runs/{run.run_id}/", width=1440, height=900)
+    switch = page.locator(".dag-toolbar .dag-direction")
+    before = switch.get_attribute("data-direction")
+    after = {"DOWN": "RIGHT", "RIGHT": "DOWN"}[before]
+    first = page.locator("#dag .dag-box[data-node-id='brd']").get_attribute("transform")
+    switch.click()
+    page.wait_for_function(f"() => document.querySelector('.dag-direction').dataset.direction === {after!r}")
+    page.wait_for_function(f"() => document.querySelector(\"#dag .dag-box[data-node-id='brd']\")"
+                           f".getAttribute('transform') !== {first!r}")
+    assert page.evaluate(MIN_LABEL_PX) >= LEGIBLE
+
+    page.reload()
+    page.wait_for_selector("#dag[data-placed='true'][data-min-label-px]")
+    assert switch.get_attribute("data-direction") == after, "the pick was not remembered"
+    assert errors == []
