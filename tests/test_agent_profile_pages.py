@@ -165,5 +165,16 @@ def test_the_attempt_page_links_the_profile_revision_it_ran_with_for_profile_adm
     admin_page = signed_in(dana).get(f"/executions/{execution.pk}/")
     lead_page = signed_in(alice).get(f"/executions/{execution.pk}/")
 
-    assert '<a href="/agents/coder/revisions/1/" id="profile-revision">coder r1</a>' in admin_page.text
-    assert "coder r1" in lead_page.text and 'id="profile-revision"' not in lead_page.text
+    assert '<a href="/agents/coder/revisions/1/" class="profile-revision">coder r1</a>' in admin_page.text
+    assert "coder r1" in lead_page.text and 'class="profile-revision"' not in lead_page.text
+
+
+def test_the_planning_page_names_the_profile_revision_each_planning_call_ran_with(dana, project):
+    revision = profile_console("planner").revisions.get()
+    execution = factories.ExecutionFactory(run__task__project=project, node_id="__planning__", subagent_type="planner",
+                                           profile_revision=revision)
+    factories.member(project, "dana", role="viewer")
+
+    page = signed_in(dana).get(f"/runs/{execution.run_id}/planning/")
+
+    assert '(<a href="/agents/planner/revisions/1/" class="profile-revision">planner r1</a>)' in page.text
