@@ -146,7 +146,7 @@ def test_a_task_sums_every_run_and_a_project_every_task_on_the_api_and_the_pages
     assert Decimal(str(listed[str(task.pk)]["spend"]["cost_usd"])) == Decimal("0.5")
     assert listed[str(other.pk)]["spend"] == {"agent_calls": 0, "cost_usd": None, "usage": dict.fromkeys(
         ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0),
-        "num_turns": 0, "tool_calls": 0}
+        "num_turns": 0, "tool_calls": 0, "calls_without_usage": 0, "calls_without_cost": 0}
     assert Decimal(str(listed_project["spend"]["cost_usd"])) == Decimal("0.5")
     assert "Spent: $0.5000 · 120 tokens · 2 agent calls" in client.get(f"/tasks/{task.pk}/").content.decode()
     task_list = client.get("/tasks/").content.decode()

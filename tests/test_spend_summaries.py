@@ -21,7 +21,9 @@ def test_a_spend_reads_the_same_on_the_server_as_in_the_browser(case):
     cost = figures["cost_usd"]
     spend = Spend(
         agent_calls=figures["agent_calls"], cost_usd=None if cost is None else Decimal(str(cost)),
-        usage={**dict.fromkeys(TOKEN_FIELDS, 0), "input_tokens": figures["tokens"]}, num_turns=0, tool_calls=0,
+        usage={**dict.fromkeys(TOKEN_FIELDS, 0), "input_tokens": figures["tokens"] or 0}, num_turns=0, tool_calls=0,
+        calls_without_usage=figures.get("calls_without_usage", 0),
+        calls_without_cost=figures.get("calls_without_cost", 0),
     )
 
     assert (spend.summary(), spend.cost_text()) == (case["summary"], case["cost"])

@@ -11,6 +11,7 @@ from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
 from console.api.change_schemas import AttemptChangeOut
+from console.api.usage_schemas import AttemptSpendOut
 from graphs.models import Task, WorkGraphRun
 from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
 
@@ -65,10 +66,12 @@ class ErrorOut(Schema):
 
 class SpendOut(Schema):
     agent_calls: int
-    cost_usd: Decimal | None
-    usage: dict[str, int]
+    cost_usd: Decimal | None = Field(..., description="Null: none reported; a lower bound if calls_without_cost.")
+    usage: dict[str, int] = Field(..., description="A lower bound if calls_without_usage > 0.")
     num_turns: int
     tool_calls: int
+    calls_without_usage: int
+    calls_without_cost: int
 
 
 class TaskIn(InSchema):
@@ -150,7 +153,7 @@ class FailureGroupOut(Schema):
     attempts: list[FailedAttemptOut]
 
 
-class ExecutionOut(Schema):
+class ExecutionOut(AttemptSpendOut):
     node_exec_id: UUID
     node_id: str
     is_planning: bool
@@ -165,18 +168,6 @@ class ExecutionOut(Schema):
     ready_at: datetime | None
     started_at: datetime | None
     finished_at: datetime | None
-    # What the attempt's agent calls cost (node, judge, planning and repair calls summed).
-    agent_calls: int
-    cost_usd: Decimal | None
-    input_tokens: int
-    output_tokens: int
-    cache_creation_input_tokens: int
-    cache_read_input_tokens: int
-    num_turns: int
-    tool_calls: int
-    duration_api_ms: int
-    model: str
-    session_id: str
 
 
 class AttemptOut(Schema):
@@ -194,9 +185,8 @@ class ExecutionDetailOut(ExecutionOut):
     attempts: list[AttemptOut]
     input_payload: dict[str, Any]
     output_payload: dict[str, Any]
-    changes: AttemptChangeOut | None = Field(..., description="What the attempt changed in its worktree; null "
-                                             "when it kept no change (a planning call, a folder that is not a "
-                                             "repository, an attempt not finished).")
+    changes: AttemptChangeOut | None = Field(..., description="What the attempt changed; null when it kept no "
+                                             "change (a planning call, a folder not a repository, not finished).")
 
 
 class ApprovalWaitOut(Schema):

@@ -206,7 +206,8 @@ class CodexStreamReader:
     def _result(self, text: str) -> AgentResult:
         return AgentResult(text=text, raw={"thread_id": self.thread_id, "turns": self.turns, "usage": self.usage},
                            usage=self.usage, cost_usd=self.cost_usd(), num_turns=self.turns, model=self.model,
-                           session_id=self.thread_id, tool_calls=self.tool_calls)
+                           # The thread cannot be resumed: the call is --ephemeral and its HOME is gone.
+                           session_id=None, tool_calls=self.tool_calls)
 
 
 def codex_token_counts(usage: Any) -> dict[str, int] | None:

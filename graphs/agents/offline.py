@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult
+from graphs.agents.base import TOKEN_FIELDS, AgentCall, AgentCancelled, AgentError, AgentResult
 from graphs.agents.offline_plans import LABEL, gap_text, plan_text
 from graphs.domain.catalogs import (
     artifact_entry,
@@ -55,8 +55,9 @@ class OfflineRunner:
         self._emit(text, call)
         if call.purpose == "node" and call.commands_allowed and _saves_its_script(call.node or {}):
             _file_write(call.cwd / f"{call.node['node_id']}.py", text)
-        # No model, no tokens, nothing to pay.
-        return AgentResult(text=text, raw={"agent": self.name, "purpose": call.purpose}, usage=None, cost_usd=0.0)
+        # No model, no tokens, nothing to pay: known zeros, not unknowns.
+        return AgentResult(text=text, raw={"agent": self.name, "purpose": call.purpose},
+                           usage=dict.fromkeys(TOKEN_FIELDS, 0), cost_usd=0.0)
 
     def _emit(self, text: str, call: AgentCall) -> None:
         deadline = time.monotonic() + call.timeout

@@ -52,9 +52,20 @@ def node_state(row: Any) -> dict[str, Any]:
     if not isinstance(row, dict) and get("finished_at") is not None:
         cost = get("cost_usd")
         state["cost_usd"] = float(cost) if cost is not None else None
-        state["tokens"] = sum(get(name) or 0 for name in TOKEN_FIELDS)
         state["agent_calls"] = get("agent_calls") or 0
+        state["calls_without_usage"] = get("calls_without_usage") or 0
+        state["calls_without_cost"] = get("calls_without_cost") or 0
+        state["tokens"] = token_total({**state, **{name: get(name) for name in TOKEN_FIELDS}})
     return state
+
+
+def token_total(row: dict[str, Any]) -> int | None:
+    """An attempt's four token counts summed; None when they are unknown (it made calls and none of them
+    reported usage)."""
+    calls = row.get("agent_calls") or 0
+    if calls and (row.get("calls_without_usage") or 0) >= calls:
+        return None
+    return sum(row.get(name) or 0 for name in TOKEN_FIELDS)
 
 
 def _deliver(payload: RunEvent) -> None:

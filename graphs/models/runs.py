@@ -254,10 +254,15 @@ class WorkNodeExecution(models.Model):
         max_digits=14, decimal_places=6, null=True, blank=True,
         help_text="Empty when no call reported a cost (a model missing from WORKGRAPH_MODEL_PRICES).",
     )
+    # The tokens its calls reported; unknown (shown empty, never 0) when none of its calls reported usage.
     input_tokens = models.PositiveBigIntegerField(default=0)
     output_tokens = models.PositiveBigIntegerField(default=0)
     cache_creation_input_tokens = models.PositiveBigIntegerField(default=0)
     cache_read_input_tokens = models.PositiveBigIntegerField(default=0)
+    calls_without_usage = models.PositiveSmallIntegerField(
+        default=0, help_text="Calls that reported no usage: the token counts are then a lower bound, or unknown.")
+    calls_without_cost = models.PositiveSmallIntegerField(
+        default=0, help_text="Calls that reported no cost: the cost is then a lower bound, or unknown.")
     num_turns = models.PositiveIntegerField(default=0)
     tool_calls = models.PositiveIntegerField(default=0)
     duration_api_ms = models.PositiveBigIntegerField(default=0)

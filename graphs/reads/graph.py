@@ -9,6 +9,7 @@ from typing import Any
 
 from graphs.agents.base import TOKEN_FIELDS
 from graphs.domain.failure_roles import FailureRole, failure_roles
+from graphs.logs.events import token_total
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import latest_by_node, node_owners
 
@@ -27,6 +28,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         .values(
             "node_exec_id", "node_id", "attempt", "cause", "cause_node_id", "status", "subagent_type",
             "started_at", "finished_at", "output_payload__new_node_ids", "agent_calls", "cost_usd", *TOKEN_FIELDS,
+            "calls_without_usage", "calls_without_cost",
         )
     )
     latest = latest_by_node(rows)
@@ -34,7 +36,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
     node_cost: dict[str, Decimal] = {}
     for row in rows:
         attempts_count[row["node_id"]] += 1
-        row["tokens"] = sum(row[name] for name in TOKEN_FIELDS)
+        row["tokens"] = token_total(row)
         if row["cost_usd"] is not None:
             node_cost[row["node_id"]] = node_cost.get(row["node_id"], Decimal(0)) + row["cost_usd"]
     planning = [row for row in rows if row["node_id"].startswith(PLANNING_NODE_ID)]

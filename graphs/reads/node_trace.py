@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from graphs.models import WorkNodeExecution
-from graphs.runs.accounting import TOKEN_FIELDS
+from graphs.runs.accounting import TOKEN_FIELDS, tokens_known
 
 _TOKEN_LABELS = {
     "input_tokens": "input",
@@ -30,7 +30,8 @@ class TraceHeader:
 
     model: str
     num_turns: int
-    usage: dict[str, int]
+    # None: no call reported usage (unknown, never 0).
+    usage: dict[str, int] | None
     cost_usd: Decimal | float | None
     session_id: str
 
@@ -40,12 +41,16 @@ class TraceHeader:
 
     @property
     def tokens(self) -> str:
-        """The four token counts summed: ``27,831``."""
+        """The four token counts summed: ``27,831``; ``—`` when no call reported usage."""
+        if self.usage is None:
+            return "—"
         return _grouped(sum(self.usage.get(name, 0) for name in TOKEN_FIELDS))
 
     @property
     def tokens_detail(self) -> str:
         """The sum's parts: ``12 input · 1,874 output · 5,812 cache write · 20,133 cache read``."""
+        if self.usage is None:
+            return ""
         return " · ".join(f"{_grouped(self.usage.get(name, 0))} {_TOKEN_LABELS[name]}" for name in TOKEN_FIELDS)
 
     @property
@@ -70,7 +75,7 @@ def attempt_trace_header(*, execution: WorkNodeExecution) -> TraceHeader | None:
     return TraceHeader(
         model=execution.model,
         num_turns=execution.num_turns,
-        usage={name: getattr(execution, name) for name in TOKEN_FIELDS},
+        usage={name: getattr(execution, name) for name in TOKEN_FIELDS} if tokens_known(execution) else None,
         cost_usd=execution.cost_usd,
         session_id=execution.session_id,
     )

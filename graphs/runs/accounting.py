@@ -3,6 +3,12 @@
 Every call an attempt makes — its node call, its judge, a planning call and its repair — adds to the
 attempt's counts in memory, and the attempt's result writes them with everything else (no query of
 its own). Totals are sums in the database, one query each, however many attempts there are.
+
+What a call does not report is unknown, never 0: ``calls_without_usage`` / ``calls_without_cost`` count
+the calls that did not report usage or cost; an attempt's tokens read as unknown (null in the API, "—"
+on the pages) when none of its calls reported usage (``tokens_known``), its cost is empty when none
+reported a cost. A total over calls some of which reported nothing
+is a lower bound, and reads "at least"; over calls none of which did, it reads as unknown.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from graphs.agents import AgentResult
 from graphs.agents.base import TOKEN_FIELDS, token_counts
 from graphs.models import WorkNodeExecution
 
-COUNT_FIELDS = (*TOKEN_FIELDS, "agent_calls", "num_turns", "tool_calls", "duration_api_ms")
+COUNT_FIELDS = (*TOKEN_FIELDS, "agent_calls", "num_turns", "tool_calls", "duration_api_ms", "calls_without_usage",
+                "calls_without_cost")
 ACCOUNTING_FIELDS = (*COUNT_FIELDS, "cost_usd", "model", "session_id")
 # What a new attempt starts with: the scheduler builds attempts in memory from these.
 ACCOUNTING_DEFAULTS: dict[str, Any] = {**dict.fromkeys(COUNT_FIELDS, 0), "cost_usd": None, "model": "",
@@ -26,6 +33,8 @@ ACCOUNTING_DEFAULTS: dict[str, Any] = {**dict.fromkeys(COUNT_FIELDS, 0), "cost_u
 
 def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
     """Add one finished call's usage and cost to its attempt, in memory (its result writes them)."""
+    if result.usage is None:
+        execution.calls_without_usage += 1
     for name, value in token_counts(result.usage).items():
         setattr(execution, name, getattr(execution, name) + value)
     execution.agent_calls += 1
@@ -34,6 +43,8 @@ def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
     execution.duration_api_ms += result.duration_api_ms or 0
     if result.cost_usd is not None:
         execution.cost_usd = (execution.cost_usd or Decimal(0)) + Decimal(str(result.cost_usd))
+    else:
+        execution.calls_without_cost += 1
     execution.model = result.model or execution.model
     execution.session_id = result.session_id or execution.session_id
 
@@ -43,34 +54,68 @@ def accounting_of(execution: WorkNodeExecution) -> dict[str, Any]:
     return {name: getattr(execution, name) for name in ACCOUNTING_FIELDS}
 
 
+def tokens_known(attempt: Any) -> bool:
+    """Whether an attempt's (or a ``values()`` row's) token counts are known: it made no agent call, or
+    at least one of its calls reported usage."""
+    get = attempt.get if isinstance(attempt, dict) else lambda name: getattr(attempt, name)
+    calls = get("agent_calls") or 0
+    return not calls or (get("calls_without_usage") or 0) < calls
+
+
+def known_tokens(attempt: Any, name: str) -> int | None:
+    """One of the attempt's token counts, or None when its tokens are unknown."""
+    get = attempt.get if isinstance(attempt, dict) else lambda field: getattr(attempt, field)
+    return get(name) if tokens_known(attempt) else None
+
+
 @dataclass(frozen=True)
 class Spend:
-    """What a set of attempts cost: calls, tokens, turns and dollars (None when none reported a cost)."""
+    """What a set of attempts cost: calls, tokens, turns and dollars (None when none reported a cost),
+    and how many calls reported no usage or no cost (the figures are then lower bounds)."""
 
     agent_calls: int
     cost_usd: Decimal | None
     usage: dict[str, int]
     num_turns: int
     tool_calls: int
+    calls_without_usage: int = 0
+    calls_without_cost: int = 0
+
+    @property
+    def tokens(self) -> int | None:
+        """Every token counted, or None when no call reported usage."""
+        if self.agent_calls and self.calls_without_usage >= self.agent_calls:
+            return None
+        return sum(self.usage.values())
 
     def summary(self) -> str:
-        """One line for a page: ``$0.0520 · 1,344 tokens · 2 agent calls``."""
+        """One line for a page: ``$0.0520 · 1,344 tokens · 2 agent calls``; ``at least`` before a figure
+        some calls did not report, ``cost not reported`` and ``tokens unknown`` when none did."""
         if not self.agent_calls:
             return "no agent calls yet"
-        cost = f"${self.cost_usd:.4f}" if self.cost_usd is not None else "cost not reported"
-        tokens = sum(self.usage.values())
         calls = "1 agent call" if self.agent_calls == 1 else f"{self.agent_calls:,} agent calls"
-        return f"{cost} · {tokens:,} tokens · {calls}"
+        return f"{self._cost('cost not reported')} · {self._tokens()} · {calls}"
 
     def cost_text(self) -> str:
-        """The cost alone, for a table cell: ``$0.0520``, ``—`` without calls, ``not reported``."""
-        if not self.agent_calls:
-            return "—"
-        return f"${self.cost_usd:.4f}" if self.cost_usd is not None else "not reported"
+        """The cost alone, for a table cell: ``$0.0520``, ``at least $0.0520``, ``—`` without calls,
+        ``not reported``."""
+        return self._cost("not reported") if self.agent_calls else "—"
+
+    def _cost(self, unknown: str) -> str:
+        if self.cost_usd is None:
+            return unknown
+        return f"{'at least ' if self.calls_without_cost else ''}${self.cost_usd:.4f}"
+
+    def _tokens(self) -> str:
+        tokens = self.tokens
+        if tokens is None:
+            return "tokens unknown"
+        return f"{'at least ' if self.calls_without_usage else ''}{tokens:,} tokens"
 
     def as_dict(self) -> dict[str, Any]:
         return {"agent_calls": self.agent_calls, "cost_usd": self.cost_usd, "usage": self.usage,
-                "num_turns": self.num_turns, "tool_calls": self.tool_calls}
+                "num_turns": self.num_turns, "tool_calls": self.tool_calls,
+                "calls_without_usage": self.calls_without_usage, "calls_without_cost": self.calls_without_cost}
 
 
 def _sums() -> dict[str, Any]:
@@ -81,7 +126,8 @@ def _spend(row: dict[str, Any]) -> Spend:
     return Spend(
         agent_calls=row["agent_calls"] or 0, cost_usd=row["cost_usd"],
         usage={name: row[name] or 0 for name in TOKEN_FIELDS}, num_turns=row["num_turns"] or 0,
-        tool_calls=row["tool_calls"] or 0,
+        tool_calls=row["tool_calls"] or 0, calls_without_usage=row["calls_without_usage"] or 0,
+        calls_without_cost=row["calls_without_cost"] or 0,
     )
 
 

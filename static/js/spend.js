@@ -8,24 +8,33 @@ function calls(count) {
   return count === 1 ? "1 agent call" : `${INTEGER.format(count)} agent calls`;
 }
 
-/** `$0.0520`, or "" when no cost was reported. */
-function dollars(usd) {
-  return typeof usd === "number" ? `$${usd.toFixed(4)}` : "";
+/** `$0.0520`, or "" when no cost was reported; "at least" before one some calls did not report. */
+function dollars(usd, callsWithoutCost) {
+  if (typeof usd !== "number") return "";
+  return `${callsWithoutCost ? "at least " : ""}$${usd.toFixed(4)}`;
+}
+
+/** "1,344 tokens", "at least 1,344 tokens", or "tokens unknown" when no call reported usage. */
+function tokenWords(agentCalls, tokens, callsWithoutUsage) {
+  if (typeof tokens !== "number" || (callsWithoutUsage ?? 0) >= agentCalls) return "tokens unknown";
+  return `${callsWithoutUsage ? "at least " : ""}${INTEGER.format(tokens)} tokens`;
 }
 
 /**
- * @param {{agent_calls: number, cost_usd: ?number, tokens: number}} spend
+ * @param {{agent_calls: number, cost_usd: ?number, tokens: ?number, calls_without_usage?: number,
+ *   calls_without_cost?: number}} spend
  * @returns {string} e.g. "$0.0520 · 1,344 tokens · 1 agent call"
  */
-export function spendSummary({ agent_calls, cost_usd, tokens }) {
+export function spendSummary({ agent_calls, cost_usd, tokens, calls_without_usage, calls_without_cost }) {
   if (!agent_calls) return "no agent calls yet";
-  return `${dollars(cost_usd) || "cost not reported"} · ${INTEGER.format(tokens)} tokens · ${calls(agent_calls)}`;
+  const cost = dollars(cost_usd, calls_without_cost) || "cost not reported";
+  return `${cost} · ${tokenWords(agent_calls, tokens, calls_without_usage)} · ${calls(agent_calls)}`;
 }
 
-/** The cost alone: "$0.0520", "—" without calls, "not reported". */
-export function costText({ agent_calls, cost_usd }) {
+/** The cost alone: "$0.0520", "at least $0.0520", "—" without calls, "not reported". */
+export function costText({ agent_calls, cost_usd, calls_without_cost }) {
   if (!agent_calls) return "—";
-  return dollars(cost_usd) || "not reported";
+  return dollars(cost_usd, calls_without_cost) || "not reported";
 }
 
 /**
@@ -44,12 +53,17 @@ export function spendTotal() {
       let agentCalls = 0;
       let cost = null;
       let tokens = 0;
+      let withoutUsage = 0;
+      let withoutCost = 0;
       for (const attempt of attempts.values()) {
         agentCalls += attempt.agent_calls;
         tokens += attempt.tokens ?? 0;
+        withoutUsage += attempt.calls_without_usage ?? 0;
+        withoutCost += attempt.calls_without_cost ?? 0;
         if (typeof attempt.cost_usd === "number") cost = (cost ?? 0) + attempt.cost_usd;
       }
-      return { agent_calls: agentCalls, cost_usd: cost, tokens };
+      return { agent_calls: agentCalls, cost_usd: cost, tokens, calls_without_usage: withoutUsage,
+               calls_without_cost: withoutCost };
     },
   };
 }

@@ -21,7 +21,8 @@ test("a total counts each attempt once, at its latest figures", () => {
   total.set({ node_exec_id: "a", agent_calls: 2, cost_usd: 0.75, tokens: 150 });
   total.set({ node_exec_id: "c" });  // a waiting attempt's event says nothing of cost
 
-  assert.deepEqual(total.total, { agent_calls: 4, cost_usd: 0.75, tokens: 190 });
+  assert.deepEqual(total.total, { agent_calls: 4, cost_usd: 0.75, tokens: 190, calls_without_usage: 0,
+                                 calls_without_cost: 0 });
 });
 
 test("a total of attempts none of which reported a cost has no cost", () => {
@@ -29,4 +30,14 @@ test("a total of attempts none of which reported a cost has no cost", () => {
   total.set({ node_exec_id: "a", agent_calls: 1, cost_usd: null, tokens: 5 });
 
   assert.equal(spendSummary(total.total), "cost not reported · 5 tokens · 1 agent call");
+});
+
+test("a total over an attempt whose usage and cost are unknown reads as a lower bound", () => {
+  const total = spendTotal();
+  total.set({ node_exec_id: "a", agent_calls: 1, cost_usd: 0.5, tokens: 100, calls_without_usage: 0,
+              calls_without_cost: 0 });
+  total.set({ node_exec_id: "b", agent_calls: 1, cost_usd: null, tokens: null, calls_without_usage: 1,
+              calls_without_cost: 1 });
+
+  assert.equal(spendSummary(total.total), "at least $0.5000 · at least 100 tokens · 2 agent calls");
 });
