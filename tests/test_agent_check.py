@@ -3,14 +3,16 @@ Messages API stand-in, each outcome said in plain words (graphs.agents.check, ``
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from graphs.agents.check import agent_check
+from graphs.domain.agent_profiles import shipped_profile
 from tests.claude_real import CLAUDE_BIN
-from tests.standins.anthropic_api import error, text
+from tests.standins.anthropic_api import error, text, tool
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sandbox]
 
@@ -48,6 +50,32 @@ def test_a_model_the_api_does_not_know_reads_as_the_model_refused(claude_project
 
     assert result.status == "model_refused"
     assert "refused the model" in result.words
+
+
+def test_the_profiles_model_is_the_one_checked(claude_project, real_claude):
+    real_claude.script = lambda request: (error(404, "not_found_error", f"model: {request.body.get('model')}")
+                                          if request.body.get("model") == "claude-retired-1" else text("ready"))
+    profile = dataclasses.replace(shipped_profile("planner"), model="claude-retired-1")
+
+    assert agent_check(claude_project.agent, profile=profile).status == "model_refused"
+    assert agent_check(claude_project.agent).status == "ok"
+
+
+def test_auto_mode_behind_a_gateway_reads_as_the_permission_mode_refused(claude_project, real_claude):
+    def script(request):
+        if request.turn == 0:
+            return tool("Task", {"description": "Look around", "prompt": "List the files.",
+                                 "subagent_type": "general-purpose"})
+        return text("ready")
+
+    real_claude.script = script
+    # Every CLI tool kept (no allowed list), so the subagent is one the auto mode's check must judge.
+    profile = dataclasses.replace(shipped_profile("planner"), permission_mode="auto", allowed_tools=())
+
+    result = agent_check(claude_project.agent, profile=profile)
+
+    assert result.status == "permission_refused"
+    assert "auto mode cannot run its safety check" in result.words
 
 
 def test_an_api_nobody_listens_on_reads_as_the_network(claude_project, real_claude, monkeypatch):

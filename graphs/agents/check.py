@@ -8,7 +8,9 @@ permission mode is refused (``permission_refused``: behind a gateway, the Claude
 run its safety check), the API cannot be reached (``network``), the sandbox cannot run (``sandbox``), or
 anything else the call failed with (``failed``). ``ok`` when the call answered.
 
-The call runs in a private temporary folder, never the project's: a check changes nothing.
+The call runs in a private temporary folder, never the project's: a check changes nothing. It runs with
+the profile the caller resolved (a project's planner profile, say), so a permission mode or a model the
+profile names is what is checked.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from graphs.agents import AgentCall, AgentError, AgentRunner, get_runner
 from graphs.agents.base import NETWORK_FAILURE
+from graphs.domain.agent_profiles import ResolvedProfile
 from graphs.workspaces.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
 
 CHECK_PROMPT = "This is a connection check. Reply with the single word: ready"
@@ -54,8 +57,9 @@ class AgentCheck:
         return self.status == "ok"
 
 
-def agent_check(runner_name: str, *, timeout: float = 120.0) -> AgentCheck:
-    """Check the runner called ``runner_name`` ("" for the console's default): its version, then one call."""
+def agent_check(runner_name: str, *, profile: ResolvedProfile | None = None, timeout: float = 120.0) -> AgentCheck:
+    """Check the runner called ``runner_name`` ("" for the console's default): its version, then one call as
+    ``CHECK_ORG_NODE`` with ``profile`` (None: that org node's shipped profile)."""
     name = runner_name or settings.WORKGRAPH_AGENT
     try:
         runner = get_runner(name)
@@ -68,7 +72,7 @@ def agent_check(runner_name: str, *, timeout: float = 120.0) -> AgentCheck:
             problem, version = _version(program, Path(folder))
             if problem is not None:
                 return AgentCheck(runner=name, status=problem[0], words=problem[1])
-        return _call(runner, name, Path(folder), version=version, timeout=timeout)
+        return _call(runner, name, Path(folder), version=version, profile=profile, timeout=timeout)
 
 
 def _version(program: str, folder: Path) -> tuple[tuple[str, str] | None, str]:
@@ -98,7 +102,8 @@ def _version(program: str, folder: Path) -> tuple[tuple[str, str] | None, str]:
     return None, said.splitlines()[0] if said else ""
 
 
-def _call(runner: AgentRunner, name: str, folder: Path, *, version: str, timeout: float) -> AgentCheck:
+def _call(runner: AgentRunner, name: str, folder: Path, *, version: str, profile: ResolvedProfile | None,
+          timeout: float) -> AgentCheck:
     refusals: list[str] = []
 
     def event(kind: str, fields: dict[str, Any]) -> None:
@@ -107,7 +112,7 @@ def _call(runner: AgentRunner, name: str, folder: Path, *, version: str, timeout
             refusals.append(raw)
 
     call = AgentCall(org_node=CHECK_ORG_NODE, prompt=CHECK_PROMPT, cwd=folder, timeout=timeout, purpose="plan",
-                     on_event=event)
+                     on_event=event, profile=profile)
     running = f"{name} ({version})" if version else name
     try:
         result = runner.run(call)

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from graphs.agents.check import agent_check
+from graphs.agents.check import CHECK_ORG_NODE, agent_check
 from graphs.models import Project
+from graphs.profiles.resolve import profile_resolve
 
 
 class Command(BaseCommand):
@@ -16,7 +17,8 @@ class Command(BaseCommand):
         found = Project.objects.filter(slug=project).first()
         if found is None:
             raise CommandError(f"no project {project!r}")
-        result = agent_check(found.agent, timeout=timeout)
+        result = agent_check(found.agent, profile=profile_resolve(org_node=CHECK_ORG_NODE, project=found),
+                             timeout=timeout)
         if not result.ok:
             raise CommandError(f"{result.status}: {result.words}")
         self.stdout.write(f"{result.status}: {result.words}")
