@@ -7,14 +7,15 @@ import threading
 
 import pytest
 
-from graphs.agents import AgentResult
+from graphs.agents import AgentResult, OfflineRunner
 from graphs.domain.agent_profiles import SHIPPED_PERMISSION_MODE, shipped_profile, tool_names_parse
 from graphs.domain.prompts import agent_identity
 from graphs.engine.calls import attempt_agent_call
 from graphs.models import AgentProfile, AgentProfileRevision
+from graphs.planning.planner import plan_work_graph
 from graphs.profiles.resolve import profile_console, profile_override_create, profile_resolve, profiles_ensure_shipped
 from graphs.profiles.revisions import profile_revisions_diff, profile_save
-from tests.factories import ExecutionFactory, ProjectFactory, UserFactory
+from tests.factories import ExecutionFactory, ProjectFactory, TaskFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -159,3 +160,20 @@ def test_a_judge_call_keeps_the_revision_the_attempts_own_call_recorded(tmp_path
 def test_tool_lists_are_read_one_rule_an_entry_with_commas_inside_parentheses_kept():
     assert tool_names_parse("Read, Bash(git diff:*, git log:*)\nWrite,, Read") == (
         "Read", "Bash(git diff:*, git log:*)", "Write")
+
+
+def test_a_planning_call_records_the_planners_profile_revision_and_runs_with_it():
+    task = TaskFactory()
+    runner = _Recording()
+    offline = OfflineRunner()
+
+    def run(call):
+        runner.calls.append(call)
+        return offline.run(call)
+
+    runner.run = run
+    result = plan_work_graph("planner", task, task.goal_text, runner=runner)
+
+    revision = AgentProfileRevision.objects.get(profile__org_node="planner", profile__project=None)
+    assert result.planning_execution.profile_revision_id == revision.pk
+    assert runner.calls[0].profile.revision_id == revision.pk

@@ -128,9 +128,10 @@ def plan_work_graph(
         on_line=lambda text: log_append(execution=execution, event="agent_output", text=text),
         on_event=lambda event, fields: log_append(execution=execution, event=event, purpose="plan", **fields),
         cancel_event=cancel_event,
-        profile=attempt_profile(execution=execution, org_node=org_node, purpose="plan"),
     )
     try:
+        call = dataclasses.replace(call, profile=attempt_profile(execution=execution, org_node=org_node,
+                                                                 purpose="plan"))
         # The planning node beats like any node: a dead worker is then noticed by the reaper, and a
         # cancelled run stops its planning agent.
         # A planner reads the run branch's head, where the changes of the stages before it landed.
