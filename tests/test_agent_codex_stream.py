@@ -176,7 +176,7 @@ def test_the_argv_runs_non_interactively_in_the_consoles_sandbox_with_the_profil
     assert argv[:7] == ["codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--sandbox",
                         "danger-full-access"]
     assert argv[-1] == "-"
-    assert 'approval_policy="never"' in argv
+    assert 'approval_policy="never"' in argv and "analytics.enabled=false" in argv
     assert f"developer_instructions={toml_string(profile.instructions)}" in argv
     assert argv[argv.index("-m") + 1] == "gpt-5"
     provider = next(arg for arg in argv if arg.startswith("model_providers.workgraph="))

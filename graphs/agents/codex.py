@@ -1,7 +1,8 @@
 """OpenAI's Codex CLI as an agent runner: ``codex exec --json``, read live as its documented JSONL events.
 
 The call is ``codex exec --json --skip-git-repo-check --ephemeral --sandbox <mode> -c
-approval_policy="never" -c developer_instructions=<the profile's instructions> [-m <model>]
+approval_policy="never" -c analytics.enabled=false (no traffic but the model's) -c
+developer_instructions=<the profile's instructions> [-m <model>]
 [-c model_providers.workgraph={…} -c model_provider="workgraph"] -`` with the prompt written to stdin
 (``-``: "instructions are read from stdin"), which is then closed. stdout and stderr are drained on
 threads, as for the claude runner, while the calling thread polls for exit, the timeout and cancellation.
@@ -96,7 +97,8 @@ class CodexRunner:
                              f"{INSTRUCTIONS_MAX_BYTES} bytes, more than the codex CLI can be given",
                              kind="bad_request")
         argv = [self.bin, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--sandbox", self.sandbox_mode,
-                "-c", 'approval_policy="never"', "-c", f"developer_instructions={toml_string(instructions)}"]
+                "-c", 'approval_policy="never"', "-c", "analytics.enabled=false",
+                "-c", f"developer_instructions={toml_string(instructions)}"]
         if model:
             argv += ["-m", model]
         if self.base_url:
