@@ -15,6 +15,7 @@ MAX_INSTRUCTIONS_CHARS = 30_000
 MAX_TOOL_RULES = 100
 # A tool rule: a tool's name, optionally with its specifier in parentheses (``Bash(git diff:*)``).
 _TOOL_RULE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*(\([^()\x00-\x1f]*\))?$")
+_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]*$")
 # Paths under /agents/ that an org node's name must not shadow.
 RESERVED_ORG_NODES = frozenset({"new"})
 _TOOLS_HELP = ("Claude Code tool rules, one a line or comma-separated: Read, Write, Bash, Bash(git diff:*), "
@@ -73,6 +74,14 @@ class AgentProfileForm(forms.ModelForm):
         if AgentProfile.objects.filter(project__isnull=True, org_node=org_node).exists():
             raise forms.ValidationError(f"{org_node} already has a profile.")
         return org_node
+
+    def clean_model(self) -> str:
+        model = self.cleaned_data["model"]
+        # It is a command-line argument of its own: a value starting with "-" would read as an option.
+        if model and not _MODEL.match(model):
+            raise forms.ValidationError("A model name is letters, digits and . _ - : / @ [ ], starting with a letter "
+                                        "or digit.")
+        return model
 
     def clean_allowed_tools_text(self) -> list[str]:
         return _tool_rules(self.cleaned_data["allowed_tools_text"])

@@ -85,6 +85,7 @@ def test_bad_input_is_refused_with_a_clear_message_and_nothing_saved(dana):
     cases = {
         "allowed_tools_text": ("Read, rm -rf /", "Not a tool rule: rm -rf /"),
         "permission_mode": ("yolo", "Select a valid choice"),
+        "model": ("--dangerously-skip-permissions", "A model name is letters"),
         "max_turns": ("0", "greater than or equal to 1"),
         "description": ("a\x00b", "Null characters are not allowed"),
         "instructions": ("x" * 30_001, "at most 30000 characters"),
