@@ -14,7 +14,15 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
-from graphs.models import PLANNING_NODE_ID, AttemptChange, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import (
+    PLANNING_NODE_ID,
+    AttemptChange,
+    ProjectMembership,
+    RunWorkspace,
+    Task,
+    WorkGraphRun,
+    WorkNodeExecution,
+)
 from graphs.runs.accounting import NO_SPEND, Spend, spend_by_run
 from graphs.runs.facts import ManifestNodeCount, RunProgress, runs_latest_first, runs_progress_counted
 
@@ -100,13 +108,13 @@ def run_list_org_nodes(user: AbstractBaseUser) -> list[str]:
     runs list's org node filter offers.
 
     One query, whatever the number of attempts: the distinct org nodes are walked one after the next in
-    the (org node, run) index — a few probes, where a DISTINCT would read every attempt — and each is
-    kept when one of its attempts belongs to a run the user may see.
+    the (org node, run) index — a few probes, where a DISTINCT reads every attempt — and each is kept
+    once its first attempt in a run the user may see is found, walking that index from its start.
+    ``OFFSET 0`` keeps PostgreSQL from turning that search into a join of every attempt.
     """
-    visible, params = (
-        WorkGraphRun.objects.filter(task__project__memberships__user=user).values("pk").query.sql_with_params()
-    )
-    attempts = connection.ops.quote_name(WorkNodeExecution._meta.db_table)
+    quote = connection.ops.quote_name
+    attempts, runs, tasks, members = (quote(model._meta.db_table) for model in (
+        WorkNodeExecution, WorkGraphRun, Task, ProjectMembership))
     sql = f"""
         WITH RECURSIVE org_node(name) AS (
             SELECT MIN(subagent_type) FROM {attempts}
@@ -115,13 +123,17 @@ def run_list_org_nodes(user: AbstractBaseUser) -> list[str]:
             FROM org_node WHERE org_node.name IS NOT NULL
         )
         SELECT name FROM org_node WHERE name IS NOT NULL AND EXISTS (
-            SELECT 1 FROM {attempts} attempt WHERE attempt.subagent_type = org_node.name
-            AND attempt.run_id IN ({visible})
+            SELECT 1 FROM {attempts} attempt
+            JOIN {runs} run ON run.run_id = attempt.run_id
+            JOIN {tasks} task ON task.task_id = run.task_id
+            JOIN {members} member ON member.project_id = task.project_id AND member.user_id = %s
+            WHERE attempt.subagent_type = org_node.name
+            LIMIT 1 OFFSET 0
         )
         ORDER BY name
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [user.pk])
         return [name for (name,) in cursor.fetchall()]
 
 
