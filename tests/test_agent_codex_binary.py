@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from graphs.agents import AgentCall, AgentError, CodexRunner
+from graphs.agents.check import agent_check
 from graphs.domain.agent_profiles import ResolvedProfile
 from graphs.engine import pipeline_start
 from graphs.logs.store import log_texts, log_writes_wait
@@ -144,6 +145,17 @@ def test_a_401_ends_the_call_as_an_auth_failure_that_is_not_retried(standin, wor
     assert raised.value.spent is None
     result_line = next(data for kind, data in events if kind == "agent_result")
     assert result_line["is_error"] is True and result_line["usage"] is None
+
+
+def test_checking_the_agent_runs_the_real_codex_and_says_what_is_wrong(standin):
+    standin.script = lambda _body, _index: message("ready")
+    working = agent_check("codex")
+    standin.script = lambda _body, _index: http_error(401, "invalid_api_key", "Incorrect API key provided.")
+    refused = agent_check("codex")
+
+    assert (working.status, working.answer) == ("ok", "ready")
+    assert working.version.startswith("codex-cli ")
+    assert refused.status == "no_credentials"
 
 
 def _manifest(*nodes: dict) -> str:
