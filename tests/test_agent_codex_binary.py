@@ -147,6 +147,21 @@ def test_a_401_ends_the_call_as_an_auth_failure_that_is_not_retried(standin, wor
     assert result_line["is_error"] is True and result_line["usage"] is None
 
 
+def test_a_stream_the_api_fails_is_retried_by_the_cli_then_ends_as_unavailable(standin, workdir):
+    standin.script = lambda _body, _index: Turn(failed=True, code="server_error",
+                                                message="The server had an error while processing your request.")
+    call, events = _call(workdir, "Say something.")
+
+    with pytest.raises(AgentError) as raised:
+        _runner(standin).run(call)
+
+    assert (raised.value.kind, raised.value.transient) == ("unavailable", True)
+    assert "The server had an error" in str(raised.value)
+    # The first request and the CLI's five retries, each logged as one.
+    assert len(standin.responses()) == 6
+    assert [data["attempt"] for kind, data in events if kind == "api_retry"] == [1, 2, 3, 4, 5]
+
+
 def test_checking_the_agent_runs_the_real_codex_and_says_what_is_wrong(standin):
     standin.script = lambda _body, _index: message("ready")
     working = agent_check("codex")

@@ -128,6 +128,7 @@ def test_a_reconnect_is_an_api_retry_and_other_lines_are_kept_whole():
     ("exceeded retry limit, last status: 429 Too Many Requests", "rate_limit", True),
     ("You exceeded your current quota (insufficient_quota)", "quota", False),
     ("exceeded retry limit, last status: 503 Service Unavailable", "unavailable", True),
+    ("stream disconnected before completion: The server had an error", "unavailable", True),
     ("unexpected status 404 Not Found: The model `gpt-x` does not exist", "bad_request", False),
     ("the model refused", "is_error", False),
 ])

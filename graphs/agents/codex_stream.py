@@ -50,7 +50,9 @@ _HINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("quota", re.compile(r"insufficient_quota|exceeded your current quota|usage limit", re.I)),
     ("auth", re.compile(r"\b401\b|unauthorized|invalid_api_key|incorrect api key|missing environment variable", re.I)),
     ("rate_limit", re.compile(r"\b429\b|rate[ _-]?limit|too many requests", re.I)),
-    ("unavailable", re.compile(r"\b50[0234]\b|overloaded|server_error|internal server error", re.I)),
+    # A stream that broke off (the API's response.failed among them) after the CLI's own retries.
+    ("unavailable", re.compile(r"\b50[0234]\b|overloaded|server_error|internal server error"
+                               r"|stream disconnected before completion", re.I)),
     # A model the API does not know: a person must name another (not_found is a program that is missing).
     ("bad_request", re.compile(r"\b404\b|model_not_found|does not exist", re.I)),
     ("network", NETWORK_FAILURE),
