@@ -57,10 +57,10 @@ class ResolvedProfile:
 
 def shipped_profile(org_node: str) -> ResolvedProfile:
     """The profile ``org_node`` has on a fresh install: its identity from graphs.domain.prompts."""
-    role = ORG_NODE_ROLES.get(org_node, f"Carries out the part of a task assigned to `{org_node}`.")
+    role = ORG_NODE_ROLES.get(org_node, f"You carry out the part of a task assigned to {org_node}.")
     return ResolvedProfile(
         org_node=org_node,
-        description=f"The `{org_node}` agent of a work-graph console. {role}",
+        description=f"The {org_node} agent of a work-graph console. {role}",
         instructions=agent_identity(org_node),
         allowed_tools=_SHIPPED_TOOLS.get(org_node, _WORK),
     )

@@ -39,6 +39,9 @@ def _pages(demo) -> dict[str, str]:
         "compare-attempts": f"/executions/{demo['first'].pk}/compare/{demo['looped'].pk}/",
         "skills": "/skills/",
         "skill-new": "/skills/new/",
+        "agents": "/agents/",
+        "agent": "/agents/coder/",
+        "agent-edit": "/agents/coder/edit/",
     }
 
 
