@@ -77,8 +77,10 @@ def test_a_runs_total_over_some_unknown_attempts_reads_at_least(unreported, alic
     page = signed_in(alice).get(f"/runs/{unreported.run_id}/").content.decode()
     assert '<span id="run-spend">at least $0.5000 · at least 120 tokens · 2 agent calls</span>' in page
     graph = signed_in(alice).get(f"/runs/{unreported.run_id}/graph.json").json()
-    tokens = {attempt["node_id"]: attempt["tokens"] for attempt in graph["attempts"]}
-    assert (tokens["known"], tokens["silent"]) == (120, None)
+    attempts = {attempt["node_id"]: attempt for attempt in graph["attempts"]}
+    assert (attempts["known"]["tokens"], attempts["silent"]["tokens"]) == (120, None)
+    # What the page's script sums into the same words (static/js/spend.js).
+    assert (attempts["silent"]["calls_without_usage"], attempts["silent"]["calls_without_cost"]) == (1, 1)
 
 
 def test_a_total_over_attempts_none_of_which_reported_reads_unknown(task, scripted_runner, inline_executor):

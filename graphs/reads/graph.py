@@ -79,6 +79,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
                 "cause": row["cause"], "cause_node_id": row["cause_node_id"], "status": row["status"],
                 "started_at": _iso(row["started_at"]), "finished_at": _iso(row["finished_at"]),
                 "agent_calls": row["agent_calls"], "cost_usd": _float(row["cost_usd"]), "tokens": row["tokens"],
+                "calls_without_usage": row["calls_without_usage"], "calls_without_cost": row["calls_without_cost"],
             }
             for row in rows
         ],
