@@ -102,9 +102,9 @@ def test_a_shell_command_of_the_model_writes_in_the_worktree_and_is_logged_and_c
     assert ("agent_text", {"text": result.text, "parent_tool_use_id": None}) in events
 
 
-def test_the_profiles_model_and_instructions_and_the_prompt_reach_the_api(standin, workdir):
+def test_the_profiles_model_effort_and_instructions_and_the_prompt_reach_the_api(standin, workdir):
     profile = ResolvedProfile(org_node="coder", description="A coder.", instructions="CODER-RULES: be brief.",
-                              model="gpt-5-codex")
+                              model="gpt-5-codex", effort="high")
     call, _events = _call(workdir, "PROMPT-ON-STDIN", profile=profile)
 
     _runner(standin).run(call)
@@ -112,6 +112,7 @@ def test_the_profiles_model_and_instructions_and_the_prompt_reach_the_api(standi
     body = standin.responses()[0]
     assert body["model"] == "gpt-5-codex"
     assert body["stream"] is True
+    assert body["reasoning"]["effort"] == "high"
     developer = json.dumps([item for item in body["input"] if item.get("role") == "developer"])
     assert "CODER-RULES: be brief." in developer
     assert "PROMPT-ON-STDIN" in user_text(body)

@@ -4,6 +4,7 @@ line, the answer, usage and cost, and how a failure is classified."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -184,6 +185,9 @@ def test_the_argv_runs_non_interactively_in_the_consoles_sandbox_with_the_profil
     provider = next(arg for arg in argv if arg.startswith("model_providers.workgraph="))
     assert 'base_url = "http://127.0.0.1:9/v1?\\"x\\""' in provider and 'env_key = "OPENAI_API_KEY"' in provider
     assert 'model_provider="workgraph"' in argv
+    assert not any(arg.startswith("model_reasoning_effort") for arg in argv)
+    effortful = dataclasses.replace(profile, effort="max")
+    assert 'model_reasoning_effort="xhigh"' in runner.argv(call, effortful, model="", api_key=False)
     assert "-m" not in runner.argv(call, profile, model="", api_key=False)
     assert not any("env_key" in arg for arg in runner.argv(call, profile, model="", api_key=False))
 

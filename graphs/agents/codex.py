@@ -2,7 +2,7 @@
 
 The call is ``codex exec --json --skip-git-repo-check --ephemeral --sandbox <mode> -c
 approval_policy="never" -c analytics.enabled=false (no traffic but the model's) -c
-developer_instructions=<the profile's instructions> [-m <model>]
+developer_instructions=<the profile's instructions> [-m <model>] [-c model_reasoning_effort=<effort>]
 [-c model_providers.workgraph={…} -c model_provider="workgraph"] -`` with the prompt written to stdin
 (``-``: "instructions are read from stdin"), which is then closed. stdout and stderr are drained on
 threads, as for the claude runner, while the calling thread polls for exit, the timeout and cancellation.
@@ -22,8 +22,10 @@ threads, as for the claude runner, while the calling thread polls for exit, the 
   CLI's own provider is used: OpenAI, with ``CODEX_API_KEY`` from the agent's environment, or the
   login in a prepared ``$HOME/.codex`` (``WORKGRAPH_AGENT_HOME``).
 - **Instructions and model.** The call's agent profile (graphs.domain.agent_profiles) gives the
-  instructions, added after Codex's own with ``developer_instructions``, and the model (else
-  ``WORKGRAPH_CODEX_MODEL``; empty: the CLI's default, which then goes unpriced).
+  instructions, added after Codex's own with ``developer_instructions``, the model (else
+  ``WORKGRAPH_CODEX_MODEL``; empty: the CLI's default, which then goes unpriced) and the reasoning
+  effort. Its tools and turns are Claude's: the Codex CLI has no flag to hold a call to either, so only
+  the call's timeout bounds it.
 
 graphs.agents.codex_stream reads the events and says what the outcome is.
 """
@@ -48,6 +50,7 @@ from graphs.workspaces.sandbox import Confinement, SandboxError, process_env, pr
 SANDBOX_MODES = ("danger-full-access", "workspace-write", "read-only")
 # The provider id the console defines when it is given a base URL.
 PROVIDER_ID = "workgraph"
+_EFFORTS = {"max": "xhigh"}
 # Linux refuses one argument longer than 128 KiB (MAX_ARG_STRLEN); the instructions travel as one.
 INSTRUCTIONS_MAX_BYTES = 100_000
 
@@ -101,6 +104,9 @@ class CodexRunner:
                 "-c", f"developer_instructions={toml_string(instructions)}"]
         if model:
             argv += ["-m", model]
+        if profile.effort:
+            # OpenAI's reasoning efforts stop at xhigh; a profile's Claude-only "max" asks for the most there is.
+            argv += ["-c", f"model_reasoning_effort={toml_string(_EFFORTS.get(profile.effort, profile.effort))}"]
         if self.base_url:
             provider = {"name": toml_string("Work Graph Console"), "base_url": toml_string(self.base_url),
                         "wire_api": toml_string("responses"),
