@@ -13,6 +13,20 @@ from tests.graphs import node, planned_run
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REASON_NEEDED = "Say why it is rejected: a rejection needs a comment, its reason."
+CHIP_COLOURS = """status => {
+  const chip = document.createElement('span');
+  chip.className = `status status-${status}`;
+  document.body.append(chip);
+  const style = getComputedStyle(chip);
+  const seen = [style.color, style.backgroundColor];
+  chip.remove();
+  return seen;
+}"""
+
+
+def _chip_colours(page, status: str) -> list[str]:
+    """The text and ground colours of a status chip, as the page's style sheet gives them."""
+    return page.evaluate(CHIP_COLOURS, status)
 
 
 def test_a_plan_rejected_on_the_task_page_reads_rejected_everywhere(chromium, console_server, alice, task):
@@ -53,12 +67,7 @@ def test_a_plan_rejected_on_the_task_page_reads_rejected_everywhere(chromium, co
     chip = page.locator(f"tr[data-run-id='{run.pk}'] [data-run-status] .status")
     assert chip.inner_text() == "rejected"
     page.screenshot(path=str(ARTIFACTS / "runs-list-rejected.png"), full_page=True)
-    colours = page.evaluate("""() => {
-      const probe = (status) => { const chip = document.createElement('span'); chip.className = `status status-${status}`;
-        document.body.append(chip); const style = getComputedStyle(chip); const seen = [style.color, style.backgroundColor];
-        chip.remove(); return seen; };
-      return {rejected: probe('rejected'), failed: probe('failed'), cancelled: probe('cancelled')};
-    }""")
+    colours = {status: _chip_colours(page, status) for status in ("rejected", "failed", "cancelled")}
     assert colours["rejected"] != colours["failed"] and colours["rejected"] != colours["cancelled"], colours
 
     answer = page.request.get(f"{console_server}/api/runs/{run.pk}")
@@ -70,8 +79,6 @@ def test_a_plan_rejected_on_the_task_page_reads_rejected_everywhere(chromium, co
 def test_rejected_has_its_own_colour_in_the_dark_too(chromium, console_server, alice, task):
     page = chromium.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
     sign_in(page, f"{console_server}/runs/", "alice")
-    colours = page.evaluate("""() => ['rejected', 'failed'].map((status) => {
-      const chip = document.createElement('span'); chip.className = `status status-${status}`; document.body.append(chip);
-      const style = getComputedStyle(chip); return [style.color, style.backgroundColor]; })""")
+    colours = [_chip_colours(page, status) for status in ("rejected", "failed")]
     assert colours[0] != colours[1]
     assert colours[0] == ["rgb(249, 168, 212)", "rgb(59, 16, 41)"]
