@@ -51,7 +51,8 @@ def test_the_documented_sample_becomes_the_claude_runners_log_lines_and_an_answe
 
     assert [kind for kind, _fields in lines] == [
         "agent_init", "agent_event", "agent_event", "tool_call", "tool_result", "agent_text", "agent_result"]
-    assert lines[0][1] == {"session_id": "0199a213-81c0-7800-8aa1-bbab2a035a53", "model": "gpt-5", "tool_count": None}
+    assert lines[0][1] == {"session_id": None, "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53", "model": "gpt-5",
+                           "tool_count": None}
     assert lines[2][1]["item_type"] == "reasoning"
     assert lines[3][1] == {"tool_use_id": "item_1", "name": "command", "input": '{"command": "bash -lc ls"}',
                            "input_chars": 26, "parent_tool_use_id": None}
@@ -64,6 +65,9 @@ def test_the_documented_sample_becomes_the_claude_runners_log_lines_and_an_answe
     # The thread id is logged; the session is not kept, as an --ephemeral thread cannot be resumed.
     assert (result.tool_calls, result.num_turns, result.session_id) == (1, 1, None)
     assert lines[-1][1]["usage"] == result.usage and lines[-1][1]["subtype"] == "success"
+    # No line names a session: the pages would offer Claude's resume command for a thread.
+    assert all(fields.get("session_id") is None for _kind, fields in lines)
+    assert lines[-1][1]["thread_id"] == "0199a213-81c0-7800-8aa1-bbab2a035a53"
 
 
 def test_an_unpriced_or_unnamed_model_leaves_the_cost_unknown():

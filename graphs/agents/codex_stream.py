@@ -109,7 +109,10 @@ class CodexStreamReader:
         kind = event.get("type") if isinstance(event, dict) else None
         if kind == "thread.started":
             self.thread_id = _str(event.get("thread_id"))
-            return [("agent_init", {"session_id": self.thread_id, "model": self.model, "tool_count": None})]
+            # A thread is no session to resume (the call is --ephemeral): its id is logged as what it is,
+            # so no page offers to resume it with Claude's command.
+            return [("agent_init", {"session_id": None, "thread_id": self.thread_id, "model": self.model,
+                                    "tool_count": None})]
         if kind in ("item.started", "item.updated", "item.completed") and isinstance(event.get("item"), dict):
             return self._item_lines(kind, event["item"], event)
         if kind == "turn.completed":
@@ -178,8 +181,8 @@ class CodexStreamReader:
 
     def _result_fields(self, subtype: str, *, is_error: bool) -> dict[str, Any]:
         return {"subtype": subtype, "is_error": is_error, "num_turns": self.turns, "duration_ms": None,
-                "duration_api_ms": None, "total_cost_usd": self.cost_usd(), "session_id": self.thread_id,
-                "usage": self.usage, "model": self.model, "permission_denials": None}
+                "duration_api_ms": None, "total_cost_usd": self.cost_usd(), "session_id": None,
+                "thread_id": self.thread_id, "usage": self.usage, "model": self.model, "permission_denials": None}
 
     def outcome(self, returncode: int, stderr: str) -> AgentResult:
         """The call's answer, or the AgentError that says why there is none."""

@@ -111,6 +111,8 @@ def test_a_lead_runs_the_pipeline_on_the_real_codex_cli_then_on_the_openai_runne
     expect(calls.first).to_have_attribute("data-state", "ok")
     expect(page.locator("[data-field='model']")).to_have_text(CODEX_MODEL)
     assert spend_shown(page.inner_text("[data-field='cost']")), page.inner_text("[data-field='cost']")
+    # A Codex thread is no session: nothing offers to resume it, least of all with Claude's command.
+    expect(page.locator("#trace")).not_to_contain_text("--resume")
     page.screenshot(path=str(ARTIFACTS / "journey-codex-node.png"), full_page=True)
 
     page.goto(f"{url}/projects/shop/")
