@@ -39,6 +39,12 @@ def test_a_failure_reads_as_its_category_in_words_and_names_the_rule_apart():
     assert failure_reading({"category": "Unknown", "confidence": 0.3, "rule": "llm"})["decided_by"] == "the judge agent"
 
 
+def test_a_node_without_a_judgment_reads_as_judged_by_no_one():
+    reading = judgment_reading({"ok": True, "kind": "none", "issues": []})
+    assert (reading["verdict"], f"judged by {reading['judged_by']}") == (
+        "pass", "judged by no one: the node asks for no judgment")
+
+
 def test_no_failure_and_an_unknown_category_read_as_none():
     assert failure_reading(None) is None
     assert failure_reading({"category": "Gremlins", "confidence": 1}) is None

@@ -24,7 +24,8 @@ CATEGORY_WORDS = {
 }
 
 _JUDGE_WORDS = {
-    "none": "not checked",
+    # The pages say "judged by <these words>".
+    "none": "no one: the node asks for no judgment",
     "mechanical": "a mechanical check",
     "llm": "a judge agent",
     "command": "a command's exit code",

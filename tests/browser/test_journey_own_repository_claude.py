@@ -96,6 +96,7 @@ def test_a_lead_runs_a_pipeline_on_their_repository_with_the_real_claude_cli(cla
     expect(calls.nth(1).locator(".trace-summary")).to_contain_text(FILE)
     expect(page.locator("[data-field='cost']")).to_contain_text("$")
     assert spend_shown(page.inner_text("[data-field='cost']"))
+    expect(page.locator("#judgment")).to_contain_text("judged by no one: the node asks for no judgment")
     page.screenshot(path=str(ARTIFACTS / "journey-claude-node.png"), full_page=True)
     # The lead's folder is untouched: the change is on the run's branch until they merge it.
     assert not (repo / FILE).exists()
