@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from graphs.demo import demo_data_load, demo_pipeline_run
+from graphs.domain.fork_edits import editable_field
+from graphs.domain.manifest_graph import manifest_node_ids
+from graphs.engine.state import manifest_node
 from graphs.models import Skill, WorkGraphRun
 from tests.browser.conftest import ARTIFACTS, ROOT, sign_in
 
@@ -27,7 +30,8 @@ READY = {"run-graph": "#dag[data-placed='true']", "timeline": "#dag[data-view='t
 TOUR_PICTURES = [
     "dashboard-1440-light", "runs-1440-light", "task-1440-light", "run-graph-1440-light", "run-graph-1440-dark",
     "timeline-1440-light", "planning-1440-light", "node-1440-light", "compare-attempts-1440-light",
-    "skill-edit-1440-light", "run-graph-390-light", "task-390-dark",
+    "skill-edit-1440-light", "run-graph-390-light", "task-390-dark", "project-new-1440-light",
+    "agent-planner-1440-light", "fork-edit-1440-light",
 ]
 
 
@@ -38,8 +42,10 @@ def demo():
     run = WorkGraphRun.objects.get(task=task)
     looped = run.executions.filter(cause="loop_back").order_by("created_at").first()
     first = run.executions.get(node_id=looped.node_id, attempt=1)
+    editable = next(node_id for node_id in manifest_node_ids(run.graph_manifest)
+                    if editable_field(manifest_node(run.graph_manifest, node_id)))
     return {"user": login.username, "task": task, "run": run, "node": looped, "first": first,
-            "skill": Skill.objects.order_by("skill_id").last()}
+            "editable": editable, "skill": Skill.objects.order_by("skill_id").last()}
 
 
 def _tour(demo) -> dict[str, str]:
@@ -56,6 +62,13 @@ def _tour(demo) -> dict[str, str]:
         "compare-attempts": f"/executions/{demo['first'].pk}/compare/{demo['node'].pk}/",
         "skills": "/skills/",
         "skill-edit": f"/skills/{demo['skill'].skill_id}/edit/",
+        "agents": "/agents/",
+        "agent-planner": "/agents/planner/",
+        "project": f"/projects/{demo['task'].project.slug}/",
+        "project-new": "/projects/new/",
+        "project-members": f"/projects/{demo['task'].project.slug}/members/",
+        "fork-edit": f"/runs/{run.run_id}/fork/edit/?node={demo['editable']}",
+        "not-found": "/runs/00000000-0000-0000-0000-000000000000/",
     }
 
 
