@@ -185,6 +185,13 @@ def test_a_streamed_answer_is_joined_and_fed_line_by_line(endpoint):
     assert result.raw["model"] == "test-model"
 
 
+@pytest.mark.parametrize("scenario", ["stream", "json"])
+def test_an_answer_is_one_turn_of_the_model(endpoint, scenario):
+    endpoint.scenario = scenario
+
+    assert _runner(endpoint).run(_call()).num_turns == 1
+
+
 def test_a_plain_json_answer_is_accepted(endpoint):
     endpoint.scenario = "json"
     lines: list[str] = []

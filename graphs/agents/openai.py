@@ -213,7 +213,8 @@ def _result(text: str, *, raw: Any, usage: Any, model: Any) -> AgentResult:
     """The answer with its usage, and its cost from ``WORKGRAPH_MODEL_PRICES`` when the model is priced."""
     usage = usage if isinstance(usage, dict) else None
     model = model if isinstance(model, str) else None
-    return AgentResult(text=text, raw=raw, usage=usage, model=model, cost_usd=_cost_usd(model, usage))
+    # One chat completion is one turn of the model: known, so never left to read as 0.
+    return AgentResult(text=text, raw=raw, usage=usage, model=model, cost_usd=_cost_usd(model, usage), num_turns=1)
 
 
 def _cost_usd(model: str | None, usage: dict | None) -> float | None:

@@ -129,5 +129,6 @@ def test_a_lead_runs_the_pipeline_on_the_real_codex_cli_then_on_the_openai_runne
     node_page_open(page, "impl")
     expect(page.locator("#trace")).to_contain_text(CHAT_CODER_ANSWER)
     expect(page.locator("[data-field='model']")).to_have_text(CHAT_MODEL)
+    expect(page.locator("[data-field='turns']")).to_have_text("1")
     assert spend_shown(page.inner_text("[data-field='cost']")), page.inner_text("[data-field='cost']")
     page.screenshot(path=str(ARTIFACTS / "journey-openai-node.png"), full_page=True)
