@@ -41,6 +41,18 @@ def test_missing_elements_are_reported_on_their_fields(project, alice):
     assert not Task.objects.exists()
 
 
+def test_the_project_pages_new_task_link_comes_with_its_project_chosen(project, alice, bob):
+    other = factories.ProjectFactory()
+    factories.member(other, "alice", role="lead")
+    page = signed_in(alice).get(f"/projects/{project.slug}/").content.decode()
+    form = signed_in(alice).get(f"/tasks/new/?project={project.slug}").content.decode()
+
+    assert f'href="/tasks/new/?project={project.slug}" id="project-new-task"' in page
+    assert f'<option value="{project.pk}" selected>' in form
+    assert f'<option value="{other.pk}">' in form
+    assert 'id="project-new-task"' not in signed_in(bob).get(f"/projects/{project.slug}/").content.decode()
+
+
 def test_a_reviewer_cannot_create_tasks(project, bob):
     assert signed_in(bob).get("/tasks/new/").status_code == 403
 

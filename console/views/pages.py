@@ -77,6 +77,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "console/project_detail.html",
         {"project": project, "role": role, "can_import": can_import, "form": form, "problems": problems,
          "folder_shown": can(role, "see_target_folder"), "can_edit": can(role, "edit_project"),
+         "can_create_task": can(role, "create_task"),
          "agent_used": project.agent or settings.WORKGRAPH_AGENT,
          "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent]},
         status=400 if form.errors or problems else 200,
@@ -158,7 +159,9 @@ def task_new(request: HttpRequest) -> HttpResponse:
     projects = _lead_projects(request)
     if not projects.exists():
         require(None, "create_task")
-    form = TaskForm(request.POST or None, projects=projects)
+    # The project page's New task names its project, chosen already.
+    chosen = projects.filter(slug=request.GET.get("project", "")).first()
+    form = TaskForm(request.POST or None, projects=projects, initial={"project": chosen} if chosen else None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         task = task_create(

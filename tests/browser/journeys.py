@@ -77,9 +77,10 @@ def agent_checked(page: Page) -> None:
 
 
 def task_create(page: Page, *, title: str) -> None:
-    """From the Tasks page: New task for the user's one project; ends on the task's page."""
-    page.click("nav a:has-text('Tasks')")
-    page.click("a:has-text('New task')")
+    """From the project page: New task, the project chosen already; ends on the task's page."""
+    project = page.url.rstrip("/").rsplit("/", 1)[-1]
+    page.click("#project-new-task")
+    expect(page.locator("#id_project option:checked")).to_have_text(re.compile(project, re.I))
     page.fill("#id_title", title)
     page.fill("#id_goal_text", "Greet whoever runs the project.")
     page.fill("#id_deliverables", "A greeting file")
