@@ -60,11 +60,14 @@ def _chat_script(body: dict) -> str:
 
 
 @pytest.fixture
-def openai_console(transactional_db):
+def openai_console(transactional_db, monkeypatch):
     """The console served with the codex runner on the pinned CLI and the Responses stand-in, and the
     openai runner on the Chat Completions stand-in; both models priced."""
     if not CODEX_BIN.exists():
         pytest.fail(f"{CODEX_BIN} is missing: `make setup` installs the pinned Codex CLI")
+    # The console calls the chat stand-in itself: a proxy from the developer's environment must not intercept it.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
     with (ResponsesStandin(script=_codex_script) as responses,
           openai_chat.ChatStandin(_chat_script) as chat,
           console_served(WORKGRAPH_CODEX_BIN=str(CODEX_BIN), WORKGRAPH_CODEX_BASE_URL=responses.base_url,
