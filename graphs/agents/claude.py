@@ -13,11 +13,6 @@ Its stdout is the CLI's documented ``stream-json`` events, read as they come by
 from __future__ import annotations
 
 import math
-import subprocess
-import threading
-import time
-from pathlib import Path
-from typing import IO
 
 from django.conf import settings
 
@@ -29,7 +24,7 @@ from graphs.agents.base import (
 )
 from graphs.agents.claude_agents import profile_argv, profile_flags
 from graphs.agents.claude_stream import StreamReader
-from graphs.workspaces.processes import group_wait, pipe_drain
+from graphs.agents.jsonl_stream import stream_cli_run
 from graphs.workspaces.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
 
 # The documentation caps piped stdin at "10MB" without saying which megabyte; the decimal reading is
@@ -63,31 +58,12 @@ class ClaudeRunner:
                                   bind_program=True)
         try:
             with sandboxed(self._argv(call), confinement) as (argv, env):
-                return self._run_started(call, self._start(argv, env, cwd=call.cwd), prompt)
+                stream = StreamReader(call, tool_input_max_chars=self.tool_input_max_chars,
+                                      tool_result_max_chars=self.tool_result_max_chars)
+                return stream_cli_run(cli="claude", program=self.bin, argv=argv, env=env, cwd=call.cwd, call=call,
+                                      prompt=prompt, stream=stream)
         except SandboxError as error:
             raise AgentError(str(error), kind="sandbox") from None
-
-    def _run_started(self, call: AgentCall, proc: subprocess.Popen[bytes], prompt: bytes) -> AgentResult:
-        stream = StreamReader(call, tool_input_max_chars=self.tool_input_max_chars,
-                              tool_result_max_chars=self.tool_result_max_chars)
-        stderr: list[str] = []
-
-        def stderr_line(line: str) -> None:
-            stderr.append(line)
-            call.emit(line.rstrip("\r\n"))
-
-        threads = [
-            _writer(proc.stdin, prompt),
-            pipe_drain(proc.stdout, stream.feed, name="claude-stdout"),
-            pipe_drain(proc.stderr, stderr_line, name="claude-stderr"),
-        ]
-        end = group_wait(proc, threads=threads, deadline=time.monotonic() + call.timeout, cancelled=call.cancelled)
-        if end.returncode is None:
-            error = AgentCancelled() if end.stopped == "cancelled" else AgentError(
-                f"the claude CLI did not finish within {call.timeout:g} s", kind="timeout")
-            error.stderr, error.stdout_head, error.stdout_tail = "".join(stderr), stream.head, stream.tail()
-            raise error
-        return stream.outcome(end.returncode, "".join(stderr))
 
     def _argv(self, call: AgentCall) -> list[str]:
         limits = {"claude_tools": settings.WORKGRAPH_CLAUDE_TOOLS, "default_max_turns": settings.WORKGRAPH_MAX_TURNS}
@@ -104,41 +80,9 @@ class ClaudeRunner:
             *(["--max-budget-usd", budget_argument(call.max_budget_usd)] if call.max_budget_usd is not None else []),
         ]
 
-    def _start(self, argv: list[str], env: dict[str, str], *, cwd: Path) -> subprocess.Popen[bytes]:
-        try:
-            return subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                # Its own process group, so a timeout or a cancel also stops the tools it spawned.
-                start_new_session=True,
-            )
-        except FileNotFoundError:
-            raise AgentError(f"the claude CLI {self.bin!r} was not found", kind="not_found") from None
-        except PermissionError:
-            raise AgentError(f"the claude CLI {self.bin!r} is not executable", kind="not_found") from None
 
 
 def budget_argument(usd: float) -> str:
     """``--max-budget-usd``'s value: dollars to four decimals, rounded down (never more than is left)."""
     return f"{max(0.0, math.floor(usd * 10_000) / 10_000):.4f}"
 
-
-def _writer(pipe: IO[bytes] | None, data: bytes) -> threading.Thread:
-    """Write the prompt to the CLI's stdin and close it, on a thread: a CLI that reads slowly (or not
-    at all) must not hold up the timeout and cancel checks."""
-
-    def write() -> None:
-        assert pipe is not None
-        try:
-            with pipe:
-                pipe.write(data)
-        except (BrokenPipeError, ValueError):
-            pass  # the CLI exited (or was killed) before reading it all; its exit and output say why
-
-    thread = threading.Thread(target=write, name="claude-stdin", daemon=True)
-    thread.start()
-    return thread

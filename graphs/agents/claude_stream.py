@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from typing import Any
 
 from graphs.agents.base import (
@@ -50,15 +49,8 @@ from graphs.agents.base import (
     AgentCall,
     AgentError,
     AgentResult,
-    output_head,
 )
-
-# How much of stdout an error keeps: its head (as other runners do) and its last lines, where a stream
-# that broke off shows how far it got.
-_HEAD_CHARS = 2000
-_TAIL_LINES = 20
-_TAIL_LINE_CHARS = 2000
-_CUT_SUFFIX = " …[cut]"
+from graphs.agents.jsonl_stream import JsonlStreamReader, cut
 
 # The CLI reports API trouble as text, in stderr or in the ``result`` of an ``is_error`` result.
 # Classifying it lets the engine retry a rate limit or an overload (transient) and give up at once on
@@ -73,46 +65,19 @@ _HINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-class StreamReader:
+class StreamReader(JsonlStreamReader):
     """Reads the CLI's stdout one line at a time: logs each event through the call as it arrives and
     keeps what the outcome needs (the init and result events, the tool-call count, the head and the
     last lines of stdout). Only the stdout thread feeds it; ``outcome`` runs once that thread is done.
     """
 
     def __init__(self, call: AgentCall, *, tool_input_max_chars: int, tool_result_max_chars: int) -> None:
-        self.call = call
-        self.tool_input_max_chars = tool_input_max_chars
-        self.tool_result_max_chars = tool_result_max_chars
-        self.head = ""
-        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
-        # The stdout lines that were not events: where a CLI that died says why.
-        self._plain: deque[str] = deque(maxlen=_TAIL_LINES)
+        super().__init__(call, tool_input_max_chars=tool_input_max_chars, tool_result_max_chars=tool_result_max_chars)
         self.init: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
         self.tool_calls = 0
 
-    def tail(self) -> str:
-        """The last lines of stdout, each cut to a readable length."""
-        return "".join(self._tail)
-
-    def feed(self, raw: str) -> None:
-        if len(self.head) < _HEAD_CHARS:
-            self.head = output_head(self.head + raw, _HEAD_CHARS)
-        self._tail.append(_cut(raw.rstrip("\r\n"), _TAIL_LINE_CHARS) + "\n")
-        line = raw.strip()
-        if not line:
-            return
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            # A warning or progress text the CLI printed among its events.
-            self._plain.append(_cut(line, _TAIL_LINE_CHARS))
-            self.call.emit(raw.rstrip("\r\n"))
-            return
-        for kind, fields in self._lines(event):
-            self.call.emit_event(kind, fields)
-
-    def _lines(self, event: Any) -> list[tuple[str, dict[str, Any]]]:
+    def lines(self, event: Any) -> list[tuple[str, dict[str, Any]]]:
         """The log lines one event of the stream becomes."""
         kind = event.get("type") if isinstance(event, dict) else None
         if kind == "system" and event.get("subtype") == "init":
@@ -143,14 +108,14 @@ class StreamReader:
             tool_input = json.dumps(block.get("input"), ensure_ascii=False)
             return "tool_call", {
                 "tool_use_id": block.get("id"), "name": block.get("name"),
-                "input": _cut(tool_input, self.tool_input_max_chars), "input_chars": len(tool_input),
+                "input": cut(tool_input, self.tool_input_max_chars), "input_chars": len(tool_input),
                 "parent_tool_use_id": parent,
             }
         if event["type"] == "user" and block_type == "tool_result":
             content = _tool_result_text(block.get("content"))
             return "tool_result", {
                 "tool_use_id": block.get("tool_use_id"), "is_error": block.get("is_error") is True,
-                "content": _cut(content, self.tool_result_max_chars), "content_chars": len(content),
+                "content": cut(content, self.tool_result_max_chars), "content_chars": len(content),
                 "parent_tool_use_id": parent,
             }
         # Thinking blocks, a subagent's prompt, and block types yet to come.
@@ -193,7 +158,7 @@ class StreamReader:
                 )
             raise AgentError(
                 "the claude CLI's stream ended without a result event"
-                + (f"; its last line: {_cut(last, 300)}" if last else "; it printed nothing"),
+                + (f"; its last line: {cut(last, 300)}" if last else "; it printed nothing"),
                 kind="invalid_output", **details,
             )
         subtype = result.get("subtype")
@@ -283,9 +248,6 @@ def _reported_text(result: dict[str, Any]) -> str:
     errors = result.get("errors")
     return "; ".join(str(error) for error in errors) if isinstance(errors, list) else ""
 
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + _CUT_SUFFIX
 
 
 def _first_line(text: str) -> str:

@@ -33,18 +33,13 @@ graphs.agents.codex_stream reads the events and says what the outcome is.
 from __future__ import annotations
 
 import json
-import subprocess
-import threading
-import time
-from pathlib import Path
-from typing import IO
 
 from django.conf import settings
 
 from graphs.agents.base import AgentCall, AgentCancelled, AgentError, AgentResult
 from graphs.agents.codex_stream import CodexStreamReader
+from graphs.agents.jsonl_stream import stream_cli_run
 from graphs.domain.agent_profiles import ResolvedProfile
-from graphs.workspaces.processes import group_wait, pipe_drain
 from graphs.workspaces.sandbox import Confinement, SandboxError, process_env, program_missing, sandboxed
 
 SANDBOX_MODES = ("danger-full-access", "workspace-write", "read-only")
@@ -86,8 +81,11 @@ class CodexRunner:
                                   home_template=settings.WORKGRAPH_AGENT_HOME, bind_program=True)
         try:
             with sandboxed(argv, confinement) as (sandbox_argv, sandbox_env):
-                proc = self._start(sandbox_argv, sandbox_env, cwd=call.cwd)
-                return self._run_started(call, proc, call.prompt.encode("utf-8", errors="replace"), model)
+                stream = CodexStreamReader(call, model=model or None, prices=self.prices,
+                                           tool_input_max_chars=self.tool_input_max_chars,
+                                           tool_result_max_chars=self.tool_result_max_chars)
+                return stream_cli_run(cli="codex", program=self.bin, argv=sandbox_argv, env=sandbox_env, cwd=call.cwd,
+                                      call=call, prompt=call.prompt.encode("utf-8", errors="replace"), stream=stream)
         except SandboxError as error:
             raise AgentError(str(error), kind="sandbox") from None
 
@@ -116,40 +114,6 @@ class CodexRunner:
                      "-c", f"model_provider={toml_string(PROVIDER_ID)}"]
         return [*argv, "-"]
 
-    def _run_started(self, call: AgentCall, proc: subprocess.Popen[bytes], prompt: bytes, model: str) -> AgentResult:
-        stream = CodexStreamReader(call, model=model or None, prices=self.prices,
-                                   tool_input_max_chars=self.tool_input_max_chars,
-                                   tool_result_max_chars=self.tool_result_max_chars)
-        stderr: list[str] = []
-
-        def stderr_line(line: str) -> None:
-            stderr.append(line)
-            call.emit(line.rstrip("\r\n"))
-
-        threads = [
-            _writer(proc.stdin, prompt),
-            pipe_drain(proc.stdout, stream.feed, name="codex-stdout"),
-            pipe_drain(proc.stderr, stderr_line, name="codex-stderr"),
-        ]
-        end = group_wait(proc, threads=threads, deadline=time.monotonic() + call.timeout, cancelled=call.cancelled)
-        if end.returncode is None:
-            error = AgentCancelled() if end.stopped == "cancelled" else AgentError(
-                f"the codex CLI did not finish within {call.timeout:g} s", kind="timeout")
-            error.stderr, error.stdout_head, error.stdout_tail = "".join(stderr), stream.head, stream.tail()
-            raise error
-        return stream.outcome(end.returncode, "".join(stderr))
-
-    def _start(self, argv: list[str], env: dict[str, str], *, cwd: Path) -> subprocess.Popen[bytes]:
-        try:
-            return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE,
-                                    # Its own process group, so a timeout or a cancel also stops its commands.
-                                    start_new_session=True)
-        except FileNotFoundError:
-            raise AgentError(f"the codex CLI {self.bin!r} was not found", kind="not_found") from None
-        except PermissionError:
-            raise AgentError(f"the codex CLI {self.bin!r} is not executable", kind="not_found") from None
-
 
 def toml_string(text: str) -> str:
     """``text`` as a TOML basic string, as ``-c key=value`` parses its value.
@@ -159,18 +123,3 @@ def toml_string(text: str) -> str:
     """
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
-
-def _writer(pipe: IO[bytes] | None, data: bytes) -> threading.Thread:
-    """Write the prompt to the CLI's stdin and close it, on a thread (see graphs.agents.claude)."""
-
-    def write() -> None:
-        assert pipe is not None
-        try:
-            with pipe:
-                pipe.write(data)
-        except (BrokenPipeError, ValueError):
-            pass  # the CLI exited (or was killed) before reading it all; its exit and output say why
-
-    thread = threading.Thread(target=write, name="codex-stdin", daemon=True)
-    thread.start()
-    return thread

@@ -34,15 +34,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from typing import Any
 
-from graphs.agents.base import NETWORK_FAILURE, AgentCall, AgentError, AgentResult, output_head
+from graphs.agents.base import NETWORK_FAILURE, AgentCall, AgentError, AgentResult
+from graphs.agents.jsonl_stream import JsonlStreamReader, cut
 
-_HEAD_CHARS = 2000
-_TAIL_LINES = 20
-_TAIL_LINE_CHARS = 2000
-_CUT_SUFFIX = " …[cut]"
 # How the CLI says it retries a request: "Reconnecting... 2/5 (<why>)".
 _RECONNECT = re.compile(r"^Reconnecting\.\.\.\s*(?:(\d+)/(\d+))?\s*\(?(.*?)\)?$", re.S)
 # What the CLI's messages say of a failed request (its own words, carrying the API's status and error).
@@ -62,20 +58,15 @@ _TOOL_ITEMS = {"command_execution": "command", "file_change": "file_change", "mc
                "web_search": "web_search", "todo_list": "todo_list"}
 
 
-class CodexStreamReader:
+class CodexStreamReader(JsonlStreamReader):
     """Reads the CLI's stdout one line at a time: logs each event through the call as it arrives and
     keeps what the outcome needs. Only the stdout thread feeds it; ``outcome`` runs once it is done."""
 
     def __init__(self, call: AgentCall, *, model: str | None, prices: dict[str, tuple[float, float]],
                  tool_input_max_chars: int = 4000, tool_result_max_chars: int = 4000) -> None:
-        self.call = call
+        super().__init__(call, tool_input_max_chars=tool_input_max_chars, tool_result_max_chars=tool_result_max_chars)
         self.model = model
         self.prices = prices
-        self.tool_input_max_chars = tool_input_max_chars
-        self.tool_result_max_chars = tool_result_max_chars
-        self.head = ""
-        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
-        self._plain: deque[str] = deque(maxlen=_TAIL_LINES)
         self.thread_id: str | None = None
         self.answer: str | None = None
         self.usage: dict[str, int] | None = None
@@ -84,25 +75,6 @@ class CodexStreamReader:
         self.errors: list[str] = []
         self.tool_calls = 0
         self._called: set[str] = set()
-
-    def tail(self) -> str:
-        return "".join(self._tail)
-
-    def feed(self, raw: str) -> None:
-        if len(self.head) < _HEAD_CHARS:
-            self.head = output_head(self.head + raw, _HEAD_CHARS)
-        self._tail.append(_cut(raw.rstrip("\r\n"), _TAIL_LINE_CHARS) + "\n")
-        line = raw.strip()
-        if not line:
-            return
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            self._plain.append(_cut(line, _TAIL_LINE_CHARS))
-            self.call.emit(raw.rstrip("\r\n"))
-            return
-        for kind, fields in self.lines(event):
-            self.call.emit_event(kind, fields)
 
     def lines(self, event: Any) -> list[tuple[str, dict[str, Any]]]:
         """The log lines one event of the stream becomes."""
@@ -153,12 +125,12 @@ class CodexStreamReader:
             self.tool_calls += 1
             tool_input = json.dumps(_tool_input(item), ensure_ascii=False)
             lines.append(("tool_call", {"tool_use_id": item_id, "name": _tool_name(item),
-                                        "input": _cut(tool_input, self.tool_input_max_chars),
+                                        "input": cut(tool_input, self.tool_input_max_chars),
                                         "input_chars": len(tool_input), "parent_tool_use_id": None}))
         if kind == "item.completed":
             content = _tool_output(item)
             lines.append(("tool_result", {"tool_use_id": item_id, "is_error": _tool_failed(item),
-                                          "content": _cut(content, self.tool_result_max_chars),
+                                          "content": cut(content, self.tool_result_max_chars),
                                           "content_chars": len(content), "parent_tool_use_id": None}))
         elif kind == "item.updated":
             lines.append(_raw_line(event))
@@ -198,7 +170,7 @@ class CodexStreamReader:
                 raise AgentError(f"the codex CLI exited with code {returncode}: {said or 'no output'}",
                                  kind=_classify(*self.errors, stderr, *self._plain) or "exit_code", **details)
             raise AgentError("the codex CLI's stream ended without a completed turn"
-                             + (f"; its last line: {_cut(said, 300)}" if said else "; it printed nothing"),
+                             + (f"; its last line: {cut(said, 300)}" if said else "; it printed nothing"),
                              kind="invalid_output", **details)
         if returncode != 0:
             raise AgentError(f"the codex CLI exited with code {returncode} after a completed turn: "
@@ -302,9 +274,6 @@ def _int(value: Any) -> int | None:
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + _CUT_SUFFIX
 
 
 def _first_line(text: str) -> str:
