@@ -93,7 +93,8 @@ def pipeline_run(page: Page) -> str:
     """On the task page: Run pipeline, then wait, without a reload, for its run to show and the task to
     end; the task's status."""
     runs = page.locator(".run-tree").count()
-    page.click("#run-pipeline")
+    with page.expect_navigation():  # the form's answer is the task page again
+        page.click("#run-pipeline")
     page.wait_for_function(f"() => document.querySelectorAll('.run-tree').length === {runs + 1}",
                            timeout=PIPELINE_TIMEOUT_MS)
     ended = ", ".join(f"#task-status .status[data-status='{status}']" for status in TERMINAL)
