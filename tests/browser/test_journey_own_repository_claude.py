@@ -88,6 +88,7 @@ def test_a_lead_runs_a_pipeline_on_their_repository_with_the_real_claude_cli(cla
     run_graph_open(page)
     assert files_changed(page) == [[FILE, "+1 \u22120", "impl"]]
     assert spend_shown(page.inner_text("#run-spend")), page.inner_text("#run-spend")
+    page.screenshot(path=str(ARTIFACTS / "journey-claude-run.png"), full_page=True)
 
     node_page_open(page, "impl")
     calls = page.locator(".trace-call")
