@@ -36,6 +36,7 @@ from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Status, manifest_node
 from graphs.logs.store import log_append, log_file_close
 from graphs.models import WorkNodeExecution
+from graphs.notifications import EXTERNAL_WAITING, notify
 
 # The worker name of an attempt waiting for its report: no worker of the engine holds it.
 EXTERNAL_WORKER = "external"
@@ -61,6 +62,8 @@ def attempt_external_wait(execution: WorkNodeExecution, *, node: dict, worker: s
     log_append(execution=execution, event="external_wait", deadline_at=deadline.isoformat(),
                deadline_seconds=seconds)
     external_deadline_submit(node_exec_id=execution.pk, delay=seconds)
+    notify(EXTERNAL_WAITING, run=execution.run_id, node_id=execution.node_id, node_exec_id=str(execution.pk),
+           deadline_at=deadline.isoformat())
     return True
 
 

@@ -17,6 +17,7 @@ from graphs.domain.catalogs import ORG_NODES
 from graphs.engine.jobs import gap_round_submit, pipeline_step_submit
 from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.notifications import nodes_failed_notify
 from graphs.runs.status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
 
 GAP_STAGE_PREFIX = "gap:"
@@ -63,6 +64,7 @@ def _stage_finished(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict
     # upstream_bad also counts a required node that ended partial (its evidence is missing).
     failed = sorted(node_id for node_id, row in latest.items() if upstream_bad(shape.manifest, node_id, row["status"]))
     if failed:
+        nodes_failed_notify(run=run, latest=latest)
         run_finish(run, status=RunStatus.FAILED, error=f"nodes that did not succeed: {', '.join(failed)}")
         return
     round_number = gap_stage_round(run.stage)

@@ -17,6 +17,8 @@ from decimal import Decimal
 from django.db.models import Sum
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.notifications import BUDGET_EXCEEDED as BUDGET_EXCEEDED_EVENT
+from graphs.notifications import notify
 from graphs.runs.accounting import accounting_of
 from graphs.runs.status import run_stop
 
@@ -56,6 +58,7 @@ def budget_check_after_call(execution: WorkNodeExecution) -> bool:
 def budget_stop(run: WorkGraphRun, *, spent: Decimal) -> None:
     """Stop the run for its budget: it ends ``failed`` with ``budget_exceeded`` once nothing runs."""
     run_stop(run_id=run.pk, error_code=BUDGET_EXCEEDED, error=budget_exceeded_message(run.max_cost_usd, spent))
+    notify(BUDGET_EXCEEDED_EVENT, run=run, budget_usd=str(run.max_cost_usd), spent_usd=str(spent))
 
 
 def budget_exceeded_message(budget: Decimal | None, spent: Decimal) -> str:

@@ -24,6 +24,7 @@ from graphs.errors import TaskBusyError
 from graphs.logs.events import node_states_emit, run_event_emit
 from graphs.logs.store import log_append, log_file_close
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
+from graphs.notifications import run_status_notify
 from graphs.runs.evidence import run_incompleteness
 from graphs.runs.facts import runs_latest_first, task_latest_run
 
@@ -71,6 +72,7 @@ def run_status_set(
             setattr(run, name, value)
         announced = {name: values[name] for name in ("error", "error_code") if name in values}
         run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
+        run_status_notify(run=run, status=status, **announced)
         task_status_refresh(task_id=run.task_id)
     return True
 
