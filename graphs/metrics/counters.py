@@ -1,0 +1,96 @@
+"""The counters and histograms of this process, in prometheus-client's default registry.
+
+Each is incremented by one function, called at the place that already records the fact (an attempt's
+end, an agent call's accounting, a batch of log lines stored, a live drain, a reaper pass, a webhook
+delivery). A process's counts start at zero when it starts: Prometheus' ``rate()`` and ``increase()``
+handle the resets. Label values come from a small set (org nodes, statuses, projects, models), never from
+free text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+from prometheus_client import Counter, Histogram, disable_created_metrics
+
+# A ``_created`` sample beside every series doubles what is scraped and stored for nothing a dashboard reads.
+disable_created_metrics()
+
+# Agent calls and nodes take seconds to many minutes.
+_LONG_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600)
+# The live publisher hands lines on in milliseconds; seconds mean the layer is far behind.
+_LAG_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+NODE_DURATION = Histogram(
+    "workgraph_node_duration_seconds", "Wall time of finished node attempts, from start to end.",
+    ["org_node", "status"], buckets=_LONG_BUCKETS,
+)
+AGENT_CALL_DURATION = Histogram(
+    "workgraph_agent_call_duration_seconds", "Wall time of agent calls (nodes, judges, planning).",
+    ["org_node"], buckets=_LONG_BUCKETS,
+)
+AGENT_CALLS = Counter("workgraph_agent_calls", "Agent calls made.", ["project", "model"])
+AGENT_COST = Counter("workgraph_agent_cost_usd", "What agent calls reported they cost, in US dollars.",
+                     ["project", "model"])
+AGENT_TOKENS = Counter("workgraph_agent_tokens", "Tokens agent calls reported, by kind.", ["project", "model", "kind"])
+LOG_LINES_STORED = Counter("workgraph_log_lines_stored", "Log lines the log writer stored.")
+LIVE_PUBLISH_LAG = Histogram(
+    "workgraph_live_publish_lag_seconds",
+    "How long the oldest message of each live drain waited in the outbox before it was sent.",
+    buckets=_LAG_BUCKETS,
+)
+LIVE_MESSAGES_DROPPED = Counter("workgraph_live_messages_dropped",
+                                "Live messages dropped from a full outbox (watchers refill from the log store).")
+REAPER_RECOVERIES = Counter("workgraph_reaper_recoveries", "Lost work the reaper took up again, by kind.", ["kind"])
+WEBHOOK_DELIVERIES = Counter("workgraph_webhook_deliveries", "Webhook delivery attempts, by outcome.", ["outcome"])
+
+
+def node_duration_observe(*, org_node: str, status: str, seconds: float) -> None:
+    """An attempt ended with ``status`` after ``seconds``."""
+    NODE_DURATION.labels(org_node=org_node or "worker", status=status).observe(max(seconds, 0.0))
+
+
+def agent_call_duration_observe(*, org_node: str, seconds: float) -> None:
+    """An agent call (whatever its end) took ``seconds``."""
+    AGENT_CALL_DURATION.labels(org_node=org_node or "worker").observe(max(seconds, 0.0))
+
+
+def agent_call_count(*, project: str, model: str, cost_usd: float | Decimal | None, tokens: Mapping[str, int]) -> None:
+    """An agent call was accounted: its cost (when reported) and tokens, by project and model."""
+    model = model or "unknown"
+    AGENT_CALLS.labels(project=project, model=model).inc()
+    if cost_usd is not None and cost_usd > 0:
+        AGENT_COST.labels(project=project, model=model).inc(float(cost_usd))
+    for kind, count in tokens.items():
+        if count > 0:
+            AGENT_TOKENS.labels(project=project, model=model, kind=kind).inc(count)
+
+
+def log_lines_stored_count(count: int) -> None:
+    """The log writer stored ``count`` lines."""
+    if count > 0:
+        LOG_LINES_STORED.inc(count)
+
+
+def live_publish_lag_observe(seconds: float) -> None:
+    """A live drain sent messages the oldest of which had waited ``seconds``."""
+    LIVE_PUBLISH_LAG.observe(max(seconds, 0.0))
+
+
+def live_messages_dropped_count(count: int) -> None:
+    """The live outbox overflowed and dropped ``count`` messages."""
+    if count > 0:
+        LIVE_MESSAGES_DROPPED.inc(count)
+
+
+def reaper_recovery_count(*, kind: str, count: int = 1) -> None:
+    """The reaper recovered ``count`` pieces of lost work of ``kind`` (``attempt_lost``, ``job_resubmitted``)."""
+    if count > 0:
+        REAPER_RECOVERIES.labels(kind=kind).inc(count)
+
+
+def webhook_delivery_count(outcome: str) -> None:
+    """One webhook delivery attempt ended with ``outcome``: ``delivered``, ``failed`` (will be retried),
+    ``gave_up`` (no retry left) or ``refused`` (an address the console does not call)."""
+    WEBHOOK_DELIVERIES.labels(outcome=outcome).inc()
