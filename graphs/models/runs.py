@@ -152,6 +152,11 @@ class WorkGraphRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    trace_id = models.CharField(
+        max_length=32, blank=True,
+        help_text="The OpenTelemetry trace of the run (32 hex digits), set when its first span is made"
+                  " (graphs.telemetry); every worker's spans join it.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
