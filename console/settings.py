@@ -285,6 +285,16 @@ CELERY_BEAT_SCHEDULE = {
     "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},
 }
 
+# --- OpenTelemetry traces (graphs.telemetry): exported when OTEL_EXPORTER_OTLP_ENDPOINT (or
+# OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, unless OTEL_SDK_DISABLED; the SDK reads the other OTEL_*.
+# Prompts, outputs and tool inputs/results go into spans only when asked, each cut to the max.
+WORKGRAPH_OTEL_CAPTURE_CONTENT = env_bool("WORKGRAPH_OTEL_CAPTURE_CONTENT")
+WORKGRAPH_OTEL_CONTENT_MAX_CHARS = env_int("WORKGRAPH_OTEL_CONTENT_MAX_CHARS", 2000, minimum=1)
+# Attempts waiting to become spans in one process; past it an attempt's spans are dropped and counted.
+WORKGRAPH_OTEL_QUEUE_SIZE = env_int("WORKGRAPH_OTEL_QUEUE_SIZE", 2048, minimum=1)
+# The run page links to its trace in the team's tool: a URL with {trace_id} in it. Empty: no link.
+WORKGRAPH_TRACE_URL_TEMPLATE = env_str("WORKGRAPH_TRACE_URL_TEMPLATE")
+
 # --- Auth, i18n, static ---------------------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [
