@@ -8,11 +8,13 @@ package's modules:
 - ``agent_profiles`` — each org node's agent profile (console-wide or a project's override) and its revisions;
 - ``skills`` — skills and their revisions;
 - ``runs`` — tasks, runs and node attempts (and the planning nodes' ids);
+- ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts.
 """
 
 from graphs.models.agent_profiles import AgentProfile, AgentProfileRevision
+from graphs.models.notifications import EmailNotice, EmailSubscription, Webhook, WebhookDelivery
 from graphs.models.projects import ApiToken, Project, ProjectMembership
 from graphs.models.records import (
     AppendReview,
@@ -37,6 +39,8 @@ __all__ = [
     "Artifact",
     "AttemptChange",
     "DagSpec",
+    "EmailNotice",
+    "EmailSubscription",
     "ExecutionLogFile",
     "ExecutionLogLine",
     "Project",
@@ -47,6 +51,8 @@ __all__ = [
     "Skill",
     "SkillRevision",
     "Task",
+    "Webhook",
+    "WebhookDelivery",
     "WorkGraphRun",
     "WorkNodeExecution",
     "planning_node_id",
