@@ -371,6 +371,25 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
+# Notifications (docs/notifications.md). Webhook URLs are outbound requests made on a lead's say-so: an
+# address on loopback, link-local or a private network is refused unless this deployment allows it.
+WORKGRAPH_WEBHOOK_ALLOW_PRIVATE = env_bool("WORKGRAPH_WEBHOOK_ALLOW_PRIVATE", False)
+WORKGRAPH_WEBHOOK_TIMEOUT_SECONDS = env_float("WORKGRAPH_WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.1)
+WORKGRAPH_WEBHOOK_BACKOFF_SECONDS = env_float("WORKGRAPH_WEBHOOK_BACKOFF_SECONDS", 10.0, minimum=0.01)
+WORKGRAPH_WEBHOOK_RETRY_SECONDS = env_int("WORKGRAPH_WEBHOOK_RETRY_SECONDS", 24 * 3600, minimum=0)
+WORKGRAPH_EMAIL_BATCH_SECONDS = env_float("WORKGRAPH_EMAIL_BATCH_SECONDS", 60.0, minimum=0.1)
+# Where the console is reached, for the links notifications carry; unset, they carry none.
+WORKGRAPH_PUBLIC_URL = env_url("WORKGRAPH_PUBLIC_URL", schemes=("http", "https"))
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "workgraph@localhost")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

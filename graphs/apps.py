@@ -16,6 +16,7 @@ class GraphsConfig(AppConfig):
         from graphs.logs.events import run_event_listener_register
         from graphs.logs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs.store import log_close_listener_register, log_listener_register
+        from graphs.notifications.setup import notifications_install
         from graphs.tokens import user_tokens_revoke_on_credentials_change
         from graphs.workspaces.sandbox import sandbox_deploy_check
 
@@ -23,6 +24,8 @@ class GraphsConfig(AppConfig):
         checks.register(sandbox_deploy_check, checks.Tags.security, deploy=True)
         # Every process that runs jobs (workers, the embedded server, commands) runs the engine's.
         job_handlers_install(JOB_HANDLERS)
+        # … and tells webhooks and members by email what its runs did.
+        notifications_install()
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)

@@ -82,6 +82,16 @@ def first_exec(run) -> str:
     return str(run.executions.get(node_id="a").pk)
 
 
+def a_webhook(w: World):
+    return w.project.webhooks.create(url="https://93.184.216.34/hook", events=["run.failed"], secret="whsec_AAAA")
+
+
+def a_redeliver_url(w: World) -> str:
+    hook = a_webhook(w)
+    delivery = hook.deliveries.create(event="run.failed", event_key="k", body="{}", status="failed")
+    return f"/api/projects/{w.project.slug}/webhooks/{hook.pk}/deliveries/{delivery.message_id}/redeliver"
+
+
 ROUTES = {
     "GET /api/projects": (ANYONE, lambda w: ("/api/projects", None)),
     "POST /api/projects": (CREATOR, lambda w: ("/api/projects", {
@@ -120,6 +130,19 @@ ROUTES = {
     "POST /api/projects/{slug}/dag-specs": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/dag-specs",
                                                              {"spec": SMALL_SPEC})),
     "GET /api/runs/{run_id}/dag-spec": (READ, lambda w: (f"/api/runs/{w.imported.run_id}/dag-spec", None)),
+    "GET /api/projects/{slug}/webhooks": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/webhooks", None)),
+    "POST /api/projects/{slug}/webhooks": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/webhooks", {
+        "url": "https://93.184.216.34/hook", "events": ["run.failed"]})),
+    "DELETE /api/projects/{slug}/webhooks/{webhook_id}": (LEAD, lambda w: (
+        f"/api/projects/{w.project.slug}/webhooks/{a_webhook(w).pk}", None)),
+    "GET /api/projects/{slug}/webhooks/{webhook_id}/deliveries": (LEAD, lambda w: (
+        f"/api/projects/{w.project.slug}/webhooks/{a_webhook(w).pk}/deliveries", None)),
+    "POST /api/projects/{slug}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": (LEAD, lambda w: (
+        a_redeliver_url(w), None)),
+    "GET /api/projects/{slug}/notifications/email": (READ, lambda w: (
+        f"/api/projects/{w.project.slug}/notifications/email", None)),
+    "PUT /api/projects/{slug}/notifications/email": (READ, lambda w: (
+        f"/api/projects/{w.project.slug}/notifications/email", {"events": ["run.failed"]})),
     "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
     "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
     "DELETE /api/tokens/{token_id}": (ANYONE, None),
@@ -164,6 +187,8 @@ def _request(client: Client, method: str, url: str, body, **headers):
         return client.delete(url, **headers)
     if method == "PATCH":
         return client.patch(url, data=json.dumps(body or {}), content_type="application/json", **headers)
+    if method == "PUT":
+        return client.put(url, data=json.dumps(body or {}), content_type="application/json", **headers)
     return client.post(url, data=json.dumps(body or {}), content_type="application/json", **headers)
 
 

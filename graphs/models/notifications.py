@@ -65,6 +65,9 @@ class WebhookDelivery(models.Model):
             models.UniqueConstraint(fields=["webhook", "event_key"], name="webhook_delivery_once_per_event"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.event} to {self.webhook_id} ({self.status})"
+
     @property
     def message_id(self) -> str:
         return f"msg_{self.id.hex}"
@@ -81,6 +84,9 @@ class EmailSubscription(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["user", "project"], name="email_subscription_unique_user_project"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.project}: {', '.join(self.events)}"
 
 
 class EmailNotice(models.Model):
@@ -100,3 +106,6 @@ class EmailNotice(models.Model):
             models.UniqueConstraint(fields=["user", "event_key"], name="email_notice_once_per_event"),
         ]
         indexes = [models.Index(fields=["user", "sent_at"], name="email_notice_user_sent")]
+
+    def __str__(self) -> str:
+        return f"{self.event} for {self.user}"

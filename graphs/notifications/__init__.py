@@ -3,7 +3,17 @@ want to hear of, and the listeners that pass it on (webhooks, email, the inbox).
 
 ``notify`` is called inside the transaction that made the change; its listeners hear of it once that
 transaction commits, so a rolled-back change is never announced. A listener that fails is logged and
-never breaks the run that announced the event.
+never breaks the run that announced the event. The package's modules:
+
+- ``setup`` — installs the jobs and the listener below in a process (``GraphsConfig.ready``);
+- ``fanout`` — a committed notification to a delivery per webhook and a notice per email recipient;
+- ``payloads`` — the JSON payload, the Slack message, an email's words;
+- ``signing`` — Standard Webhooks secrets and signatures;
+- ``addresses`` — the URL check: loopback, link-local and private addresses refused, resolved once;
+- ``delivery`` — one try of a delivery, its retries with backoff;
+- ``email`` — mailing a recipient's notices, one per event or batched per minute;
+- ``webhooks`` — registering webhooks, redelivering, members' email choices;
+- ``jobs`` — the jobs' names and their submitters.
 """
 
 from __future__ import annotations

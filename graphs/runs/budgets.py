@@ -57,8 +57,8 @@ def budget_check_after_call(execution: WorkNodeExecution) -> bool:
 
 def budget_stop(run: WorkGraphRun, *, spent: Decimal) -> None:
     """Stop the run for its budget: it ends ``failed`` with ``budget_exceeded`` once nothing runs."""
-    run_stop(run_id=run.pk, error_code=BUDGET_EXCEEDED, error=budget_exceeded_message(run.max_cost_usd, spent))
     notify(BUDGET_EXCEEDED_EVENT, run=run, budget_usd=str(run.max_cost_usd), spent_usd=str(spent))
+    run_stop(run_id=run.pk, error_code=BUDGET_EXCEEDED, error=budget_exceeded_message(run.max_cost_usd, spent))
 
 
 def budget_exceeded_message(budget: Decimal | None, spent: Decimal) -> str:
