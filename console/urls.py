@@ -5,6 +5,7 @@ from django.urls import include, path
 from console import views
 from console.api import api
 from console.views.agent_check import project_agent_check
+from console.views.webhooks import project_notifications, webhook_deliveries_page
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -16,6 +17,8 @@ urlpatterns = [
     path("projects/<slug:slug>/edit/", views.project_edit, name="project_edit"),
     path("projects/<slug:slug>/members/", views.project_members_page, name="project_members"),
     path("projects/<slug:slug>/members/<str:username>/", views.project_member_change, name="project_member_change"),
+    path("projects/<slug:slug>/notifications/", project_notifications, name="project_notifications"),
+    path("projects/<slug:slug>/webhooks/<int:webhook_id>/", webhook_deliveries_page, name="webhook_deliveries"),
     path("tasks/", views.task_list, name="task_list"),
     path("tasks/new/", views.task_new, name="task_new"),
     path("tasks/<uuid:task_id>/", views.task_detail, name="task_detail"),
