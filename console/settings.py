@@ -196,6 +196,13 @@ WORKGRAPH_REAP_INTERVAL_SECONDS = env_float("WORKGRAPH_REAP_INTERVAL_SECONDS", 3
 WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=0)
 WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
 WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
+# Prometheus metrics (graphs.metrics): /metrics answers a scraper holding this bearer token, and does not
+# exist without one. A Celery worker's pool processes serve their own counters from this port on (the
+# first process on it, the next on the port after, …); unset, workers serve none.
+WORKGRAPH_METRICS_TOKEN = env_str("WORKGRAPH_METRICS_TOKEN")
+WORKGRAPH_WORKER_METRICS_PORT = env_int("WORKGRAPH_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535) or None
+# The address those ports listen on: this machine alone unless a scraper elsewhere is to reach them.
+WORKGRAPH_WORKER_METRICS_ADDR = env_str("WORKGRAPH_WORKER_METRICS_ADDR", "127.0.0.1")
 # How long an external node's attempt waits for its collaboration report, unless the node sets
 # deadline_seconds; past it the attempt fails external_timeout and the node's on_fail applies.
 WORKGRAPH_EXTERNAL_DEADLINE_SECONDS = env_int("WORKGRAPH_EXTERNAL_DEADLINE_SECONDS", 3600, minimum=1)

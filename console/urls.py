@@ -5,6 +5,7 @@ from django.urls import include, path
 from console import views
 from console.api import api
 from console.views.agent_check import project_agent_check
+from console.views.metrics import metrics
 from console.views.webhooks import project_notifications, webhook_deliveries_page
 
 urlpatterns = [
@@ -44,6 +45,7 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
     path("executions/<uuid:node_exec_id>/changes.patch", views.execution_diff_download, name="execution_diff"),
     path("api/", api.urls),
+    path("metrics", metrics, name="metrics"),  # Prometheus, behind WORKGRAPH_METRICS_TOKEN
     path("skills/", include("console.skill_urls")),  # skill administration
     path("agents/", include("console.agent_profile_urls")),  # agent profile administration
     path("admin/", admin.site.urls),

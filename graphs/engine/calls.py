@@ -9,6 +9,7 @@ from django.conf import settings
 
 from graphs.agents import AgentCall, AgentCancelled, AgentError, AgentResult, AgentRunner
 from graphs.logs.store import log_append
+from graphs.metrics.counters import agent_call_timed
 from graphs.models import WorkNodeExecution
 from graphs.profiles.resolve import attempt_profile
 from graphs.runs.accounting import call_account
@@ -56,7 +57,8 @@ def attempt_agent_call(
     )
     log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
     try:
-        result = runner.run(call)
+        with agent_call_timed(org_node=org_node):
+            result = runner.run(call)
     except AgentError as error:
         # A call that failed after spending (a turn limit, an error result) is paid for all the same.
         if error.spent is not None:

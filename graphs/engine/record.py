@@ -16,6 +16,7 @@ from graphs.engine.state import Cause, Status, manifest_node, skill_pk, subagent
 from graphs.engine.statements import row_update
 from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append
+from graphs.metrics.counters import node_duration_observe
 from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import accounting_of
 from graphs.runs.evidence import node_evidence_gaps
@@ -58,6 +59,9 @@ def attempt_finish(
         setattr(execution, name, value)
     if owned == 1:
         node_states_emit(run_id=execution.run_id, rows=[execution])
+        if execution.started_at is not None:
+            node_duration_observe(org_node=execution.subagent_type, status=status,
+                                  seconds=(execution.finished_at - execution.started_at).total_seconds())
     log_append(execution=execution, event="node_finished", status=status, error=error, committed=owned == 1)
     return owned == 1
 

@@ -33,6 +33,7 @@ from graphs.engine.state import (
 from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close, logs_left_open_close
+from graphs.metrics.counters import reaper_recovery_count
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import usable_attempts
 from graphs.runs.status import run_stop, run_stopped_finish, task_claim_for_new_run, task_status_refresh
@@ -171,6 +172,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
         log_append(execution=execution, event="worker_lost", worker=execution.worker)
         log_file_close(execution=execution)
         reaped.append(str(execution.pk))
+        reaper_recovery_count(kind="attempt_lost")
         _run_advance_or_fail(run_id=execution.run_id)
     external_waits_check()
     _lost_jobs_resubmit(stale_after=stale_after)
@@ -253,6 +255,7 @@ def _lost_jobs_resubmit(*, stale_after: timedelta) -> None:
         pk for pk, resubmits, resubmitted_at in candidates
         if resubmitted_at is None or resubmitted_at < now - stale_after * 2 ** min(resubmits, _RESUBMIT_DOUBLINGS)
     ]
+    reaper_recovery_count(kind="job_resubmitted", count=len(due))
     for start in range(0, len(due), 1000):
         chunk = due[start : start + 1000]
         with transaction.atomic():

@@ -46,6 +46,7 @@ from django.conf import settings
 
 from graphs.logs.events import RunEvent
 from graphs.logs.numbering import LogLine
+from graphs.metrics.counters import live_messages_dropped_count, live_publish_lag_observe
 from graphs.models import WorkNodeExecution
 
 logger = logging.getLogger(__name__)
@@ -147,6 +148,7 @@ class _Outbox:
         self._dropped = 0
         self._warned_at = 0.0
         self._sent_at = float("-inf")
+        self._oldest_put_at = 0.0
 
     def put(self, messages: list[tuple[str, Message]]) -> None:
         with self._lock:
@@ -155,6 +157,8 @@ class _Outbox:
                 if self._pending:
                     self._pending.popleft()
                     self._dropped += 1
+            if not self._pending:
+                self._oldest_put_at = time.monotonic()
             self._pending.extend(messages)
             if self._draining:
                 return
@@ -182,6 +186,9 @@ class _Outbox:
             batch = list(self._pending)
             self._pending.clear()
             dropped, self._dropped = self._dropped, 0
+        if batch:
+            live_publish_lag_observe(time.monotonic() - self._oldest_put_at)
+        live_messages_dropped_count(dropped)
         if dropped:
             self._warn(f"live outbox overflowed: {dropped} messages dropped (watchers refill from the log store)")
         by_group: dict[str, list[Message]] = {}

@@ -34,6 +34,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from django.utils import timezone
 
 from graphs.logs.numbering import LogLine, _Line, _Log, _Logs, _stored_tail, log_line_text
+from graphs.metrics.counters import log_lines_stored_count
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from graphs.transactions import transaction_unflushed
 
@@ -119,6 +120,7 @@ def _batch_store(batch: _Batch) -> None:
 
 def _batch_forget(batch: _Batch) -> None:
     """The batch is stored: its lines are no longer this process's to write, its closed logs neither."""
+    log_lines_stored_count(len(batch.lines))
     with _logs.lock:
         for item in batch.lines:
             log = _logs.logs.get(item.log_id)

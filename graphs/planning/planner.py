@@ -32,6 +32,7 @@ from graphs.domain.prompts import TaskBrief, answer_with_one_repair, planning_pr
 from graphs.domain.retries import transient_backoff_seconds, transient_retry_allowed
 from graphs.domain.storable import storable
 from graphs.logs.store import log_append
+from graphs.metrics.counters import agent_call_timed
 from graphs.models import PLANNING_NODE_ID, Skill, Task, WorkGraphRun, WorkNodeExecution
 from graphs.planning.gaps import acceptance_items, gap_answer_parse, gap_planning_prompt, gap_snapshot
 from graphs.planning.plan_store import run_append_merge, run_fresh_manifest_store, run_still_open
@@ -286,7 +287,8 @@ def _call_agent(
         except BudgetSpentError as spent:
             raise PlanningFailedError(f"{spent}; the planning call was not made", cancelled=True) from None
         try:
-            result = runner.run(dataclasses.replace(call, max_budget_usd=max_budget_usd))
+            with agent_call_timed(org_node=call.org_node):
+                result = runner.run(dataclasses.replace(call, max_budget_usd=max_budget_usd))
         except AgentCancelled as error:
             raise PlanningFailedError("the run was cancelled while planning", cancelled=True) from error
         except AgentError as error:

@@ -21,6 +21,7 @@ from django.db.models import QuerySet, Sum
 
 from graphs.agents import AgentResult
 from graphs.agents.base import TOKEN_FIELDS, token_counts
+from graphs.metrics.counters import agent_call_count
 from graphs.models import WorkNodeExecution
 
 COUNT_FIELDS = (*TOKEN_FIELDS, "agent_calls", "num_turns", "tool_calls", "duration_api_ms", "calls_without_usage",
@@ -47,6 +48,10 @@ def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
         execution.calls_without_cost += 1
     execution.model = result.model or execution.model
     execution.session_id = result.session_id or execution.session_id
+    # The attempt's run, task and project are loaded with it wherever a call is made (its cwd and
+    # commands come from them), so this reads no row.
+    agent_call_count(project=execution.run.task.project.slug, model=result.model or "", cost_usd=result.cost_usd,
+                     tokens=token_counts(result.usage) if result.usage is not None else {})
 
 
 def accounting_of(execution: WorkNodeExecution) -> dict[str, Any]:

@@ -1,0 +1,54 @@
+"""``/metrics`` is there only with a token, opens only to that token, and answers Prometheus' text format."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "s3cret-scrape-token"
+
+
+@pytest.fixture
+def token(settings):
+    settings.WORKGRAPH_METRICS_TOKEN = TOKEN
+    return TOKEN
+
+
+def test_without_a_token_configured_there_is_no_metrics_page(client, settings):
+    settings.WORKGRAPH_METRICS_TOKEN = ""
+
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/metrics", headers={"Authorization": "Bearer anything"}).status_code == 404
+
+
+def test_without_a_bearer_token_it_asks_for_one(client, token):
+    response = client.get("/metrics")
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert "workgraph_" not in response.text
+
+
+@pytest.mark.parametrize("authorization", ["Bearer wrong", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Bearer "])
+def test_a_wrong_token_is_refused_and_the_answer_tells_nothing(client, token, authorization):
+    response = client.get("/metrics", headers={"Authorization": authorization})
+
+    assert response.status_code in (401, 403)
+    assert TOKEN not in response.text and "workgraph_" not in response.text
+
+
+def test_the_right_token_gets_the_metrics_in_prometheus_text_format(client, token):
+    response = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=")
+    assert response["Cache-Control"] == "no-store"
+    names = {family.name for family in text_string_to_metric_families(response.text)}
+    assert "workgraph_runs" in names
+    assert all(name.startswith("workgraph_") for name in names), sorted(names)
+
+
+def test_only_get_is_answered(client, token):
+    assert client.post("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 405
