@@ -27,6 +27,7 @@ from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.notifications import run_status_notify
 from graphs.runs.evidence import run_incompleteness
 from graphs.runs.facts import runs_latest_first, task_latest_run
+from graphs.telemetry.export import run_ended
 
 RunStatus = WorkGraphRun.Status
 UNFINISHED_STATUSES = tuple(status for status in RunStatus.values if status not in WorkGraphRun.FINISHED_STATUSES)
@@ -74,6 +75,8 @@ def run_status_set(
         run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
         run_status_notify(run=run, status=status, **announced)
         task_status_refresh(task_id=run.task_id)
+        if status in WorkGraphRun.FINISHED_STATUSES:
+            run_ended(run.pk)
     return True
 
 
