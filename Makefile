@@ -11,7 +11,7 @@ NODE_STAMP := node_modules/.installed-stamp
 # warnings --strict counts, and a broken link then passes.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-.PHONY: run test setup browser sandbox bench lint screenshots docs
+.PHONY: run test setup browser sandbox prometheus bench lint screenshots docs
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -31,6 +31,15 @@ sandbox:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	  else \
 	    echo "Agents run sandboxed with Debian's bubblewrap: sudo apt-get install bubblewrap"; \
+	  fi; }
+
+# The metrics tests scrape the console and a worker with a real Prometheus server (Debian's).
+prometheus:
+	@command -v prometheus >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	  else \
+	    echo "The metrics tests scrape with Debian's Prometheus: sudo apt-get install --no-install-recommends prometheus"; \
 	  fi; }
 
 $(STAMP): pyproject.toml
@@ -60,7 +69,7 @@ run: setup sandbox
 
 # The front-end modules' unit tests (node:test, no packages) first: they take a second. Then the
 # docs site, strictly: a broken link or a page missing from the nav fails the run.
-test: setup browser sandbox
+test: setup browser sandbox prometheus
 	node --test tests/js/
 	$(MKDOCS)
 	$(PY) -m pytest
