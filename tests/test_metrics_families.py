@@ -109,6 +109,12 @@ def test_the_reaper_counts_the_attempts_it_recovers(task, inline_executor):
     assert _value(recoveries, kind="attempt_lost") == before + 1
 
 
+def test_the_trace_spans_dropped_are_read_from_the_exporter(monkeypatch):
+    monkeypatch.setattr("graphs.telemetry.export._dropped", 7)
+
+    assert _samples()["workgraph_trace_spans_dropped_total"] == [({}, 7.0)]
+
+
 def test_webhook_deliveries_are_counted_by_outcome():
     before = _value(_samples().get("workgraph_webhook_deliveries_total", []), outcome="delivered")
 

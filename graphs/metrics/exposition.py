@@ -8,16 +8,31 @@ distributed deployment's sums over all targets never count a run twice.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Iterator
 from enum import Enum
 
 from django.conf import settings
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from graphs.metrics.collector import DatabaseCollector
 from graphs.metrics.counters import REGISTRY
+from graphs.telemetry.export import spans_dropped
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
+
+class _TraceDropsCollector(Collector):
+    """The spans this process's trace exporter dropped (graphs.telemetry keeps the count)."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily("workgraph_trace_spans_dropped", "Trace spans this process dropped instead of "
+                                  "waiting for the receiver.", value=spans_dropped())
+
+
+# Registered here, where every process that serves metrics (the console, a worker's pool process) comes.
+REGISTRY.register(_TraceDropsCollector())
 _database = CollectorRegistry(auto_describe=False)
 _database.register(DatabaseCollector())
 
