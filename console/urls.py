@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from console import views
 from console.api import api
+from console.views import inbox as inbox_views
 from console.views.agent_check import project_agent_check
 from console.views.metrics import metrics
 from console.views.webhooks import project_notifications, webhook_deliveries_page
@@ -25,6 +26,7 @@ urlpatterns = [
     path("tasks/<uuid:task_id>/", views.task_detail, name="task_detail"),
     path("tasks/<uuid:task_id>/plan/", views.task_plan, name="task_plan"),
     path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
+    path("inbox/", inbox_views.inbox, name="inbox"),
     path("runs/", views.run_list, name="run_list"),
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
     path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),
@@ -34,6 +36,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/planning/", views.run_planning, name="run_planning"),
     path("runs/<uuid:run_id>/start/", views.run_start_view, name="run_start"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel_view, name="run_cancel"),
+    path("runs/<uuid:run_id>/budget/", inbox_views.run_budget_resume_view, name="run_budget_resume"),
     path("runs/<uuid:run_id>/fork/", views.run_fork_view, name="run_fork"),
     path("runs/<uuid:run_id>/fork/edit/", views.run_fork_edit, name="run_fork_edit"),
     path("runs/<uuid:run_id>/approve/", views.run_review_view, {"decision": "approve"}, name="run_approve"),

@@ -15,6 +15,7 @@ from django.test import Client
 from console.api import api
 from graphs.collaboration.relay import RelaySpec, relay_attach
 from graphs.engine import run_start
+from graphs.models import WorkGraphRun
 from graphs.planning.dag_specs import dag_spec_import
 from graphs.tokens import token_create
 from tests import factories
@@ -126,6 +127,9 @@ ROUTES = {
     "POST /api/runs/{run_id}/reject": (REVIEW, lambda w: (f"/api/runs/{w.waiting.run_id}/reject", {"comment": "no"})),
     "POST /api/runs/{run_id}/start": (LEAD, lambda w: (f"/api/runs/{w.ready.run_id}/start", {})),
     "POST /api/runs/{run_id}/cancel": (LEAD, lambda w: (f"/api/runs/{w.running.run_id}/cancel", {})),
+    "POST /api/runs/{run_id}/budget": (LEAD, lambda w: (f"/api/runs/{budget_stopped(w).run_id}/budget",
+                                                       {"max_cost_usd": "9"})),
+    "GET /api/inbox": (ANYONE, lambda w: ("/api/inbox", None)),
     "POST /api/runs/{run_id}/fork": (LEAD, lambda w: (f"/api/runs/{w.idle_done.run_id}/fork", {"node_id": "b"})),
     "POST /api/projects/{slug}/dag-specs": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/dag-specs",
                                                              {"spec": SMALL_SPEC})),
@@ -164,6 +168,13 @@ ROUTES = {
         "task_id": str(w.task.pk), "node_id": "relay_1", "bot_id": "relay-bot",
         "acceptance_result": {"verdict": "PASS"}, "output_patch": {"done": True}})),
 }
+
+
+def budget_stopped(w: World):
+    """A run of a task of its own that its budget stopped before its nodes started."""
+    run = planned_run(factories.TaskFactory(project=w.project), chain(), status="failed")
+    WorkGraphRun.objects.filter(pk=run.pk).update(error_code="budget_exceeded", max_cost_usd="1")
+    return run
 
 
 def served_routes() -> set[str]:

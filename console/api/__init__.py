@@ -2,7 +2,7 @@
 
 from ninja import NinjaAPI
 
-from console.api import collaboration, dag_specs, projects, runs, tasks, tokens, webhooks
+from console.api import collaboration, dag_specs, inbox, projects, runs, tasks, tokens, webhooks
 from console.api.auth import AUTH
 from console.api.errors import error_handlers_install
 
@@ -20,4 +20,5 @@ api.add_router("/", runs.router)
 api.add_router("/", tokens.router)
 api.add_router("/", dag_specs.router)
 api.add_router("/", webhooks.router)
+api.add_router("/", inbox.router)
 api.add_router("/v1/collaboration/tasks", collaboration.router)

@@ -7,6 +7,7 @@
 - ``projects`` — a new project, a project's settings and its members;
 - ``runs`` — a run's graph page and its graph.json, and its planning page;
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;
+- ``inbox`` — what waits on the person ("Waiting on you"), and raising a stopped run's budget to resume it;
 - ``fork_edit`` — the page that re-runs a run from a node with its prompt or argv edited;
 - ``executions`` — an attempt's page, and the detail.json of the run graph's side panel;
 - ``compare`` — two attempts of a node, or two runs of a task, side by side;

@@ -13,6 +13,7 @@ modules, each with one reason to change:
   the transient retry with backoff;
 - ``finish`` — how a stage and a run end;
 - ``external`` — nodes done outside the engine: their wait for a report, and its deadline;
+- ``budget_resume`` — a run its budget stopped, given a higher budget and resumed where it stopped;
 - ``recovery`` — cancel, fork, and the reaper of lost work (``fork_edits``: a fork with its node's prompt or
   argv edited);
 - ``pipeline`` — the planner → coder → validator stages, and planning on request (``next_run``: a task's

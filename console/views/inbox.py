@@ -1,0 +1,61 @@
+"""The inbox ("Waiting on you") and the form that raises a stopped run's budget and resumes it."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from console.permissions import run_for_member
+from graphs.engine.budget_resume import BudgetResumeRefused, run_budget_raise_resume
+from graphs.reads.inbox import APPROVAL, BUDGET, EXTERNAL, InboxItem, inbox_items
+
+ACT_WORDS = {APPROVAL: "Review", EXTERNAL: "Open the node", BUDGET: "Raise the budget"}
+
+
+class BudgetRaiseForm(forms.Form):
+    """The budget a stopped run resumes with: above what it spent (the domain checks that)."""
+
+    max_cost_usd = forms.DecimalField(label="New budget (USD)", min_value=0, max_digits=12, decimal_places=4)
+
+
+def inbox_link(item: InboxItem) -> str:
+    """Where a person acts on ``item``: the plan's review, the waiting attempt, the run stopped."""
+    if item.kind == APPROVAL:
+        return reverse("run_planning", kwargs={"run_id": item.run_id})
+    if item.kind == EXTERNAL:
+        return reverse("execution_detail", kwargs={"node_exec_id": item.node_exec_id})
+    return reverse("run_graph", kwargs={"run_id": item.run_id})
+
+
+@login_required
+def inbox(request: HttpRequest) -> HttpResponse:
+    items = [(item, inbox_link(item), ACT_WORDS[item.kind]) for item in inbox_items(request.user)]
+    return render(request, "console/inbox.html", {"items": items})
+
+
+@login_required
+@require_POST
+def run_budget_resume_view(request: HttpRequest, run_id) -> HttpResponse:
+    run, _ = run_for_member(request.user, run_id)
+    form = BudgetRaiseForm(request.POST)
+    if not form.is_valid():
+        errors = " ".join(str(error) for errors in form.errors.values() for error in errors)
+        messages.error(request, f"The budget was refused: {errors}")
+    else:
+        try:
+            run_budget_raise_resume(run_id=run.pk, user=request.user, max_cost_usd=form.cleaned_data["max_cost_usd"])
+        except BudgetResumeRefused as refused:
+            messages.error(request, f"Refused: {refused}")
+        else:
+            messages.success(request, f"Budget raised to ${form.cleaned_data['max_cost_usd']:.4f}: the run goes on.")
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
+    return redirect("run_graph", run_id=run.pk)

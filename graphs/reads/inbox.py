@@ -1,0 +1,185 @@
+"""What waits on people: the viewer's inbox, and the count the navigation shows.
+
+Three kinds of item, each shown only to the roles that may act on it:
+
+- ``approval`` — a plan or appends waiting for a reviewer (reviewers and leads of the run's project);
+- ``external`` — an external node's attempt waiting for its report (leads: a report needs ``start_run``);
+- ``budget`` — a run its budget stopped (``budget_exceeded``), while it is still its task's latest run
+  (leads: they may raise the budget and resume it, ``graphs.engine.budget_resume``). A newer run of the
+  task answers the stop another way, so the stop leaves the inbox then.
+
+The list costs a fixed number of queries however many items there are; the count costs one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
+
+from graphs.domain import manifest_graph
+from graphs.engine.external import EXTERNAL_WORKER
+from graphs.models import PLANNING_NODE_ID, AppendReview, ProjectMembership, WorkGraphRun, WorkNodeExecution
+from graphs.planning.append_review import appends_label
+from graphs.runs.budgets import BUDGET_EXCEEDED
+
+Role = ProjectMembership.Role
+RunStatus = WorkGraphRun.Status
+Status = WorkNodeExecution.Status
+
+APPROVAL, EXTERNAL, BUDGET = "approval", "external", "budget"
+REVIEW_ROLES = (Role.REVIEWER, Role.LEAD)
+LEAD_ROLES = (Role.LEAD,)
+# Spend is stored to four places; a sum on SQLite comes back with more.
+CENTS_OF_A_CENT = Decimal("0.0001")
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing waiting on the viewer: what it is, since when, and what it holds up."""
+
+    kind: str
+    since: datetime
+    run_id: Any
+    task_id: Any
+    task_title: str
+    project_slug: str
+    project_name: str
+    # What waits, in words: "the plan", "the coder's append", "node deploy's report", "the run's budget".
+    label: str
+    # How many of the run's nodes cannot go on until the item is dealt with.
+    nodes_waiting: int
+    # The attempt waiting for its report (external items only).
+    node_exec_id: Any = None
+    node_id: str = ""
+    # The run's budget and what its agent calls cost (budget items only).
+    budget_usd: Decimal | None = None
+    spent_usd: Decimal | None = None
+
+
+def inbox_items(user: AbstractBaseUser) -> list[InboxItem]:
+    """Everything waiting on ``user``'s roles, oldest first. Five queries, whatever the number of items."""
+    if not user.is_authenticated:
+        return []
+    roles = dict(ProjectMembership.objects.filter(user=user).values_list("project_id", "role"))
+    reviewing = [project for project, role in roles.items() if role in REVIEW_ROLES]
+    leading = [project for project, role in roles.items() if role in LEAD_ROLES]
+    items = _approvals(reviewing) + _external_waits(leading) + _budget_stops(leading)
+    items.sort(key=lambda item: item.since)
+    return items
+
+
+def inbox_count(user: AbstractBaseUser) -> int:
+    """How many items ``inbox_items`` lists for ``user``: one query, none for a visitor."""
+    if not user.is_authenticated:
+        return 0
+    member = {"task__project__memberships__user": user}
+    runs = WorkGraphRun.objects.filter(
+        Q(_approval_q(), task__project__memberships__role__in=REVIEW_ROLES, **member)
+        | Q(_budget_q(), task__project__memberships__role__in=LEAD_ROLES, **member)
+    ).order_by().values("pk")
+    waits = _waiting_reports().filter(
+        run__task__project__memberships__user=user, run__task__project__memberships__role__in=LEAD_ROLES
+    ).order_by().values("pk")
+    return runs.union(waits, all=True).count()
+
+
+def _approval_q() -> Q:
+    return Q(status=RunStatus.AWAITING_APPROVAL)
+
+
+def _budget_q() -> Q:
+    newer = WorkGraphRun.objects.filter(task_id=OuterRef("task_id"), created_at__gt=OuterRef("created_at"))
+    return Q(status=RunStatus.FAILED, error_code=BUDGET_EXCEEDED) & ~Q(Exists(newer))
+
+
+def _waiting_reports() -> QuerySet[WorkNodeExecution]:
+    return WorkNodeExecution.objects.filter(status=Status.RUNNING, worker=EXTERNAL_WORKER, deadline_at__isnull=False)
+
+
+def _about(run: WorkGraphRun) -> dict[str, Any]:
+    task = run.task
+    return {"run_id": run.pk, "task_id": task.pk, "task_title": task.title,
+            "project_slug": task.project.slug, "project_name": task.project.name}
+
+
+def _approvals(projects: list[Any]) -> list[InboxItem]:
+    """Two queries: the runs awaiting approval, then their waiting appends."""
+    if not projects:
+        return []
+    planned = WorkNodeExecution.objects.filter(run_id=OuterRef("pk"), node_id__startswith=PLANNING_NODE_ID)
+    runs = list(
+        WorkGraphRun.objects.filter(_approval_q(), task__project_id__in=projects)
+        .select_related("task__project")
+        .annotate(planned_at=Subquery(planned.order_by("-finished_at").values("finished_at")[:1]))
+    )
+    waiting: dict[Any, list[AppendReview]] = {}
+    reviews = (
+        AppendReview.objects.filter(run_id__in=[run.pk for run in runs], status=AppendReview.Status.PENDING)
+        .annotate(org_node=F("planning_execution__subagent_type"),
+                  gap_round=F("planning_execution__output_payload__gap__round"))
+        .order_by("created_at")
+    )
+    for review in reviews:
+        waiting.setdefault(review.run_id, []).append(review)
+    items = []
+    for run in runs:
+        appends = waiting.get(run.pk, [])
+        if appends:
+            label = appends_label(appends)
+            nodes = len({node_id for review in appends for node_id in review.new_node_ids})
+            since = appends[0].created_at
+        else:
+            label = "the plan"
+            nodes = len(manifest_graph.manifest_node_ids(run.graph_manifest))
+            since = run.planned_at or run.created_at
+        items.append(InboxItem(kind=APPROVAL, since=since, label=label, nodes_waiting=nodes, **_about(run)))
+    return items
+
+
+def _external_waits(projects: list[Any]) -> list[InboxItem]:
+    """One query: the attempts waiting for a report, with their runs."""
+    if not projects:
+        return []
+    rows = _waiting_reports().filter(run__task__project_id__in=projects).select_related("run__task__project")
+    items = []
+    for execution in rows:
+        run = execution.run
+        try:
+            behind = manifest_graph.downstream_of(run.graph_manifest, execution.node_id)
+        except KeyError:  # an attempt of a node no longer in the manifest holds up nothing after it
+            behind = set()
+        items.append(InboxItem(
+            kind=EXTERNAL, since=execution.started_at or execution.created_at,
+            label=f"node {execution.node_id}'s report", nodes_waiting=len(behind) + 1,
+            node_exec_id=execution.pk, node_id=execution.node_id, **_about(run),
+        ))
+    return items
+
+
+def _budget_stops(projects: list[Any]) -> list[InboxItem]:
+    """One query: the runs stopped by their budget, with their spend and how many nodes did not finish."""
+    if not projects:
+        return []
+    done = Q(executions__status__in=[Status.SUCCEEDED, Status.PARTIAL]) & ~Q(
+        executions__node_id__startswith=PLANNING_NODE_ID)
+    runs = (
+        WorkGraphRun.objects.filter(_budget_q(), task__project_id__in=projects)
+        .select_related("task__project")
+        .annotate(spent=Sum("executions__cost_usd"),
+                  nodes_done=Count("executions__node_id", filter=done, distinct=True))
+    )
+    items = []
+    for run in runs:
+        total = len(manifest_graph.manifest_node_ids(run.graph_manifest))
+        items.append(InboxItem(
+            kind=BUDGET, since=run.finished_at or run.created_at, label="the run's budget",
+            nodes_waiting=max(total - run.nodes_done, 0), budget_usd=run.max_cost_usd,
+            spent_usd=Decimal(run.spent or 0).quantize(CENTS_OF_A_CENT), **_about(run),
+        ))
+    return items
+
