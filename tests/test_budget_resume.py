@@ -120,3 +120,13 @@ def test_the_api_resumes_for_a_lead_and_refuses_others_with_a_code(stopped, alic
     assert (too_low.status_code, too_low.json()["code"]) == (409, "budget_too_low")
     assert resumed.status_code == 200
     assert (resumed.json()["status"], resumed.json()["max_cost_usd"]) == ("running", "3.0000")
+
+
+def test_the_run_graph_offers_the_raise_to_its_leads_only(stopped, alice, bob):
+    url = f"/runs/{stopped.pk}/"
+
+    lead_page = signed_in(alice).get(url).content.decode()
+    reviewer_page = signed_in(bob).get(url).content.decode()
+
+    assert f'action="/runs/{stopped.pk}/budget/"' in lead_page and "Raise and resume" in lead_page
+    assert "Raise and resume" not in reviewer_page
