@@ -1,9 +1,16 @@
-"""``/metrics`` is there only with a token, opens only to that token, and answers Prometheus' text format."""
+"""``/metrics`` is there only with a token, opens only to that token, and answers Prometheus' text format;
+a worker's metrics port asks for the same token."""
 
 from __future__ import annotations
 
+from wsgiref.util import setup_testing_defaults
+
 import pytest
+from prometheus_client import make_wsgi_app
 from prometheus_client.parser import text_string_to_metric_families
+
+from graphs.metrics.counters import REGISTRY
+from graphs.metrics.worker import _guarded
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +59,17 @@ def test_the_right_token_gets_the_metrics_in_prometheus_text_format(client, toke
 
 def test_only_get_is_answered(client, token):
     assert client.post("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 405
+
+
+@pytest.mark.parametrize(("authorization", "status"), [
+    ("", "401 Unauthorized"), ("Bearer wrong", "403 Forbidden"), (f"Bearer {TOKEN}", "200 OK"),
+])
+def test_a_workers_metrics_port_asks_for_the_same_token(token, authorization, status):
+    environ = {"HTTP_AUTHORIZATION": authorization} if authorization else {}
+    setup_testing_defaults(environ)
+    answered = []
+    body = b"".join(_guarded(make_wsgi_app(REGISTRY))(environ, lambda code, headers: answered.append(code)))
+
+    assert answered == [status]
+    assert (b"workgraph_" in body) == (status == "200 OK")
+    assert b"workgraph_runs" not in body  # the database's gauges are the console's alone
