@@ -10,12 +10,14 @@ import pytest
 from graphs.agents import AgentResult, OfflineRunner
 from graphs.domain.agent_profiles import SHIPPED_PERMISSION_MODE, shipped_profile, tool_names_parse
 from graphs.domain.prompts import agent_identity
+from graphs.engine import run_start
 from graphs.engine.calls import attempt_agent_call
 from graphs.models import AgentProfile, AgentProfileRevision
 from graphs.planning.planner import plan_work_graph
 from graphs.profiles.resolve import profile_console, profile_override_create, profile_resolve, profiles_ensure_shipped
 from graphs.profiles.revisions import profile_revisions_diff, profile_save
 from tests.factories import ExecutionFactory, ProjectFactory, TaskFactory, UserFactory
+from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db
 
@@ -125,19 +127,19 @@ class _Recording:
         return AgentResult(text="done", raw={}, usage=None)
 
 
-def test_an_attempt_records_the_profile_revision_its_agent_ran_with(tmp_path):
-    execution = ExecutionFactory(subagent_type="coder")
-    profile = profile_console("coder")
+@pytest.mark.django_db(transaction=True)
+def test_an_attempt_records_the_profile_revision_its_agent_ran_with(task, scripted_runner, inline_executor):
+    # planned_run's nodes belong to the planner: the org node their calls run as.
+    profile = profile_console("planner")
     profile.effort = "high"
     revision = profile_save(profile=profile, author=None)
-    runner = _Recording()
+    run = planned_run(task, {"nodes": [node("n0")], "edges": []})
+    run_start(run=run)
+    inline_executor.drain()
 
-    attempt_agent_call(runner, execution, node={"node_id": execution.node_id}, prompt="Do it", purpose="node",
-                       cancel_event=threading.Event(), cwd=tmp_path)
-
-    execution.refresh_from_db()
-    assert execution.profile_revision == revision
-    assert runner.calls[0].profile.revision_id == revision.pk and runner.calls[0].profile.effort == "high"
+    attempt = run.executions.get(node_id="n0")
+    assert attempt.status == "succeeded" and attempt.profile_revision == revision
+    assert ("node", "n0", 1) in scripted_runner.calls
 
 
 def test_a_judge_call_keeps_the_revision_the_attempts_own_call_recorded(tmp_path):
@@ -153,8 +155,8 @@ def test_a_judge_call_keeps_the_revision_the_attempts_own_call_recorded(tmp_path
     attempt_agent_call(runner, execution, node={}, prompt="Judge it", purpose="judge", cancel_event=threading.Event(),
                        cwd=tmp_path)
 
-    execution.refresh_from_db()
-    assert execution.profile_revision == first
+    # The node's own call leaves its revision for the attempt's result to write; a judge call keeps it.
+    assert execution.profile_revision_id == first.pk
 
 
 def test_tool_lists_are_read_one_rule_an_entry_with_commas_inside_parentheses_kept():

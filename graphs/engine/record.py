@@ -43,6 +43,8 @@ def attempt_finish(
     fields: dict[str, Any] = {
         "status": status, "finished_at": timezone.now(), "error": storable(error),
         "input_payload": storable(execution.input_payload), **accounting_of(execution),
+        # The agent profile revision its call ran with (graphs.profiles.resolve.attempt_profile).
+        "profile_revision_id": execution.profile_revision_id,
     }
     if output is not None:
         fields["output_payload"] = storable(output)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 
 from graphs.domain.agent_profiles import ORG_NODE_NAME, ResolvedProfile, shipped_profile
 from graphs.models import AgentProfile, AgentProfileRevision, Project, WorkNodeExecution
@@ -49,14 +50,21 @@ def profile_console(org_node: str) -> AgentProfile | None:
 
 
 def profile_resolve(*, org_node: str, project: Project | None) -> ResolvedProfile:
-    """The profile a call of ``org_node`` in ``project`` runs with, from its latest revision."""
-    profile = AgentProfile.objects.filter(project=project, org_node=org_node).first() if project else None
-    profile = profile or profile_console(org_node)
-    if profile is None:
-        return shipped_profile(org_node)
-    revision = profile.revisions.order_by("-number").first() or profile_save(
-        profile=profile, author=None, note="first revision")
-    return revision_resolved(revision, project_slug=project.slug if profile.project_id and project else "")
+    """The profile a call of ``org_node`` in ``project`` runs with, from its latest revision.
+
+    One query on every call but an org node's first: the latest revision of the project's override, else
+    of the console's profile (an override's revisions sort first).
+    """
+    owners = Q(profile__project__isnull=True) | (Q(profile__project=project) if project else Q())
+    revision = (AgentProfileRevision.objects.filter(owners, profile__org_node=org_node).select_related("profile")
+                .order_by(F("profile__project").desc(nulls_last=True), "-number").first())
+    if revision is None:
+        profile = profile_console(org_node)
+        if profile is None:
+            return shipped_profile(org_node)
+        revision = profile.revisions.order_by("-number").first() or profile_save(
+            profile=profile, author=None, note="first revision")
+    return revision_resolved(revision, project_slug=project.slug if revision.profile.project_id and project else "")
 
 
 def revision_resolved(revision: AgentProfileRevision, *, project_slug: str = "") -> ResolvedProfile:
@@ -85,10 +93,12 @@ def attempt_profile(*, execution: WorkNodeExecution, org_node: str, purpose: str
     """The profile an agent call of ``execution`` runs with, recorded on the attempt.
 
     The attempt's own call (a node's, a planning call) records its revision; a judge or classifier call
-    records it only on an attempt that has none yet (a command node's judge).
+    records it only on an attempt that has none yet (a command node's judge). A node's own call records
+    it with the attempt's result (graphs.engine.record), in the same UPDATE; the others at once.
     """
     profile = profile_resolve(org_node=org_node, project=execution.run.task.project)
     if profile.revision_id is not None and (purpose in ("node", "plan") or execution.profile_revision_id is None):
-        WorkNodeExecution.objects.filter(pk=execution.pk).update(profile_revision_id=profile.revision_id)
+        if purpose != "node":
+            WorkNodeExecution.objects.filter(pk=execution.pk).update(profile_revision_id=profile.revision_id)
         execution.profile_revision_id = profile.revision_id
     return profile
