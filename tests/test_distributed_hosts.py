@@ -201,7 +201,8 @@ def test_a_run_on_two_worker_hosts_streams_each_line_once_to_watchers_on_two_dap
         page.goto(f"http://{host.address}:{PORT}/")
         assert page.url == f"http://{host.address}:{PORT}/", page.url
         frames: list[dict] = []
-        page.on("websocket", lambda socket, frames=frames: socket.on(
+        # The log's socket only: the node page also follows its run on the run's socket.
+        page.on("websocket", lambda socket, frames=frames: "/log/" in socket.url and socket.on(
             "framereceived", lambda payload, frames=frames: frames.append(json.loads(payload))))
         pages[host] = (page, frames)
 
