@@ -196,13 +196,6 @@ WORKGRAPH_REAP_INTERVAL_SECONDS = env_float("WORKGRAPH_REAP_INTERVAL_SECONDS", 3
 WORKGRAPH_TRANSIENT_RETRIES = env_int("WORKGRAPH_TRANSIENT_RETRIES", 4, minimum=0)
 WORKGRAPH_BACKOFF_BASE = env_float("WORKGRAPH_BACKOFF_BASE", 2.0)
 WORKGRAPH_BACKOFF_CAP = env_float("WORKGRAPH_BACKOFF_CAP", 60.0)
-# Prometheus metrics (graphs.metrics): /metrics answers a scraper holding this bearer token, and does not
-# exist without one. A Celery worker's pool processes serve their own counters from this port on (the
-# first process on it, the next on the port after, …); unset, workers serve none.
-WORKGRAPH_METRICS_TOKEN = env_str("WORKGRAPH_METRICS_TOKEN")
-WORKGRAPH_WORKER_METRICS_PORT = env_int("WORKGRAPH_WORKER_METRICS_PORT", 0, minimum=0, maximum=65535) or None
-# The address those ports listen on: this machine alone unless a scraper elsewhere is to reach them.
-WORKGRAPH_WORKER_METRICS_ADDR = env_str("WORKGRAPH_WORKER_METRICS_ADDR", "127.0.0.1")
 # How long an external node's attempt waits for its collaboration report, unless the node sets
 # deadline_seconds; past it the attempt fails external_timeout and the node's on_fail applies.
 WORKGRAPH_EXTERNAL_DEADLINE_SECONDS = env_int("WORKGRAPH_EXTERNAL_DEADLINE_SECONDS", 3600, minimum=1)
@@ -292,15 +285,6 @@ CELERY_BEAT_SCHEDULE = {
     "reap-lost-executions": {"task": "graphs.reap", "schedule": WORKGRAPH_REAP_INTERVAL_SECONDS},
 }
 
-# --- OpenTelemetry traces (graphs.telemetry): exported when OTEL_EXPORTER_OTLP_ENDPOINT (or
-# OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, unless OTEL_SDK_DISABLED; the SDK reads the other OTEL_*.
-# Prompts, outputs and tool inputs/results go into spans only when asked, each cut to the max.
-WORKGRAPH_OTEL_CAPTURE_CONTENT = env_bool("WORKGRAPH_OTEL_CAPTURE_CONTENT")
-WORKGRAPH_OTEL_CONTENT_MAX_CHARS = env_int("WORKGRAPH_OTEL_CONTENT_MAX_CHARS", 2000, minimum=1)
-# Attempts waiting to become spans in one process; past it an attempt's spans are dropped and counted.
-WORKGRAPH_OTEL_QUEUE_SIZE = env_int("WORKGRAPH_OTEL_QUEUE_SIZE", 2048, minimum=1)
-# The run page links to its trace in the team's tool: a URL with {trace_id} in it. Empty: no link.
-WORKGRAPH_TRACE_URL_TEMPLATE = env_str("WORKGRAPH_TRACE_URL_TEMPLATE")
 
 # --- Auth, i18n, static ---------------------------------------------------------------------------
 
@@ -378,23 +362,6 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Notifications (docs/notifications.md). Webhook URLs are outbound requests made on a lead's say-so: an
-# address on loopback, link-local or a private network is refused unless this deployment allows it.
-WORKGRAPH_WEBHOOK_ALLOW_PRIVATE = env_bool("WORKGRAPH_WEBHOOK_ALLOW_PRIVATE", False)
-WORKGRAPH_WEBHOOK_TIMEOUT_SECONDS = env_float("WORKGRAPH_WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.1)
-WORKGRAPH_WEBHOOK_BACKOFF_SECONDS = env_float("WORKGRAPH_WEBHOOK_BACKOFF_SECONDS", 10.0, minimum=0.01)
-WORKGRAPH_WEBHOOK_RETRY_SECONDS = env_int("WORKGRAPH_WEBHOOK_RETRY_SECONDS", 24 * 3600, minimum=0)
-WORKGRAPH_EMAIL_BATCH_SECONDS = env_float("WORKGRAPH_EMAIL_BATCH_SECONDS", 60.0, minimum=0.1)
-# Where the console is reached, for the links notifications carry; unset, they carry none.
-WORKGRAPH_PUBLIC_URL = env_url("WORKGRAPH_PUBLIC_URL", schemes=("http", "https"))
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
-EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
-EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
-EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
-EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
-EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "workgraph@localhost")
 
 LOGGING = {
@@ -404,3 +371,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# What the console sends out: traces, metrics, webhooks and email.
+from console.settings_outbound import *  # noqa: E402, F403

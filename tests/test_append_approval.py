@@ -117,7 +117,9 @@ def test_a_rejected_coders_append_ends_the_run_rejected_with_the_reviewers_words
     assert not run.is_forkable()
 
 
-def test_the_validators_append_waits_and_a_rejection_ends_the_run_rejected(reviewed, task, stages, bob, inline_executor):
+def test_the_validators_append_waits_and_a_rejection_ends_the_run_rejected(
+    reviewed, task, stages, bob, inline_executor
+):
     run = at_the_coders_append(task, bob, inline_executor)
     run_plan_approve(run=run, reviewer=bob)
     inline_executor.drain()

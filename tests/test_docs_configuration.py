@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = ROOT / "console" / "settings.py"
+SETTINGS = (ROOT / "console" / "settings.py", ROOT / "console" / "settings_outbound.py")
 ENV_READERS = ROOT / "console" / "env.py"
 PAGE = ROOT / "docs" / "configuration.md"
 # A name the page writes as code: `WORKGRAPH_AGENT`, `DEBUG`.
@@ -27,7 +27,7 @@ def _readers() -> set[str]:
 def _settings_read_from_the_environment() -> set[str]:
     readers = _readers()
     names = set()
-    for node in ast.walk(ast.parse(SETTINGS.read_text())):
+    for node in (node for module in SETTINGS for node in ast.walk(ast.parse(module.read_text()))):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in readers:
             first = node.args[0]
             assert isinstance(first, ast.Constant) and isinstance(first.value, str), (
