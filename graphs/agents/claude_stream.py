@@ -50,7 +50,7 @@ from graphs.agents.base import (
     AgentError,
     AgentResult,
 )
-from graphs.agents.jsonl_stream import JsonlStreamReader, cut
+from graphs.agents.jsonl_stream import JsonlStreamReader, cut, first_line, hint_of, last_line
 
 # The CLI reports API trouble as text, in stderr or in the ``result`` of an ``is_error`` result.
 # Classifying it lets the engine retry a rate limit or an overload (transient) and give up at once on
@@ -148,13 +148,13 @@ class StreamReader(JsonlStreamReader):
         details = {"stderr": stderr, "stdout_head": self.head, "stdout_tail": self.tail()}
         result = self.result
         if result is None:
-            last = _last_line(self.tail())
+            last = last_line(self.tail())
             if returncode != 0:
-                reason = _first_line(stderr) or last
+                reason = first_line(stderr) or last
                 # Not the events: a tool's output that mentions a rate limit says nothing of the call.
                 raise AgentError(
                     f"the claude CLI exited with code {returncode}: {reason or 'no output'}",
-                    kind=_classify(stderr, *self._plain) or "exit_code", **details,
+                    kind=hint_of(_HINTS, stderr, *self._plain) or "exit_code", **details,
                 )
             raise AgentError(
                 "the claude CLI's stream ended without a result event"
@@ -175,11 +175,11 @@ class StreamReader(JsonlStreamReader):
         if result.get("is_error") or subtype != "success":
             stopped = "" if subtype == "success" else f" ({subtype})"
             raise AgentError(f"the claude agent reported an error{stopped}: {reported or 'no message'}",
-                             kind=_classify(reported, stderr) or "is_error", spent=spent, **details)
+                             kind=hint_of(_HINTS, reported, stderr) or "is_error", spent=spent, **details)
         if returncode != 0:
             raise AgentError(f"the claude CLI exited with code {returncode} after a successful result: "
-                             f"{_first_line(stderr) or 'no message'}",
-                             kind=_classify(stderr) or "exit_code", spent=spent, **details)
+                             f"{first_line(stderr) or 'no message'}",
+                             kind=hint_of(_HINTS, stderr) or "exit_code", spent=spent, **details)
         text = result.get("result")
         if not isinstance(text, str):
             raise AgentError("the claude CLI's result event has no `result` text", kind="invalid_output",
@@ -247,17 +247,3 @@ def _reported_text(result: dict[str, Any]) -> str:
         return text
     errors = result.get("errors")
     return "; ".join(str(error) for error in errors) if isinstance(errors, list) else ""
-
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
-def _last_line(text: str) -> str:
-    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
-
-
-def _classify(*texts: str) -> str | None:
-    joined = "\n".join(texts)
-    return next((kind for kind, pattern in _HINTS if pattern.search(joined)), None)

@@ -37,7 +37,7 @@ import re
 from typing import Any
 
 from graphs.agents.base import NETWORK_FAILURE, AgentCall, AgentError, AgentResult
-from graphs.agents.jsonl_stream import JsonlStreamReader, cut
+from graphs.agents.jsonl_stream import JsonlStreamReader, cut, first_line, hint_of, last_line
 
 # How the CLI says it retries a request: "Reconnecting... 2/5 (<why>)".
 _RECONNECT = re.compile(r"^Reconnecting\.\.\.\s*(?:(\d+)/(\d+))?\s*\(?(.*?)\)?$", re.S)
@@ -163,19 +163,19 @@ class CodexStreamReader(JsonlStreamReader):
         if self.failure is not None:
             reported = "; ".join([*self.errors[-1:], self.failure]) if self.errors else self.failure
             raise AgentError(f"the codex agent's turn failed: {self.failure}",
-                             kind=_classify(reported) or "is_error", spent=spent, **details)
+                             kind=hint_of(_HINTS, reported) or "is_error", spent=spent, **details)
         if self.turns == 0:
-            said = self.errors[-1] if self.errors else (_first_line(stderr) or _last_line(self.tail()))
+            said = self.errors[-1] if self.errors else (first_line(stderr) or last_line(self.tail()))
             if returncode != 0:
                 raise AgentError(f"the codex CLI exited with code {returncode}: {said or 'no output'}",
-                                 kind=_classify(*self.errors, stderr, *self._plain) or "exit_code", **details)
+                                 kind=hint_of(_HINTS, *self.errors, stderr, *self._plain) or "exit_code", **details)
             raise AgentError("the codex CLI's stream ended without a completed turn"
                              + (f"; its last line: {cut(said, 300)}" if said else "; it printed nothing"),
                              kind="invalid_output", **details)
         if returncode != 0:
             raise AgentError(f"the codex CLI exited with code {returncode} after a completed turn: "
-                             f"{_first_line(stderr) or 'no message'}",
-                             kind=_classify(stderr) or "exit_code", spent=spent, **details)
+                             f"{first_line(stderr) or 'no message'}",
+                             kind=hint_of(_HINTS, stderr) or "exit_code", spent=spent, **details)
         if self.answer is None:
             raise AgentError("the codex agent's turn completed without an agent message", kind="invalid_output",
                              spent=spent, **details)
@@ -273,17 +273,3 @@ def _int(value: Any) -> int | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
-def _last_line(text: str) -> str:
-    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
-
-
-def _classify(*texts: str) -> str | None:
-    joined = "\n".join(texts)
-    return next((kind for kind, pattern in _HINTS if pattern.search(joined)), None)

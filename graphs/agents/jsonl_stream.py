@@ -5,6 +5,7 @@ that died says why), and the head and last lines of stdout kept for the attempt'
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 import time
@@ -26,6 +27,20 @@ CUT_SUFFIX = " …[cut]"
 def cut(text: str, limit: int) -> str:
     """``text``, or its first ``limit`` characters marked as cut."""
     return text if len(text) <= limit else text[:limit] + CUT_SUFFIX
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def last_line(text: str) -> str:
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+
+
+def hint_of(hints: tuple[tuple[str, re.Pattern[str]], ...], *texts: str) -> str | None:
+    """The kind of the first of ``hints`` whose pattern a CLI's words match: how its failure is classified."""
+    joined = "\n".join(texts)
+    return next((kind for kind, pattern in hints if pattern.search(joined)), None)
 
 
 class JsonlStreamReader:

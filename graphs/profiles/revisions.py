@@ -6,12 +6,10 @@ shipped profiles created on first use all call it.
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from graphs.domain.text_diffs import DiffLine, revisions_diff
 from graphs.models import AgentProfile, AgentProfileRevision
 
 # What a revision copies of its profile, and what makes two revisions differ.
@@ -71,24 +69,8 @@ def profile_text(revision: AgentProfile | AgentProfileRevision) -> str:
     return "\n".join([*settings_lines, "", "instructions:", content["instructions"]])
 
 
-@dataclass(frozen=True)
-class DiffLine:
-    kind: str  # "header", "hunk", "add", "del" or "same"
-    text: str
-
 
 def profile_revisions_diff(*, old: AgentProfileRevision, new: AgentProfileRevision) -> list[DiffLine]:
     """A unified diff from ``old`` to ``new``, settings and instructions, for the page to render escaped."""
-    lines = difflib.unified_diff(
-        profile_text(old).splitlines(), profile_text(new).splitlines(),
-        fromfile=f"revision {old.number}", tofile=f"revision {new.number}", lineterm="",
-    )
-    return [DiffLine(kind=_diff_kind(line), text=line) for line in lines]
+    return revisions_diff(old=profile_text(old), new=profile_text(new), old_number=old.number, new_number=new.number)
 
-
-def _diff_kind(line: str) -> str:
-    if line.startswith(("---", "+++")):
-        return "header"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "same")

@@ -6,12 +6,10 @@ Every change of a skill's body goes through ``skill_save``, which re-parses the 
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from graphs.domain.text_diffs import DiffLine, revisions_diff
 from graphs.models import Skill, SkillRevision
 from graphs.skills.templates import team_template_parse
 
@@ -57,24 +55,8 @@ def skill_save(
         )
 
 
-@dataclass(frozen=True)
-class DiffLine:
-    kind: str  # "header", "hunk", "add", "del" or "same"
-    text: str
-
 
 def skill_revisions_diff(*, old: SkillRevision, new: SkillRevision) -> list[DiffLine]:
     """A unified diff from ``old`` to ``new``, line by line, for the page to render escaped."""
-    lines = difflib.unified_diff(
-        old.body.splitlines(), new.body.splitlines(),
-        fromfile=f"revision {old.number}", tofile=f"revision {new.number}", lineterm="",
-    )
-    return [DiffLine(kind=_diff_kind(line), text=line) for line in lines]
+    return revisions_diff(old=old.body, new=new.body, old_number=old.number, new_number=new.number)
 
-
-def _diff_kind(line: str) -> str:
-    if line.startswith(("---", "+++")):
-        return "header"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "same")
