@@ -19,6 +19,7 @@ from graphs.domain.agent_profiles import ResolvedProfile
 from graphs.engine import pipeline_start
 from graphs.logs.store import log_texts, log_writes_wait
 from graphs.models import RunWorkspace, Task, WorkGraphRun
+from tests.pipeline_answers import stage_answer
 from tests.repos import git
 from tests.standins.openai_responses import (
     ResponsesStandin,
@@ -35,7 +36,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.sandbox]
 CODEX_BIN = Path(__file__).resolve().parent.parent / "node_modules" / ".bin" / "codex"
 MODEL = "gpt-5"
 PRICE = (1.25, 10.0)
-JUDGE_ASK = 'Answer with ONE JSON object and nothing else: {"ok": true'
 GREETING = "hello from the real codex\n"
 
 
@@ -174,27 +174,13 @@ def test_checking_the_agent_runs_the_real_codex_and_says_what_is_wrong(standin):
     assert refused.status == "no_credentials"
 
 
-def _manifest(*nodes: dict) -> str:
-    edges = [{"from": dep, "to": node["node_id"], "edge_type": "needs_judgment"}
-             for node in nodes for dep in node.get("depends_on", [])]
-    return "Here is the plan.\n\n```json\n" + json.dumps({"nodes": list(nodes), "edges": edges}) + "\n```\n"
-
 
 def _pipeline(body: dict, _index: int) -> Turn:
     """The pipeline's turns: one node a stage, the coder's shell command writing a file for real."""
     asked = user_text(body)
-    if JUDGE_ASK in asked:
-        return message('{"ok": true, "issues": []}')
-    if "You are the `planner` agent. Plan" in asked:
-        return message(_manifest({"node_id": "prd", "artifact_type": "prd", "depends_on": [],
-                                  "judgment": {"kind": "llm", "judge_prompt": "Review this PRD: {content}"}}))
-    if "You are the `coder` agent. Plan" in asked:
-        return message(_manifest({"node_id": "impl", "node_type": "implementation", "depends_on": ["prd"],
-                                  "task_prompt": "WRITE-GREETING: add greeting.txt."}))
-    if "You are the `validator` agent. Plan" in asked:
-        return message(_manifest({"node_id": "validator_final_verdict", "node_type": "final_verdict",
-                                  "depends_on": ["impl"], "task_prompt": "Judge the greeting.",
-                                  "judgment": {"kind": "mechanical", "check_ref": "verdict_says_pass"}}))
+    staged = stage_answer(asked, coder_task="WRITE-GREETING: add greeting.txt.")
+    if staged is not None:
+        return message(staged)
     if "WRITE-GREETING" in asked:
         if not tool_outputs(body):
             return function_call("exec_command", {"cmd": f"printf '{GREETING.strip()}\\n' > greeting.txt"})

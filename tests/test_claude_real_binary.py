@@ -15,36 +15,22 @@ from graphs.engine import pipeline_start
 from graphs.logs.store import log_texts, log_writes_wait
 from graphs.models import RunWorkspace, Task, WorkGraphRun
 from tests.claude_real import CLAUDE_BIN
+from tests.pipeline_answers import stage_answer
 from tests.repos import git
 from tests.standins.anthropic_api import INPUT_TOKENS, OUTPUT_TOKENS, Reply, Request, error, text, tool
 
 pytestmark = [pytest.mark.django_db, pytest.mark.sandbox]
 
-JUDGE_ASK = 'Answer with ONE JSON object and nothing else: {"ok": true'
 GREETING = 'print("hello from the real CLI")\n'
 
-
-def _manifest(*nodes: dict) -> str:
-    edges = [{"from": dep, "to": node["node_id"], "edge_type": "needs_judgment"}
-             for node in nodes for dep in node.get("depends_on", [])]
-    return "Here is the plan.\n\n```json\n" + json.dumps({"nodes": list(nodes), "edges": edges}) + "\n```\n"
 
 
 def _pipeline(request: Request) -> Reply | None:
     """The pipeline's turns: one node a stage, the coder's writing a file and running it for real."""
     asked = request.first_user_text
-    if JUDGE_ASK in asked:
-        return text('{"ok": true, "issues": []}')
-    if "You are the `planner` agent. Plan" in asked:
-        return text(_manifest({"node_id": "prd", "artifact_type": "prd", "depends_on": [],
-                               "judgment": {"kind": "llm", "judge_prompt": "Review this PRD: {content}"}}))
-    if "You are the `coder` agent. Plan" in asked:
-        return text(_manifest({"node_id": "impl", "node_type": "implementation", "depends_on": ["prd"],
-                               "task_prompt": "WRITE-GREETING: add greeting.py and run it."}))
-    if "You are the `validator` agent. Plan" in asked:
-        return text(_manifest({"node_id": "validator_final_verdict", "node_type": "final_verdict",
-                               "depends_on": ["impl"], "task_prompt": "Judge the greeting.",
-                               "judgment": {"kind": "mechanical", "check_ref": "verdict_says_pass"}}))
+    staged = stage_answer(asked, coder_task="WRITE-GREETING: add greeting.py and run it.")
+    if staged is not None:
+        return text(staged)
     if "WRITE-GREETING" in asked:
         return _greeting_turn(request)
     if "Judge the greeting." in asked:

@@ -8,25 +8,18 @@ The stand-ins answer every call of that pipeline with ``planned_answer``, but th
 
 from __future__ import annotations
 
-import json
 import re
 
 from playwright.sync_api import Page, expect
 
 from graphs.agents.check import CHECK_PROMPT
+from tests.pipeline_answers import VERDICT_ASK, stage_answer
 
-JUDGE_ASK = 'Answer with ONE JSON object and nothing else: {"ok": true'
 CODER_ASK = "WRITE-GREETING"
-VERDICT_ASK = "Judge the greeting."
 # The real CLIs take seconds a call on a shared machine; the pipeline makes about nine.
 PIPELINE_TIMEOUT_MS = 240_000
 TERMINAL = ("succeeded", "failed", "blocked", "cancelled")
 
-
-def _manifest(*nodes: dict) -> str:
-    edges = [{"from": dep, "to": node["node_id"], "edge_type": "needs_judgment"}
-             for node in nodes for dep in node.get("depends_on", [])]
-    return "Here is the plan.\n\n```json\n" + json.dumps({"nodes": list(nodes), "edges": edges}) + "\n```\n"
 
 
 def planned_answer(asked: str, *, file_name: str) -> str | None:
@@ -34,18 +27,9 @@ def planned_answer(asked: str, *, file_name: str) -> str | None:
     for the coder's node, whose task asks for ``file_name``."""
     if CHECK_PROMPT in asked:
         return "ready"
-    if JUDGE_ASK in asked:
-        return '{"ok": true, "issues": []}'
-    if "You are the `planner` agent. Plan" in asked:
-        return _manifest({"node_id": "prd", "artifact_type": "prd", "depends_on": [],
-                          "judgment": {"kind": "llm", "judge_prompt": "Review this PRD: {content}"}})
-    if "You are the `coder` agent. Plan" in asked:
-        return _manifest({"node_id": "impl", "node_type": "implementation", "depends_on": ["prd"],
-                          "task_prompt": f"{CODER_ASK}: add {file_name} with a greeting."})
-    if "You are the `validator` agent. Plan" in asked:
-        return _manifest({"node_id": "validator_final_verdict", "node_type": "final_verdict",
-                          "depends_on": ["impl"], "task_prompt": VERDICT_ASK,
-                          "judgment": {"kind": "mechanical", "check_ref": "verdict_says_pass"}})
+    staged = stage_answer(asked, coder_task=f"{CODER_ASK}: add {file_name} with a greeting.")
+    if staged is not None:
+        return staged
     if CODER_ASK in asked:
         return None
     if VERDICT_ASK in asked:
