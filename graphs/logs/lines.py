@@ -9,6 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from graphs.domain.money_words import usd_text
+
 # The fields every line has, or that only say where the line came from: never part of its words.
 _FRAME = {"seq", "ts", "event", "purpose"}
 
@@ -16,7 +18,7 @@ Line = dict[str, Any]
 
 
 def _cost(value: Any) -> str:
-    return f"${value:.4f}" if _is_number(value) else ""
+    return usd_text(value) if _is_number(value) else ""
 
 
 def _is_number(value: Any) -> bool:

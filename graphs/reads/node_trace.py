@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from graphs.domain.money_words import usd_text
 from graphs.models import WorkNodeExecution
 from graphs.runs.accounting import TOKEN_FIELDS, tokens_known
 
@@ -55,7 +56,7 @@ class TraceHeader:
 
     @property
     def cost(self) -> str:
-        return "—" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        return usd_text(self.cost_usd)
 
     @property
     def resume_command(self) -> str:

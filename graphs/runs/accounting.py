@@ -21,6 +21,7 @@ from django.db.models import QuerySet, Sum
 
 from graphs.agents import AgentResult
 from graphs.agents.base import TOKEN_FIELDS, token_counts
+from graphs.domain.money_words import usd_text
 from graphs.metrics.counters import agent_call_count
 from graphs.models import WorkNodeExecution
 
@@ -109,7 +110,7 @@ class Spend:
     def _cost(self, unknown: str) -> str:
         if self.cost_usd is None:
             return unknown
-        return f"{'at least ' if self.calls_without_cost else ''}${self.cost_usd:.4f}"
+        return usd_text(self.cost_usd, lower_bound=bool(self.calls_without_cost))
 
     def _tokens(self) -> str:
         tokens = self.tokens

@@ -4,11 +4,13 @@
 // them reads as its fields, so no line is ever blank. Every field comes from an agent or the engine: it
 // is only ever put in textContent, never parsed as HTML.
 
+import { usdText } from "./money.js";
+
 // The fields every line has, or that only say where the line came from: never part of its words.
 const FRAME = new Set(["seq", "ts", "event", "purpose"]);
 
 function cost(value) {
-  return typeof value === "number" ? `$${value.toFixed(4)}` : "";
+  return typeof value === "number" ? usdText(value) : "";
 }
 
 function list(values) {

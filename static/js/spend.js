@@ -2,16 +2,18 @@
 // Spend.cost_text, which render the figures a page starts with (tests/fixtures/spend holds both to
 // the same cases).
 
+import { usdText } from "./money.js";
+
 const INTEGER = new Intl.NumberFormat("en-US");
 
 function calls(count) {
   return count === 1 ? "1 agent call" : `${INTEGER.format(count)} agent calls`;
 }
 
-/** `$0.0520`, or "" when no cost was reported; "at least" before one some calls did not report. */
+/** `$0.0520`, or "" when no cost was reported; a lower bound when some calls did not report one. */
 function dollars(usd, callsWithoutCost) {
   if (typeof usd !== "number") return "";
-  return `${callsWithoutCost ? "at least " : ""}$${usd.toFixed(4)}`;
+  return usdText(usd, { lowerBound: Boolean(callsWithoutCost) });
 }
 
 /** "1,344 tokens", "at least 1,344 tokens", or "tokens unknown" when no call reported usage. */

@@ -16,6 +16,8 @@
  * for (const line of lines) for (const change of traceAdd(trace, line)) render(change);
  */
 
+import { usdText } from "./money.js";
+
 const PURPOSE_LABELS = new Map([["node", "Node call"], ["judge", "Judge call"], ["plan", "Planning call"]]);
 const TOKEN_FIELDS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"];
 const TOKEN_LABELS = ["input", "output", "cache write", "cache read"];
@@ -297,7 +299,7 @@ export function headerWords({ num_turns, cost_usd, session_id, usage }) {
     tokens: usage == null ? "—" : grouped(counts.reduce((sum, count) => sum + count, 0)),
     tokens_detail: usage == null ? ""
       : counts.map((count, index) => `${grouped(count)} ${TOKEN_LABELS[index]}`).join(" · "),
-    cost: cost_usd == null ? "—" : `$${cost_usd.toFixed(4)}`,
+    cost: usdText(cost_usd),
     resume: session_id ? `claude --resume ${session_id}` : "",
   };
 }

@@ -6,6 +6,7 @@
 import { durationLabel } from "./critical-path.js";
 import { failureRoleLabel } from "./failure-roles.js";
 import { FONT, statusStyle } from "./theme.js";
+import { usdText } from "../money.js";
 import { cutToFit, distinctCuts } from "./title-cuts.js";
 
 export const FONTS = {
@@ -30,11 +31,13 @@ export function statusLine(status) {
   return `${style.glyph} ${style.label}`;
 }
 
-/** What a node's (or an attempt's) calls cost: "$0.21", "<$0.01", or "" when nothing was spent. */
+/**
+ * What a node's (or an attempt's) calls cost, in the words of every page (money.js): "$0.2100",
+ * "< $0.0001", or "" when nothing was spent or reported (a box says nothing of it).
+ */
 export function costLabel(node) {
   const usd = node.cost_usd;
-  if (typeof usd !== "number" || usd <= 0) return "";
-  return usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`;
+  return typeof usd === "number" && usd > 0 ? usdText(usd) : "";
 }
 
 /** The attempt badge: shown from the second attempt on, when retries and loop-backs matter. */
@@ -123,7 +126,7 @@ export function boxFacts(box) {
     lines.push(`Attempt ${attempt.attempt} · ${statusLine(attempt.status)}`);
     lines.push(`Cause: ${(attempt.cause || "initial").replaceAll("_", " ")}${from}`);
     lines.push(`Took: ${durationLabel(attempt) || "not started"}`);
-    lines.push(`Cost: ${costLabel(attempt) || "none reported"}`);
+    lines.push(`Cost: ${typeof attempt.cost_usd === "number" ? usdText(attempt.cost_usd) : "not reported"}`);
     return lines;
   }
   const role = failureRoleLabel(node.failure_role);
