@@ -1,5 +1,5 @@
 """The engine announces what people want to hear of, once the change commits: a run's end (succeeded,
-failed, cancelled, rejected), a plan or an append waiting for approval, a node failed for good, an
+failed, cancelled, rejected), a plan, an append or an edited fork waiting for approval, a node failed for good, an
 external node waiting for its report, a run stopped by its budget — and nothing from a rolled-back change."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from django.db import transaction
 
 from graphs.agents import AgentError
 from graphs.engine import run_cancel, run_start
+from graphs.engine.fork_edits import run_fork_edited
 from graphs.engine.review import run_plan_reject
 from graphs.models import WorkGraphRun
 from graphs.notifications import Notification, _listeners, notify
@@ -61,6 +62,25 @@ def test_a_plan_waiting_for_approval_then_rejected_is_announced(task, bob, heard
     run_plan_reject(run=run, reviewer=bob, comment="not this way")
 
     assert events(heard) == ["approval.waiting", "run.rejected"]
+
+
+def test_an_edited_fork_waiting_for_approval_is_announced_once_on_commit(
+    task, alice, scripted_runner, inline_executor, heard
+):
+    task.project.require_plan_approval = True
+    task.project.save(update_fields=["require_plan_approval"])
+    run = planned_run(task, {"nodes": [node("a"), node("b", "a")], "edges": edges_for([node("a"), node("b", "a")])})
+    run_start(run=run)
+    inline_executor.drain()
+    heard.clear()
+
+    with transaction.atomic():
+        fork = run_fork_edited(run=run, node_id="b", prompt="Do b twice.", by=alice)
+        assert heard == []
+    inline_executor.drain()
+
+    assert events(heard) == ["approval.waiting"]
+    assert (heard[0].run_id, heard[0].facts) == (str(fork.pk), {})
 
 
 def test_an_external_node_waiting_is_announced(task, scripted_runner, inline_executor, heard):

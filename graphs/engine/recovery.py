@@ -35,6 +35,7 @@ from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close, logs_left_open_close
 from graphs.metrics.counters import reaper_recovery_count
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.notifications import APPROVAL_WAITING, notify
 from graphs.runs.facts import usable_attempts
 from graphs.runs.status import run_stop, run_stopped_finish, task_claim_for_new_run, task_status_refresh
 
@@ -112,6 +113,8 @@ def run_fork(
         )
         if awaiting_approval:
             task_status_refresh(task_id=run.task_id)
+            # Created waiting, the fork never passes through run_status_set, which announces a plan's wait.
+            notify(APPROVAL_WAITING, run=fork)
     if not awaiting_approval:
         run_start(run=fork)
     fork.refresh_from_db()
