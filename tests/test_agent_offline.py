@@ -188,6 +188,13 @@ def test_node_output_is_a_labelled_placeholder():
     assert "(attempt 2" in _run(node={"node_id": "prd", "artifact_type": "prd"}, attempt=2)
 
 
+def test_a_placeholder_says_a_real_agent_is_chosen_on_the_projects_settings_page_or_by_default():
+    text = _run(node={"node_id": "prd", "artifact_type": "prd"})
+
+    assert "Agent runner on the project's Settings page" in text
+    assert "every project's default with WORKGRAPH_AGENT" in text
+
+
 @pytest.mark.parametrize(
     "node",
     [

@@ -131,7 +131,8 @@ def _node_text(node: Mapping[str, Any], attempt: int) -> str:
         f"{LABEL} placeholder {label} for node `{node_id}`{revision}\n\n"
         "No language model was consulted: this text stands in for the real output so the work graph can "
         "run end to end.\n"
-        "Set WORKGRAPH_AGENT to claude or openai to have real agents write it.\n"
+        "To have real agents write it, choose one (claude, codex or openai) as the Agent runner on the "
+        "project's Settings page, or make it every project's default with WORKGRAPH_AGENT.\n"
     )
 
 
