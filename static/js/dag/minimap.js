@@ -2,9 +2,11 @@
  * The graph's minimap: the whole drawing in a corner of the stage, one status-coloured block per
  * box, with the part on screen outlined. Clicking or dragging in it moves the view there. The boxes
  * are painted once per scene (and after live updates) into an offscreen canvas, so a pan frame
- * only copies that picture and strokes one rectangle: cheap at thousands of nodes.
+ * only copies that picture and strokes one rectangle: cheap at thousands of nodes. Its ground and
+ * outline take the colour scheme's inks (theme.js minimapInks), read again when the scheme changes.
  */
 import { boxTone } from "./box-parts.js";
+import { minimapInks } from "./theme.js";
 
 const WIDTH = 180;
 const HEIGHT = 120;
@@ -28,8 +30,10 @@ export function createMinimap(stage, { onMove }) {
   let fit = { scale: 1, x: 0, y: 0 };
   let view = null;
   let dragging = null;
+  let inks = minimapInks(canvas);
 
   function paintBoxes() {
+    inks = minimapInks(canvas);
     const dpr = window.devicePixelRatio || 1;
     for (const target of [canvas, picture]) {
       target.width = Math.round(WIDTH * dpr);
@@ -38,6 +42,8 @@ export function createMinimap(stage, { onMove }) {
     const paint = picture.getContext("2d");
     paint.setTransform(dpr, 0, 0, dpr, 0, 0);
     paint.clearRect(0, 0, WIDTH, HEIGHT);
+    paint.fillStyle = inks.ground;
+    paint.fillRect(0, 0, WIDTH, HEIGHT);
     if (!scene) return;
     const { bounds } = scene;
     const scale = Math.min((WIDTH - 2 * INSET) / bounds.w, (HEIGHT - 2 * INSET) / bounds.h);
@@ -70,7 +76,7 @@ export function createMinimap(stage, { onMove }) {
     const { t, width, height } = view;
     const x = fit.x + (-t.tx / t.scale) * fit.scale;
     const y = fit.y + (-t.ty / t.scale) * fit.scale;
-    ctx.strokeStyle = "#2563eb";
+    ctx.strokeStyle = inks.view;
     ctx.lineWidth = 2;
     ctx.strokeRect(x, y, (width / t.scale) * fit.scale, (height / t.scale) * fit.scale);
   }
@@ -101,6 +107,10 @@ export function createMinimap(stage, { onMove }) {
   };
   canvas.addEventListener("pointerup", release);
   canvas.addEventListener("pointercancel", release);
+  window.matchMedia?.("(prefers-color-scheme: dark)").addEventListener("change", () => {
+    paintBoxes();
+    draw();
+  });
 
   return {
     element: canvas,

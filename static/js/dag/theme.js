@@ -65,6 +65,22 @@ export function sceneInks(element) {
   };
 }
 
+/**
+ * The minimap's inks for the page's colour scheme, read like the scene's: its ground (where no box
+ * is), its frame, and the outline of the part on screen. dag.css sets `--dag-minimap-*` in both
+ * schemes; these defaults are the light ones.
+ * @param {Element} element  the minimap, or any element inside the drawing
+ */
+export function minimapInks(element) {
+  const style = getComputedStyle(element);
+  const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+  return {
+    ground: read("--dag-minimap-ground", "rgba(255, 255, 255, 0.92)"),
+    frame: read("--dag-minimap-frame", "#94a3b8"),
+    view: read("--dag-minimap-view", "#2563eb"),
+  };
+}
+
 /** Box sizes in world units (pixels at zoom 1). */
 export const SIZE = {
   node: { w: 184, h: 56 },
