@@ -16,6 +16,7 @@ from graphs.planning.planner import plan_work_graph
 from graphs.runs.accounting import spend_by_org_node, spend_of
 from tests import factories
 from tests.clients import signed_in
+from tests.graph_json import graph_json
 from tests.graphs import edges_for, latest, node, planned_run
 from tests.test_agent_openai import _call, _runner, endpoint  # noqa: F401  (the stand-in server fixture)
 
@@ -184,7 +185,7 @@ def test_the_run_page_shows_each_nodes_cost_and_the_runs_total(
     inline_executor.drain()
     client = signed_in(alice)
 
-    graph = client.get(f"/runs/{run.run_id}/graph.json").json()
+    graph = graph_json(client, run)
     page = client.get(f"/runs/{run.run_id}/").content.decode()
 
     [box] = [item for item in graph["nodes"] if item["node_id"] == "a"]

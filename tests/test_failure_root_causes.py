@@ -11,6 +11,7 @@ from django.test import Client
 from graphs.domain.failure_roles import FailureRole, failure_roles
 from graphs.engine import run_start
 from graphs.reads.graph import run_failure_roles
+from tests.graph_json import graph_json
 from tests.graphs import edges_for, node, planned_run
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "failure_roles.json").read_text())["cases"]
@@ -46,7 +47,7 @@ def test_the_run_graph_data_marks_the_root_cause_and_what_it_blocked(task, alice
     client = Client()
     client.force_login(alice)
 
-    graph = client.get(f"/runs/{run.run_id}/graph.json").json()
+    graph = graph_json(client, run)
 
     roles = {item["node_id"]: item["failure_role"] for item in graph["nodes"] if item["kind"] != "planning"}
     assert roles == {

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from graphs.engine import pipeline_start, run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests import factories
+from tests.graph_json import graph_json
 from tests.graphs import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +78,7 @@ def test_agent_text_is_escaped_everywhere(client, task, scripted_runner, inline_
 
 
 def test_graph_json_marks_loop_back_firings_and_planning_nodes(client, pipeline_run):
-    data = json.loads(client.get(f"/runs/{pipeline_run.run_id}/graph.json").content)
+    data = graph_json(client, pipeline_run)
     kinds = {n["node_id"]: n["kind"] for n in data["nodes"]}
     assert kinds["__planning__"] == kinds["__planning__:coder"] == "planning"
     assert kinds["brd"] == "catalog"

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.cache import get_conditional_response, patch_cache_control
 
 from console.permissions import can, run_for_member
 from console.views.common import diff_shown, pretty_json
@@ -15,6 +16,7 @@ from graphs.models import RunWorkspace
 from graphs.planning.append_review import run_appends_shown, run_approval_wait
 from graphs.planning.dag_specs import run_dag_spec
 from graphs.reads.executions import plan_commands, planning_calls
+from graphs.reads.graph_json import graph_compact, run_graph_etag
 from graphs.reads.runs import run_changed_files
 from graphs.runs.accounting import spend_of
 
@@ -36,9 +38,27 @@ def run_graph(request: HttpRequest, run_id) -> HttpResponse:
 
 
 @login_required
-def run_graph_json(request: HttpRequest, run_id) -> JsonResponse:
+def run_graph_json(request: HttpRequest, run_id) -> HttpResponse:
+    """The run's graph, compact (graphs.reads.graph_json), tagged: a browser that holds the graph as
+    it is now is answered 304 and draws what it holds, and checks again on every fetch (no-cache)."""
     run, _ = run_for_member(request.user, run_id)
-    return JsonResponse(run_graph_with_layout(run=run))
+    # Read before the graph: a change landing in between leaves the body tagged older than it is, so
+    # it is fetched again next time; read after, a body could be kept past a change it does not show.
+    etag = run_graph_etag(run)
+    headers = HttpResponse()
+    headers["ETag"] = etag
+    patch_cache_control(headers, private=True, no_cache=True)
+    not_modified = get_conditional_response(request, etag=etag, response=headers)
+    if not_modified is not headers:
+        return not_modified
+    graph = run_graph_with_layout(run=run)
+    response = JsonResponse(graph_compact(graph))
+    patch_cache_control(response, private=True, no_cache=True)
+    # A drawing with no layout yet has had one queued by this request: untagged, the next visit asks
+    # again rather than keep a body without it (and queues it again if that job was lost).
+    if graph["layout"]["state"] != "missing":
+        response["ETag"] = etag
+    return response
 
 
 @login_required

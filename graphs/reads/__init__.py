@@ -10,6 +10,8 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
 - ``task_runs`` — the task page's facts across its runs: each run's artifacts, the Outcome and its run, the
   last verdict an earlier run reached, why no new run can be made now;
 - ``graph`` — a run's graph for the visualizer (``graph.json``), and its nodes' failure roles;
+- ``graph_json`` — graph.json as it is sent: without the fields at their defaults, and the tag a revisit is
+  answered 304 to;
 - ``executions`` — one attempt, one planning call, and the commands a run's plan runs, as pages show them;
 - ``changes`` — what an attempt changed, as the API carries it, and the part of a diff a page shows;
 - ``live`` — the live consumers' reads: where an attempt's log stands, a run's fingerprint and snapshot;

@@ -1,6 +1,7 @@
 // Run graph page: the DAG (or "as it ran" timeline), live over /ws/runs/<id>/, with a side panel.
 import { connectRun } from "./live.js";
 import { createRunGraph } from "./dag/run-graph.js";
+import { payloadExpanded } from "./dag/model.js";
 import { spendSummary, spendTotal } from "./spend.js";
 import { diffViewsShow } from "./diff-view.js";
 import { statusChip } from "./status-chip.js";
@@ -67,10 +68,13 @@ function showStopped(run) {
   stoppedEl.hidden = false;
 }
 
+// graph.json is tagged (ETag) and never taken from the cache unchecked: while the run is as the browser
+// last fetched it, the server answers 304 and the body comes from the HTTP cache; after any change,
+// the new graph.
 async function fetchGraph() {
   const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin" });
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
-  latestData = await response.json();
+  latestData = payloadExpanded(await response.json());
   for (const attempt of latestData.attempts) latestHeard(attempt);
   addSpend(latestData.attempts);
   showStopped(latestData.run);

@@ -36,8 +36,34 @@ const ON_FAILURE = "on_failure";
  * @property {Set<string>} finished  the attempt statuses that end an attempt (graph.json's `statuses`)
  */
 
-/** @param {object} payload graph.json @returns {Model} */
+/**
+ * graph.json as the server sends it leaves out every field at its default (graphs/reads/graph_json.py):
+ * each record kind's defaults come once, as the payload's `defaults`, and a node without a `label` is
+ * labelled by its `node_id`. This puts them back, so every reader sees whole records; a payload without
+ * `defaults` (already expanded, or built here) is returned as it is.
+ * @param {object} payload graph.json
+ * @returns {object} the payload with whole `run`, `nodes`, `edges` and `attempts`, and no `defaults`
+ */
+export function payloadExpanded(payload) {
+  const { defaults, ...expanded } = payload;
+  if (!defaults) return payload;
+  expanded.run = withDefaults(payload.run || {}, defaults.run);
+  expanded.nodes = (payload.nodes || []).map((node) => withDefaults(node, defaults.node, { label: node.node_id }));
+  expanded.edges = (payload.edges || []).map((edge) => withDefaults(edge, defaults.edge));
+  expanded.attempts = (payload.attempts || []).map((attempt) => withDefaults(attempt, defaults.attempt));
+  return expanded;
+}
+
+function withDefaults(record, defaults = {}, derived = {}) {
+  const whole = { ...derived };
+  // A default list is copied for each record: records never share one the model may change.
+  for (const [key, value] of Object.entries(defaults)) whole[key] = Array.isArray(value) ? [...value] : value;
+  return Object.assign(whole, record);
+}
+
+/** @param {object} payload graph.json, as sent or expanded @returns {Model} */
 export function modelFromPayload(payload) {
+  payload = payloadExpanded(payload);
   const nodes = new Map();
   const order = [];
   const planning = [];
