@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.models import EmailSubscription, Webhook, WebhookDelivery
+from graphs.models import EmailSubscription, ProjectMembership, Webhook, WebhookDelivery
+from tests import factories
 from tests.clients import signed_in
 
 pytestmark = pytest.mark.django_db
@@ -39,12 +40,28 @@ def test_a_lead_adds_a_webhook_and_sees_its_secret_once(project, alice, settings
                          "format": "slack"})
 
     hook = Webhook.objects.get()
-    assert added.status_code == 200 and hook.secret in added.content.decode()
-    again = client.get(f"/projects/{project.slug}/notifications/").content.decode()
+    assert added.status_code == 302 and hook.secret not in added.content.decode()
+    shown = client.get(added.url).content.decode()
+    assert 'id="webhook-secret"' in shown and hook.secret in shown
+    again = client.get(added.url).content.decode()
     assert "http://127.0.0.1:9/hook" in again and hook.secret not in again
+    assert Webhook.objects.count() == 1
 
     client.post(f"/projects/{project.slug}/notifications/", {"action": "webhook_delete", "webhook_id": hook.pk})
     assert not Webhook.objects.exists()
+
+
+def test_a_secret_is_shown_only_on_its_own_projects_page(project, alice, settings):
+    settings.WORKGRAPH_WEBHOOK_ALLOW_PRIVATE = True
+    other = factories.ProjectFactory()
+    ProjectMembership.objects.create(user=alice, project=other, role="lead")
+    client = signed_in(alice)
+    client.post(f"/projects/{project.slug}/notifications/",
+                {"action": "webhook_add", "url": "http://127.0.0.1:9/hook", "events": ["run.failed"], "format": "json"})
+
+    elsewhere = client.get(f"/projects/{other.slug}/notifications/").content.decode()
+
+    assert Webhook.objects.get().secret not in elsewhere and 'id="webhook-secret"' not in elsewhere
 
 
 def test_a_refused_url_is_said_on_the_form(project, alice, settings):

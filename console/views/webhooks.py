@@ -24,6 +24,8 @@ from graphs.notifications.webhooks import (
 )
 
 EVENT_CHOICES = [(event, event) for event in EVENTS]
+# The session's note of the webhook just registered, whose secret the page it redirects to shows once.
+JUST_REGISTERED = "webhook_just_registered"
 
 
 class EmailEventsForm(forms.Form):
@@ -47,7 +49,6 @@ def project_notifications(request: HttpRequest, slug: str) -> HttpResponse:
     email_form = EmailEventsForm(request.POST if action == "email" else None,
                                  initial={"events": email_events_of(user=request.user, project=project)})
     webhook_form = WebhookForm(request.POST if action == "webhook_add" else None)
-    created = None
     if action == "email" and email_form.is_valid():
         if not request.user.email and email_form.cleaned_data["events"]:
             email_form.add_error("events", "Your account has no email address to send to.")
@@ -63,13 +64,17 @@ def project_notifications(request: HttpRequest, slug: str) -> HttpResponse:
             except WebhookInvalid as error:
                 webhook_form.add_error(error.field if error.field in webhook_form.fields else None, error.message)
             else:
-                webhook_form = WebhookForm()
+                # Redirected, a reload of the page that shows the secret cannot register the webhook again.
+                request.session[JUST_REGISTERED] = created.pk
+                return redirect("project_notifications", slug=project.slug)
     elif action == "webhook_delete":
         require(role, "edit_project")
         get_object_or_404(Webhook, pk=_number(request.POST.get("webhook_id")), project=project).delete()
         messages.success(request, "The webhook is removed.")
         return redirect("project_notifications", slug=project.slug)
     invalid = email_form.errors or webhook_form.errors
+    shown = request.session.pop(JUST_REGISTERED, None)
+    created = project.webhooks.filter(pk=shown).first() if leads and shown else None
     return render(request, "console/notifications.html", {
         "project": project, "leads": leads, "email_form": email_form, "webhook_form": webhook_form,
         "created": created, "webhooks": list(project.webhooks.all()) if leads else [],
