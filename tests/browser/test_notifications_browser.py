@@ -5,6 +5,7 @@ phone's width and shows a URL carrying markup as text."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -104,6 +105,9 @@ def test_a_lead_registers_a_webhook_reads_its_deliveries_and_redelivers(chromium
     assert fork.status == "awaiting_approval"
 
     first = receiver.wait_for(1, timeout=30)[0]
+    payload = json.loads(first.body)
+    assert (payload["version"], payload["type"], payload["data"]["facts"]) == (1, "approval.waiting", {})
+    assert payload["data"]["run"]["id"] == str(fork.pk) and payload["data"]["run"]["status"] == "awaiting_approval"
     delivery = delivery_settled(attempts_done=1)
     assert (delivery.event, delivery.status, delivery.response_code) == ("approval.waiting", "failed", 500)
     page.goto(f"{served}/projects/{project.slug}/notifications/")
