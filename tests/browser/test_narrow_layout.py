@@ -74,3 +74,32 @@ def test_tapping_a_node_on_a_phone_keeps_the_graph(chromium, console_server, dem
     page.wait_for_selector("#panel:not([hidden])")
     assert page.locator("#dag").bounding_box()["height"] > 300
     assert page.evaluate(OVERFLOW)["scroll"] == 0
+
+
+# The work boxes (not planning calls) wholly inside the graph's stage, by node id.
+WORK_BOXES_IN_VIEW = """
+() => {
+  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
+  return [...document.querySelectorAll('#dag .dag-box[data-node-id]')]
+    .filter((box) => !box.dataset.nodeId.startsWith('__'))
+    .filter((box) => {
+      const r = box.getBoundingClientRect();
+      return r.left >= stage.left && r.right <= stage.right && r.top >= stage.top && r.bottom <= stage.bottom;
+    })
+    .map((box) => box.dataset.nodeId);
+}
+"""
+
+
+@pytest.mark.parametrize("height", [664, 844])
+def test_on_a_phone_the_run_graph_opens_on_its_first_work_nodes(chromium, console_server, demo, height):
+    page = chromium.new_page(viewport={"width": 390, "height": height})
+    page.set_default_timeout(20_000)
+    sign_in(page, f"{console_server}/runs/{demo['run'].run_id}/", demo["user"])
+    page.wait_for_selector("#dag[data-placed='true'][data-min-label-px]")
+    assert page.locator("#dag").get_attribute("data-fit") == "legible"  # too big to fit: it opens zoomed
+
+    in_view = page.evaluate(WORK_BOXES_IN_VIEW)
+    page.screenshot(path=str(ARTIFACTS / f"narrow-390x{height}-run-graph-opens.png"))
+    assert in_view, "no work box is on screen: the graph opened on its planning lane and empty stage"
+    assert float(page.locator("#dag").get_attribute("data-min-label-px")) >= 11

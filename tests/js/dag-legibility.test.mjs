@@ -80,6 +80,17 @@ test("a fit focuses the running nodes, else the failed ones, else the first", ()
   assert.deepEqual(focusRect(boxes.slice(0, 2)), { x: 0, y: 0, w: 10, h: 10 });
 });
 
+test("a fit focuses work nodes, not the planning lane that heads the drawing", () => {
+  const boxes = [
+    { kind: "planning", x: 100, y: 0, w: 168, h: 34, status: "succeeded" },
+    { kind: "planning", x: 300, y: 0, w: 168, h: 34, status: "running" },
+    { kind: "node", x: 460, y: 180, w: 184, h: 56, status: "succeeded" },
+    { kind: "node", x: 460, y: 300, w: 184, h: 56, status: "pending" },
+  ];
+  assert.deepEqual(focusRect(boxes), { x: 460, y: 180, w: 184, h: 56 });
+  assert.deepEqual(focusRect(boxes.slice(0, 2)), { x: 300, y: 0, w: 168, h: 34 });
+});
+
 test("the direction is the one whose drawing fits the canvas at the larger zoom", () => {
   const tall = { DOWN: { w: 400, h: 2000 }, RIGHT: { w: 2000, h: 300 } };
   assert.equal(chooseDirection(tall, 1200, 600), "RIGHT");

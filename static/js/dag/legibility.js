@@ -70,19 +70,23 @@ export function fitTransform(bounds, width, height, { minScale = LEGIBLE_SCALE, 
 }
 
 /**
- * The rectangle around the boxes a drawing too big to fit legibly opens on: the running ones, else
- * the failed ones, else the first in reading order (top-left).
- * @param {{x: number, y: number, w: number, h: number, status?: string}[]} boxes
+ * The rectangle around the boxes a drawing too big to fit legibly opens on: its work nodes' (planning
+ * calls only when there is no other box), the running ones, else the failed ones, else the first in
+ * reading order (top-left). A planning lane heads the drawing, often far from its first work node:
+ * opened on it, a narrow screen would show a planning box and empty stage.
+ * @param {{x: number, y: number, w: number, h: number, status?: string, kind?: string}[]} boxes
  * @returns {Rect | null}
  */
 export function focusRect(boxes) {
-  if (!boxes.length) return null;
+  const work = boxes.filter((box) => box.kind !== "planning");
+  const pool = work.length ? work : boxes;
+  if (!pool.length) return null;
   for (const status of ["running", "failed"]) {
-    const picked = boxes.filter((box) => box.status === status);
+    const picked = pool.filter((box) => box.status === status);
     if (picked.length) return around(picked);
   }
-  let first = boxes[0];
-  for (const box of boxes) if (box.y < first.y || (box.y === first.y && box.x < first.x)) first = box;
+  let first = pool[0];
+  for (const box of pool) if (box.y < first.y || (box.y === first.y && box.x < first.x)) first = box;
   return around([first]);
 }
 
