@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector, disable_created_metrics
 
@@ -59,9 +60,21 @@ WEBHOOK_DELIVERIES = Counter("workgraph_webhook_deliveries", "Webhook delivery a
                              registry=REGISTRY)
 
 
+# Each family's child per label values, looked up once: ``labels()`` checks the values and takes the
+# family's lock on every call, on the engine's path. Label values come from small sets, so this stays small.
+_children: dict[tuple[Any, tuple[str, ...]], Any] = {}
+
+
+def _child(family: Any, *values: str) -> Any:
+    child = _children.get((family, values))
+    if child is None:
+        child = _children.setdefault((family, values), family.labels(*values))
+    return child
+
+
 def node_duration_observe(*, org_node: str, status: str, seconds: float) -> None:
     """An attempt ended with ``status`` after ``seconds``."""
-    NODE_DURATION.labels(org_node=org_node or "worker", status=status).observe(max(seconds, 0.0))
+    _child(NODE_DURATION, org_node or "worker", status).observe(max(seconds, 0.0))
 
 
 @contextmanager
@@ -71,18 +84,18 @@ def agent_call_timed(*, org_node: str) -> Iterator[None]:
     try:
         yield
     finally:
-        AGENT_CALL_DURATION.labels(org_node=org_node or "worker").observe(time.monotonic() - started)
+        _child(AGENT_CALL_DURATION, org_node or "worker").observe(time.monotonic() - started)
 
 
 def agent_call_count(*, project: str, model: str, cost_usd: float | Decimal | None, tokens: Mapping[str, int]) -> None:
     """An agent call was accounted: its cost and tokens as far as it reported them (a call that reported
     none adds to neither: unknown is not 0), by project and model."""
     model = model or "unknown"
-    AGENT_CALLS.labels(project=project, model=model).inc()
+    _child(AGENT_CALLS, project, model).inc()
     if cost_usd is not None:
-        AGENT_COST.labels(project=project, model=model).inc(max(float(cost_usd), 0.0))
+        _child(AGENT_COST, project, model).inc(max(float(cost_usd), 0.0))
     for kind, count in tokens.items():
-        AGENT_TOKENS.labels(project=project, model=model, kind=kind).inc(max(count, 0))
+        _child(AGENT_TOKENS, project, model, kind).inc(max(count, 0))
 
 
 def log_lines_stored_count(count: int) -> None:
@@ -105,10 +118,10 @@ def live_messages_dropped_count(count: int) -> None:
 def reaper_recovery_count(*, kind: str, count: int = 1) -> None:
     """The reaper recovered ``count`` pieces of lost work of ``kind`` (``attempt_lost``, ``job_resubmitted``)."""
     if count > 0:
-        REAPER_RECOVERIES.labels(kind=kind).inc(count)
+        _child(REAPER_RECOVERIES, kind).inc(count)
 
 
 def webhook_delivery_count(outcome: str) -> None:
     """One webhook delivery attempt ended with ``outcome``: ``delivered``, ``failed`` (will be retried),
     ``gave_up`` (no retry left) or ``refused`` (an address the console does not call)."""
-    WEBHOOK_DELIVERIES.labels(outcome=outcome).inc()
+    _child(WEBHOOK_DELIVERIES, outcome).inc()

@@ -139,7 +139,8 @@ class _Children:
         call.set("gen_ai.agent.name", agent)
         call.set("gen_ai.request.model", self.execution.model)
         call.set("workgraph.call.purpose", purpose)
-        if purpose in {"node", "planning", None}:
+        # Only a captured prompt and answer are read: unless content is captured they are not even loaded.
+        if self.content.capture and purpose in {"node", "planning", None}:
             call.set("gen_ai.input.messages", self.content.messages("user", self.execution.input_payload.get("prompt")))
             call.set("gen_ai.output.messages",
                      self.content.messages("assistant", (self.execution.output_payload or {}).get("text")))
