@@ -52,7 +52,7 @@ def run_graph_json(request: HttpRequest, run_id) -> HttpResponse:
     if not_modified is not headers:
         return not_modified
     graph = run_graph_with_layout(run=run)
-    response = JsonResponse(graph_compact(graph))
+    response = JsonResponse(graph_compact(graph), json_dumps_params={"separators": (",", ":")})
     patch_cache_control(response, private=True, no_cache=True)
     # A drawing with no layout yet has had one queued by this request: untagged, the next visit asks
     # again rather than keep a body without it (and queues it again if that job was lost).
