@@ -210,6 +210,9 @@ WORKGRAPH_NODE_BINARY = env_str("WORKGRAPH_NODE_BINARY", shutil.which("node") or
 WORKGRAPH_LAYOUT_TIMEOUT_SECONDS = env_float("WORKGRAPH_LAYOUT_TIMEOUT_SECONDS", 120.0, minimum=1.0)
 # Where attempts' git worktrees are made (one a running attempt; removed when it ends).
 WORKGRAPH_WORKSPACE_DIR = Path(env_str("WORKGRAPH_WORKSPACE_DIR", str(VAR_DIR / "workspaces")))
+# Worktrees a repository keeps for its attempts to reuse (moved to each one's head, cleaned between);
+# attempts beyond them at once get a worktree of their own, removed after. 0 keeps none.
+WORKGRAPH_WORKTREE_POOL_SIZE = env_int("WORKGRAPH_WORKTREE_POOL_SIZE", 4, minimum=0)
 # How much of a change's unified diff is stored, and how much a page shows (the rest downloads).
 WORKGRAPH_DIFF_MAX_BYTES = env_int("WORKGRAPH_DIFF_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 WORKGRAPH_DIFF_PAGE_BYTES = env_int("WORKGRAPH_DIFF_PAGE_BYTES", 256 * 1024, minimum=1024)

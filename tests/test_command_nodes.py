@@ -175,7 +175,8 @@ def test_in_a_repository_a_command_node_runs_in_its_attempts_worktree_and_its_ch
     assert generate.status == "succeeded"
     printed, cwd = generate.output_payload["text"].splitlines()
     assert printed == "FEATURE = True"
-    assert Path(cwd) != repo and not Path(cwd).exists()
+    assert Path(cwd) != repo
+    assert git(Path(cwd), "status", "--porcelain", "--ignored") == ""  # its worktree was given back clean
     workspace = RunWorkspace.objects.get(run=run)
     assert git(Path(workspace.repository), "show", f"{workspace.branch}:src/generated.py") == "GENERATED = True\n"
     assert not (repo / "src" / "generated.py").exists()

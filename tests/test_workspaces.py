@@ -17,6 +17,7 @@ from django.utils import timezone
 from graphs.engine import run_fork, run_start, run_wait_finished
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun
+from graphs.workspaces.pool import pool_folder
 from graphs.workspaces.worktrees import run_head_checkout
 from tests.graphs import edges_for, latest, node, planned_run
 from tests.repos import git, writes, writes_then_gives_up
@@ -29,7 +30,7 @@ def at_branch(run, path: str) -> str:
 
 @pytest.mark.django_db
 def test_each_attempt_works_in_its_own_worktree_and_its_change_lands_on_the_run_branch(
-    repo, repo_task, scripted_runner, inline_executor
+    repo, repo_task, scripted_runner, inline_executor, settings
 ):
     seen: dict[str, Path] = {}
 
@@ -52,10 +53,11 @@ def test_each_attempt_works_in_its_own_worktree_and_its_change_lands_on_the_run_
     rows = latest(run)
     workspace = RunWorkspace.objects.get(run=run)
     assert rows["check"].status == "succeeded"
-    # The dependant saw the change its upstream landed, each in a worktree of its own, now removed.
+    # The dependant saw the change its upstream landed, in the worktree of the repository's pool the
+    # upstream gave back and it took in turn.
     assert rows["check"].output_payload["text"] == "feature is FEATURE = True\n"
-    assert seen["build"] != seen["check"] and repo not in (seen["build"], seen["check"])
-    assert not seen["build"].exists() and not seen["check"].exists()
+    assert seen["build"] == seen["check"]
+    assert seen["build"].parent == pool_folder(Path(settings.WORKGRAPH_WORKSPACE_DIR), repo)
     assert workspace.branch == f"workgraph/run-{run.run_id.hex[:8]}"
     assert workspace.base_commit == git(repo, "rev-parse", "main").strip()
     assert at_branch(run, "src/feature.py") == "FEATURE = True\n"
@@ -245,5 +247,4 @@ def test_a_planner_reads_the_run_branchs_head_in_a_checkout_of_its_own(repo, rep
     with run_head_checkout(run, name="planning-test") as head:
         assert head is not None and head != repo
         assert (head / "landed.txt").read_text() == "yes\n"
-    assert not head.exists()
     assert not (repo / "landed.txt").exists()

@@ -9,7 +9,11 @@ attempt <n>``, a fixed identity, hooks skipped) and merged into the branch witho
 the merge was built on, so attempts landing at once, in any process of the machine, retry on the new
 head rather than overwrite each other. A conflict is ``MergeConflictError`` naming the files. A failed
 attempt's change is committed to its own ref, ``refs/workgraph/attempts/<id>``, for inspection, and
-never merged. Worktrees are removed when their attempt ends; branches and refs stay. A repository's
+never merged. Branches and refs stay after their run.
+
+The worktrees are a repository's pool (``graphs.workspaces.pool``, ``WORKGRAPH_WORKTREE_POOL_SIZE`` of
+them): an attempt takes a free one and moves it to its head, rewriting only what differs, and gives it
+back clean; with every one taken, it gets a worktree of its own, removed when it ends. A repository's
 worktrees are added and removed, and its run branches made, one at a time, under a lock file every
 process of the machine takes.
 
@@ -19,11 +23,9 @@ itself, as they always did.
 
 from __future__ import annotations
 
-import logging
 import shutil
-import subprocess
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -33,18 +35,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
-from graphs.workspaces.git import (
-    WorkspaceError,
-    git_checked,
-    git_command,
-    repository_git,
-    repository_git_dir,
-    repository_git_run,
-    repository_locked,
-    toplevel_of,
-)
-
-logger = logging.getLogger(__name__)
+from graphs.workspaces.git import WorkspaceError, repository_git, repository_git_run, repository_locked, toplevel_of
+from graphs.workspaces.pool import Worktree, worktree_git, worktree_held
 
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
@@ -62,9 +54,9 @@ class MergeConflictError(WorkspaceError):
 
 @dataclass(frozen=True)
 class AttemptWorkspace:
-    """An attempt's own worktree, made from the run branch's head (``base_commit``). ``git_dir`` is its
-    git directory as git made it, and ``dot_git`` the text of the ``.git`` file that points there: the
-    console's own git commands name ``git_dir``, never the ``.git`` the agent could rewrite."""
+    """An attempt's own worktree, at the run branch's head (``base_commit``) as it started. ``git_dir``
+    is its git directory as git made it, and ``dot_git`` the text of the ``.git`` file that points there:
+    the console's own git commands name ``git_dir``, never the ``.git`` the agent could rewrite."""
 
     run_workspace: RunWorkspace
     path: Path
@@ -76,6 +68,11 @@ class AttemptWorkspace:
     def cwd(self) -> Path:
         """Where the attempt's agent works."""
         return self.path
+
+    @property
+    def worktree(self) -> Worktree:
+        return Worktree(top=Path(self.run_workspace.repository), path=self.path, git_dir=self.git_dir,
+                        dot_git=self.dot_git)
 
 
 def repository_of(folder: str | Path) -> Path | None:
@@ -145,38 +142,31 @@ def _fork_point(fork: WorkGraphRun) -> str | None:
 
 @contextmanager
 def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace | None]:
-    """A worktree of the attempt's own for the time of the block, made from the run branch's head;
-    None (and nothing done) for a project whose folder is not a git repository."""
+    """A worktree of the attempt's own for the time of the block, at the run branch's head; None (and
+    nothing done) for a project whose folder is not a git repository."""
     run_workspace = run_workspace_ensure(execution.run)
     if run_workspace is None:
         yield None
         return
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
-    path = _worktree_path(execution)
-    git_dir, dot_git = _worktree_add(top, path, base)
-    try:
-        yield AttemptWorkspace(run_workspace=run_workspace, path=path, base_commit=base, git_dir=git_dir,
-                               dot_git=dot_git)
-    finally:
-        _worktree_remove(top, path)
+    with _worktree_held(top, base, spare=_worktree_path(execution)) as worktree:
+        yield AttemptWorkspace(run_workspace=run_workspace, path=worktree.path, base_commit=base,
+                               git_dir=worktree.git_dir, dot_git=worktree.dot_git)
 
 
 @contextmanager
 def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
-    """A look at the run branch's head (for a planning call): a worktree removed after the block;
+    """A look at the run branch's head (for a planning call): a worktree for the time of the block;
     None for a project that is not a git repository."""
     run_workspace = run_workspace_ensure(run)
     if run_workspace is None:
         yield None
         return
     top = Path(run_workspace.repository)
-    path = Path(settings.WORKGRAPH_WORKSPACE_DIR) / run.run_id.hex[:8] / _safe(name)
-    _worktree_add(top, path, f"refs/heads/{run_workspace.branch}")
-    try:
-        yield path
-    finally:
-        _worktree_remove(top, path)
+    spare = Path(settings.WORKGRAPH_WORKSPACE_DIR) / run.run_id.hex[:8] / _safe(name)
+    with _worktree_held(top, _commit_of(top, f"refs/heads/{run_workspace.branch}"), spare=spare) as worktree:
+        yield worktree.path
 
 
 def workspace_changed_paths(workspace: AttemptWorkspace) -> list[str]:
@@ -249,14 +239,19 @@ def change_diff(repository: str, old: str, new: str, *, stored: str, size: int) 
 
 def _commit(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> str:
     """Commit everything the attempt changed; return the commit, or "" when it changed nothing (a
-    change committed already, as a landing that met a conflict did, is returned again)."""
+    change committed already, as a landing that met a conflict did, is returned again).
+
+    Built from the index alone (``write-tree``, ``commit-tree``): ``git add`` is the one step that looks
+    at the worktree, and it reads only the files whose stat changed."""
     _git_in(workspace, "add", "--all")
-    head = _git_in(workspace, "rev-parse", "--verify", "HEAD^{commit}").strip()
-    if _git_in_run(workspace, "diff", "--cached", "--quiet", "--ignore-submodules=all").returncode == 0:
+    tree = _git_in(workspace, "write-tree").strip()
+    head, head_tree = _git_in(workspace, "rev-parse", "HEAD^{commit}", "HEAD^{tree}").split()
+    if tree == head_tree:
         return "" if head == workspace.base_commit else head
-    _git_in(workspace, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m",
-            f"{execution.node_id} attempt {execution.attempt}")
-    return _git_in(workspace, "rev-parse", "--verify", "HEAD^{commit}").strip()
+    commit = _git_in(workspace, "commit-tree", "--no-gpg-sign", tree, "-p", head, "-m",
+                     f"{execution.node_id} attempt {execution.attempt}").strip()
+    _git_in(workspace, "update-ref", "--no-deref", "HEAD", commit, head)
+    return commit
 
 
 def _merge_commit(top: Path, head: str, change: str, execution: WorkNodeExecution) -> str:
@@ -323,23 +318,9 @@ def _worktree_path(execution: WorkNodeExecution) -> Path:
     return root / f"{_safe(execution.node_id)}-{execution.attempt}-{execution.pk.hex[:8]}"
 
 
-def _worktree_add(top: Path, path: Path, revision: str) -> tuple[Path, str]:
-    """Add a worktree at ``path``; return its git directory and the text of its ``.git`` file, read
-    before anything but git has touched it."""
-    with repository_locked(top):
-        repository_git(top, "worktree", "add", "--detach", "--quiet", str(path), revision)
-    dot_git = (path / ".git").read_text()
-    return Path(dot_git.removeprefix("gitdir:").strip()), dot_git
-
-
-def _worktree_remove(top: Path, path: Path) -> None:
-    # A worktree left behind by a crash is pruned by workspaces_prune; here one removal is enough.
-    with repository_locked(top):
-        done = repository_git_run(top, "worktree", "remove", "--force", str(path))
-        if done.returncode != 0:
-            logger.warning("could not remove the worktree %s: %s", path, done.stderr.strip())
-            shutil.rmtree(path, ignore_errors=True)
-            repository_git_run(top, "worktree", "prune")
+def _worktree_held(top: Path, revision: str, *, spare: Path) -> AbstractContextManager[Worktree]:
+    return worktree_held(top, revision, root=Path(settings.WORKGRAPH_WORKSPACE_DIR),
+                         size=settings.WORKGRAPH_WORKTREE_POOL_SIZE, spare=spare)
 
 
 def _safe(name: str) -> str:
@@ -353,11 +334,6 @@ def _commit_of(top: Path, revision: str) -> str:
     return done.stdout.strip()
 
 
-def _git_in_run(workspace: AttemptWorkspace, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """Run git in the attempt's worktree, on the git directory git made for it."""
-    return git_command(args, git_dir=workspace.git_dir, work_tree=workspace.path, cwd=workspace.path,
-                       config_dir=repository_git_dir(Path(workspace.run_workspace.repository)))
-
-
 def _git_in(workspace: AttemptWorkspace, *args: str) -> str:
-    return git_checked(_git_in_run(workspace, *args), args, raw=False)
+    """Run git in the attempt's worktree, on the git directory git made for it."""
+    return worktree_git(workspace.worktree, *args)

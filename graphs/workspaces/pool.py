@@ -1,0 +1,271 @@
+"""Worktrees kept for reuse: a repository's attempts move a worktree of its pool to their head rather
+than writing a whole tree and deleting it.
+
+Each repository has up to ``size`` slots under ``<root>/pool/<key>/``: slot ``n`` is the worktree
+``n/``, the lock file ``n.lock`` and the record ``n.gitdir`` (the text of the worktree's ``.git`` file as
+git wrote it). An attempt holds a slot by ``flock`` on its lock file, for its whole time, so two attempts
+— threads of one worker or processes of the machine — never share one, and a killed process's slot is
+free again the moment it dies. When every slot is held, the attempt gets a worktree of its own at the
+place it names, added and removed as before: the pool never grows past ``size``.
+
+A slot is handed out exactly at its head, whatever the attempt before it did:
+
+- its ``.git`` file and the git directory's ``gitdir`` and ``commondir`` must be as git made them, else
+  the whole worktree is deleted and added again (nothing of a rewritten ``.git`` is ever followed: the
+  console's git names the git directory it recorded);
+- ``find`` lists what git cannot see or set — a ``.git`` below the top (git skips every such name, so
+  ``clean`` leaves it), a folder or file its owner cannot use — and each is deleted;
+- ``git checkout --force --detach`` rewrites only the files that differ from the head, with the stat
+  checks pinned on the command line (a repository's ``core.fileMode=false`` or ``core.trustctime=false``
+  would otherwise keep a mode or content the agent changed), and ``git clean -ffdx`` removes every
+  untracked and ignored file, nested repositories included.
+
+That happens when a slot is given back (a cancelled or failed attempt's too), and again when it is taken
+unless the attempt before gave it back clean (``n.clean``, written after the cleaning and removed when
+the slot is taken: a process killed while holding one leaves none). Any step that fails deletes the
+worktree instead: a slot is clean or gone.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphs.workspaces.git import (
+    WorkspaceError,
+    git_checked,
+    git_command,
+    repository_git,
+    repository_git_dir,
+    repository_git_run,
+    repository_locked,
+)
+
+logger = logging.getLogger(__name__)
+
+# What a worktree's git commands run with besides SAFE_CONFIG: every change to a file's content, type or
+# executable bit is seen whatever the repository's configuration says, and the index is the compact,
+# untracked-caching kind git recommends for large trees.
+WORKTREE_CONFIG: tuple[str, ...] = (
+    "core.fileMode=true", "core.symlinks=true", "core.trustctime=true", "core.checkStat=default",
+    "core.ignoreStat=false", "feature.manyFiles=true",
+)
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """A worktree of the repository at ``top``: ``git_dir`` is its git directory as git made it, and
+    ``dot_git`` the text of the ``.git`` file that points there."""
+
+    top: Path
+    path: Path
+    git_dir: Path
+    dot_git: str
+
+
+@contextmanager
+def worktree_held(top: Path, revision: str, *, root: Path, size: int, spare: Path) -> Iterator[Worktree]:
+    """A worktree of ``top`` checked out at ``revision`` (detached) for the block: a free slot of the
+    repository's pool under ``root``, or, every one of its ``size`` slots held, a worktree of its own at
+    ``spare``, removed after."""
+    folder = pool_folder(root, top)
+    folder.mkdir(parents=True, exist_ok=True)
+    for slot in range(size):
+        lock = _slot_lock(folder / f"{slot}.lock")
+        if lock is None:
+            continue
+        with lock:
+            worktree = _slot_take(top, folder, slot, revision)
+            try:
+                yield worktree
+            finally:
+                _slot_give_back(worktree, folder / f"{slot}.clean")
+        return
+    worktree = worktree_add(top, spare, revision)
+    try:
+        yield worktree
+    finally:
+        worktree_remove(top, spare)
+
+
+def pool_folder(root: Path, top: Path) -> Path:
+    """Where the pool of the repository at ``top`` is kept: named after its git directory."""
+    return root / "pool" / hashlib.sha256(str(repository_git_dir(top)).encode()).hexdigest()[:16]
+
+
+def worktree_add(top: Path, path: Path, revision: str) -> Worktree:
+    """Add a worktree at ``path``, checked out at ``revision``; its ``.git`` is read before anything but
+    git has touched it."""
+    with repository_locked(top):
+        repository_git(top, *_config_argv(), "worktree", "add", "--detach", "--quiet", str(path), revision)
+    dot_git = (path / ".git").read_text()
+    return Worktree(top=top, path=path, git_dir=Path(dot_git.removeprefix("gitdir:").strip()), dot_git=dot_git)
+
+
+def worktree_remove(top: Path, path: Path) -> None:
+    """Delete the worktree at ``path`` and git's record of it, however the attempt left it."""
+    tree_delete(path)
+    with repository_locked(top):
+        done = repository_git_run(top, "worktree", "prune")
+    if done.returncode != 0:
+        logger.warning("could not prune the worktrees of %s: %s", top, done.stderr.strip())
+
+
+def worktree_git(worktree: Worktree, *args: str) -> str:
+    """Run git in ``worktree``, on the git directory git made for it; its stdout, or ``WorkspaceError``."""
+    return git_checked(worktree_git_run(worktree, *args), args, raw=False)
+
+
+def worktree_git_run(worktree: Worktree, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return git_command([*_config_argv(), *args], git_dir=worktree.git_dir, work_tree=worktree.path,
+                       cwd=worktree.path, config_dir=repository_git_dir(worktree.top))
+
+
+def tree_delete(path: Path) -> None:
+    """Delete ``path`` (a folder, file or link; nothing when absent), giving back to the owner any folder
+    it was made unable to write or enter on the way."""
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+        return
+
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        # A folder made unwritable or unenterable: given back to its owner (symlinks are never followed).
+        subprocess.run(["chmod", "-R", "u+rwx", "--", str(path)], capture_output=True, check=False)
+        shutil.rmtree(path)
+
+
+def _config_argv() -> list[str]:
+    return [arg for setting in WORKTREE_CONFIG for arg in ("-c", setting)]
+
+
+class _SlotLock:
+    """An exclusive ``flock`` on a slot's lock file, held until the block ends."""
+
+    def __init__(self, descriptor: int) -> None:
+        self.descriptor = descriptor
+
+    def __enter__(self) -> _SlotLock:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self.descriptor)  # closing the file gives the lock back
+
+
+def _slot_lock(path: Path) -> _SlotLock | None:
+    """The slot's lock, or None when another attempt holds it."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return None
+    return _SlotLock(descriptor)
+
+
+def _slot_take(top: Path, folder: Path, slot: int, revision: str) -> Worktree:
+    """The slot's worktree moved to ``revision`` and clean; added afresh when it is missing or cannot be."""
+    path, record, clean_mark = folder / str(slot), folder / f"{slot}.gitdir", folder / f"{slot}.clean"
+    was_clean = clean_mark.exists()
+    clean_mark.unlink(missing_ok=True)
+    worktree = _slot_recorded(top, path, record)
+    if worktree is not None:
+        try:
+            _worktree_reset(worktree, revision, sweep=not was_clean)
+            return worktree
+        except (WorkspaceError, OSError) as error:
+            logger.info("the pooled worktree %s is made again: %s", path, error)
+    record.unlink(missing_ok=True)
+    worktree_remove(top, path)
+    worktree = worktree_add(top, path, revision)
+    record.write_text(worktree.dot_git)
+    return worktree
+
+
+def _slot_give_back(worktree: Worktree, clean_mark: Path) -> None:
+    """Leave the slot clean at its own head, or delete its worktree."""
+    try:
+        if _intact(worktree):
+            _worktree_reset(worktree, "HEAD", sweep=True)
+            clean_mark.touch()
+            return
+    except (WorkspaceError, OSError) as error:
+        logger.info("the pooled worktree %s is deleted: %s", worktree.path, error)
+    worktree_remove(worktree.top, worktree.path)
+
+
+def _slot_recorded(top: Path, path: Path, record: Path) -> Worktree | None:
+    """The slot's worktree as recorded when it was added, if it is still as git made it."""
+    try:
+        dot_git = record.read_text()
+    except OSError:
+        return None
+    worktree = Worktree(top=top, path=path, git_dir=Path(dot_git.removeprefix("gitdir:").strip()), dot_git=dot_git)
+    return worktree if _intact(worktree) else None
+
+
+def _intact(worktree: Worktree) -> bool:
+    """Whether the worktree's ``.git`` file and its git directory's links back are as git wrote them."""
+    dot_git = worktree.path / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file() or dot_git.read_text(errors="replace") != worktree.dot_git:
+        return False
+    links = worktree.git_dir / "gitdir", worktree.git_dir / "commondir"
+    if worktree.git_dir.parent != repository_git_dir(worktree.top) / "worktrees" or not all(map(Path.is_file, links)):
+        return False
+    return links[0].read_text().strip() == str(dot_git) and links[1].read_text().strip() == "../.."
+
+
+def _worktree_reset(worktree: Worktree, revision: str, *, sweep: bool) -> None:
+    """Move the worktree to ``revision``: nothing of an attempt's left when ``sweep``, else (the worktree
+    given back clean) only the files that differ rewritten."""
+    if sweep:
+        for path in _unseen_by_git(worktree.path):
+            tree_delete(path)
+    worktree_git(worktree, "checkout", "--quiet", "--force", "--detach", "--no-recurse-submodules", revision)
+    if sweep:
+        done = worktree_git_run(worktree, "clean", "-ffdxq")
+        # clean says what it failed to delete and still exits 0.
+        if done.returncode != 0 or done.stderr.strip():
+            raise WorkspaceError(f"git clean failed: {done.stderr.decode(errors='replace').strip()}")
+
+
+def _unseen_by_git(path: Path) -> list[Path]:
+    """What in the worktree ``git clean`` and ``git checkout`` would leave: a ``.git`` below its top, and
+    folders and files whose permissions are not those a checkout gives (git sets only a file's
+    executable bit)."""
+    folder, plain, executable = (f"{0o777 & ~_UMASK:o}", f"{0o666 & ~_UMASK:o}", f"{0o777 & ~_UMASK:o}")
+    done = subprocess.run(
+        ["find", str(path), "-mindepth", "1", "(", "-name", ".git", "-prune", "-print0", ")",
+         "-o", "(", "-type", "d", "!", "-perm", folder, "-print0", ")",
+         "-o", "(", "-type", "f", "!", "-perm", plain, "!", "-perm", executable, "-print0", ")"],
+        capture_output=True, check=False,
+    )
+    if done.returncode != 0:
+        raise WorkspaceError(f"could not list the worktree {path}: {done.stderr.decode(errors='replace').strip()}")
+    found = [Path(os.fsdecode(entry)) for entry in done.stdout.split(b"\0") if entry]
+    return [entry for entry in found if entry != path / ".git"]
+
+
+def _umask() -> int:
+    """The process's umask, read without setting it (``os.umask`` would change it for every thread)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return 0o022
+    found = re.search(r"^Umask:\s+([0-7]+)$", status, re.MULTILINE)
+    return int(found.group(1), 8) if found else 0o022
+
+
+_UMASK = _umask()

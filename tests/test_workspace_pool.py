@@ -1,0 +1,254 @@
+"""A repository's pooled worktrees are reused and never wrong: whatever the attempt before did to one —
+files untracked or ignored, a mode changed, symlinks, a tracked file deleted, a ``.git`` of its own,
+its ``.git`` rewritten — the next attempt finds exactly its head; a cancelled or killed attempt's
+worktree is cleaned or deleted; and the pool never holds more than its size, nor lends one worktree
+twice, when attempts come at once."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from graphs.workspaces.pool import pool_folder, worktree_held
+from tests.repos import git, repository_create
+
+TIMEOUT = 60
+ROOT_DIR = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A repository whose ``main`` ignores ``*.log`` and has a script and a folder of two files, and a
+    ``next`` branch one commit on."""
+    folder = repository_create(tmp_path / "repo")
+    (folder / ".gitignore").write_text("*.log\nbuild/\n")
+    (folder / "run.sh").write_text("echo run\n")
+    (folder / "lib").mkdir()
+    (folder / "lib" / "a.py").write_text("A = 1\n")
+    (folder / "lib" / "b.py").write_text("B = 2\n")
+    git(folder, "add", "--all")
+    _commit(folder, "more")
+    git(folder, "branch", "next")
+    git(folder, "checkout", "--quiet", "next")
+    (folder / "lib" / "c.py").write_text("C = 3\n")
+    git(folder, "add", "--all")
+    _commit(folder, "next")
+    git(folder, "checkout", "--quiet", "main")
+    return folder
+
+
+def _commit(folder: Path, message: str) -> None:
+    git(folder, "-c", "user.name=Lead", "-c", "user.email=lead@example.com", "commit", "--quiet", "-m", message)
+
+
+def held(repo: Path, tmp_path: Path, revision: str, *, size: int = 1, spare: str = "spare"):
+    return worktree_held(repo, git(repo, "rev-parse", revision).strip(), root=tmp_path / "workspaces", size=size,
+                         spare=tmp_path / "workspaces" / spare)
+
+
+def tree_of(path: Path) -> set[tuple[str, str, str]]:
+    """Every entry of the worktree below its ``.git`` file as ``git ls-tree -r`` names one: mode, object
+    id and path; a folder no file needs, or anything but a file or symlink, is an entry of its own."""
+    entries, needed = set(), set()
+    for folder, folders, files in os.walk(path):
+        for name in [*folders, *files]:
+            full = Path(folder) / name
+            relative = str(full.relative_to(path))
+            if relative == ".git":
+                continue
+            if full.is_symlink():
+                entries.add(("120000", _blob(os.readlink(full).encode()), relative))
+            elif full.is_file():
+                mode = "100755" if os.stat(full).st_mode & 0o100 else "100644"
+                entries.add((mode, _blob(full.read_bytes()), relative))
+                if oct(os.stat(full).st_mode & 0o777) not in ("0o644", "0o755"):
+                    entries.add(("mode", oct(os.stat(full).st_mode & 0o777), relative))
+            else:
+                entries.add(("folder", oct(os.stat(full).st_mode & 0o777), relative))
+            needed.update(str(parent) for parent in Path(relative).parents)
+    return {entry for entry in entries if not (entry[0] == "folder" and entry[1] == "0o755" and entry[2] in needed)}
+
+
+def head_tree(repo: Path, revision: str) -> set[tuple[str, str, str]]:
+    lines = git(repo, "ls-tree", "-r", revision).splitlines()
+    return {(mode, object_id, path) for mode, _, object_id, path in (line.replace("\t", " ").split(" ", 3)
+                                                                        for line in lines)}
+
+
+def _blob(content: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()  # git's object id
+
+
+def mess_up(path: Path) -> None:
+    """What a careless or hostile agent leaves behind, short of its ``.git``."""
+    (path / "notes.txt").write_text("untracked\n")
+    (path / "debug.log").write_text("ignored\n")
+    (path / "build" / "out").mkdir(parents=True)
+    (path / "build" / "out" / "x.o").write_bytes(b"\0")
+    (path / "README.md").write_text("changed\n")
+    os.chmod(path / "run.sh", 0o755)
+    os.chmod(path / "lib" / "b.py", 0o600)
+    (path / "lib" / "a.py").unlink()
+    (path / "lib" / "a.py").symlink_to("/etc/passwd")
+    (path / "src" / "app.py").unlink()
+    (path / "outside").symlink_to("/etc")
+    (path / "lib" / ".git").write_text("gitdir: /nowhere\n")
+    (path / "vendor").mkdir()
+    git(path / "vendor", "init", "--quiet")
+    (path / "lib" / "empty").mkdir()
+
+
+def test_nothing_an_attempt_left_is_in_the_next_attempts_worktree(repo, tmp_path):
+    with held(repo, tmp_path, "main") as first:
+        assert tree_of(first.path) == head_tree(repo, "main")
+        mess_up(first.path)
+
+    with held(repo, tmp_path, "next") as second:
+        assert second.path == first.path  # reused, not made again
+        assert tree_of(second.path) == head_tree(repo, "next")
+        assert git(second.path, "rev-parse", "HEAD").strip() == git(repo, "rev-parse", "next").strip()
+        mess_up(second.path)
+
+    with held(repo, tmp_path, "main") as third:
+        assert tree_of(third.path) == head_tree(repo, "main")
+
+
+def _decoy(tmp_path: Path) -> Path:
+    decoy = tmp_path / "decoy"
+    git(tmp_path, "init", "--quiet", str(decoy))
+    return decoy
+
+
+def rewrites_dot_git_file(path: Path, decoy: Path) -> None:
+    (path / ".git").write_text(f"gitdir: {decoy / '.git'}\n")
+
+
+def replaces_dot_git_with_a_repository(path: Path, decoy: Path) -> None:
+    (path / ".git").unlink()
+    git(path, "init", "--quiet")
+    (path / ".git" / "config").write_text(f"[core]\n\tfsmonitor = touch {decoy.parent / 'owned'}\n")
+
+
+def half_writes_dot_git(path: Path, decoy: Path) -> None:
+    (path / ".git").write_text((path / ".git").read_text()[:12])
+
+
+def links_dot_git_to_a_decoy(path: Path, decoy: Path) -> None:
+    (path / ".git").unlink()
+    (path / ".git").symlink_to(decoy / ".git")
+
+
+@pytest.mark.parametrize("tamper", [rewrites_dot_git_file, replaces_dot_git_with_a_repository, half_writes_dot_git,
+                                    links_dot_git_to_a_decoy])
+def test_a_worktree_whose_dot_git_was_tampered_with_is_made_again(repo, tmp_path, tamper):
+    decoy = _decoy(tmp_path)
+    with held(repo, tmp_path, "main") as first:
+        made_by_git = first.dot_git
+        mess_up(first.path)
+        tamper(first.path, decoy)
+
+    with held(repo, tmp_path, "next") as second:
+        assert tree_of(second.path) == head_tree(repo, "next")
+        assert (second.path / ".git").is_file() and (second.path / ".git").read_text() == second.dot_git
+        assert Path(second.dot_git.removeprefix("gitdir:").strip()).parent == repo / ".git" / "worktrees"
+        assert made_by_git.startswith("gitdir: ")
+    # The console's git never followed the agent's .git: the decoy repository is as empty as it was made.
+    assert not (decoy / ".git" / "index").exists() and not list((decoy / ".git" / "refs" / "heads").iterdir())
+    assert not (tmp_path / "owned").exists()
+    assert git(repo, "worktree", "list").count("\n") == 2  # the repository's own and the pool's one
+
+
+class Cancelled(Exception):
+    """What an attempt's cancel raises through its workspace's block."""
+
+
+def test_a_cancelled_attempts_worktree_is_given_back_clean(repo, tmp_path):
+    with pytest.raises(Cancelled), held(repo, tmp_path, "main") as worktree:
+        mess_up(worktree.path)
+        raise Cancelled
+
+    folder = pool_folder(tmp_path / "workspaces", repo)
+    assert (folder / "0.clean").exists()
+    assert tree_of(worktree.path) == head_tree(repo, "main")
+
+
+KILLED_ATTEMPT = """
+import os, signal, sys
+from pathlib import Path
+from graphs.workspaces.pool import worktree_held
+repo, revision, root = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+with worktree_held(repo, revision, root=root, size=1, spare=root / "spare") as worktree:
+    (worktree.path / "notes.txt").write_text("left by a killed attempt\\n")
+    (worktree.path / "README.md").write_text("changed\\n")
+    (worktree.path / "lib" / ".git").mkdir()
+    print(worktree.path, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_attempts_worktree_is_cleaned_before_the_next_attempt_has_it(repo, tmp_path):
+    root = tmp_path / "workspaces"
+    main = git(repo, "rev-parse", "main").strip()
+    done = subprocess.run([sys.executable, "-c", KILLED_ATTEMPT, str(repo), main, str(root)], cwd=ROOT_DIR,
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    left = Path(done.stdout.strip())
+    assert (left / "notes.txt").exists()  # the killed attempt never gave it back
+    assert not (pool_folder(root, repo) / "0.clean").exists()
+
+    with held(repo, tmp_path, "next") as worktree:
+        assert worktree.path == left  # its lock died with it
+        assert tree_of(worktree.path) == head_tree(repo, "next")
+
+
+def test_eight_attempts_at_once_share_no_worktree_and_the_pool_keeps_its_size(repo, tmp_path):
+    size, attempts = 3, 8
+    revisions = {name: git(repo, "rev-parse", name).strip() for name in ("main", "next")}
+    in_use: set[Path] = set()
+    used: list[Path] = []
+    problems: list[str] = []
+    guard = threading.Lock()
+    all_held = threading.Barrier(attempts, timeout=TIMEOUT)
+
+    def attempt(number: int, wave: int) -> None:
+        name = ("main", "next")[(number + wave) % 2]
+        try:
+            with held(repo, tmp_path, name, size=size, spare=f"spare-{wave}-{number}") as worktree:
+                with guard:
+                    if worktree.path in in_use:
+                        problems.append(f"{worktree.path} lent twice")
+                    in_use.add(worktree.path)
+                    used.append(worktree.path)
+                if tree_of(worktree.path) != head_tree(repo, revisions[name]):
+                    problems.append(f"{worktree.path} is not at {name}")
+                mess_up(worktree.path)
+                all_held.wait()
+                with guard:
+                    in_use.discard(worktree.path)
+        except Exception as error:  # reported to the test, which asserts there was none
+            problems.append(repr(error))
+
+    for wave in range(2):
+        threads = [threading.Thread(target=attempt, args=(number, wave)) for number in range(attempts)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=TIMEOUT)
+        assert not any(thread.is_alive() for thread in threads)
+        assert problems == []
+
+    folder = pool_folder(tmp_path / "workspaces", repo)
+    pooled = {path for path in used if path.parent == folder}
+    assert pooled == {folder / str(slot) for slot in range(size)}
+    assert sorted(entry.name for entry in folder.iterdir() if entry.is_dir()) == ["0", "1", "2"]
+    assert not any(path.exists() for path in used if path not in pooled)  # the spares were removed
+    assert git(repo, "worktree", "list").count("\n") == 1 + size
+    for path in pooled:  # each given back clean at its own head
+        assert tree_of(path) == head_tree(repo, git(path, "rev-parse", "HEAD").strip())
