@@ -68,11 +68,15 @@ run: setup sandbox
 	WORKGRAPH_OFFLINE_CALL_SECONDS=$(DEMO_PACE) $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
 # The front-end modules' unit tests (node:test, no packages) first: they take a second. Then the
-# docs site, strictly: a broken link or a page missing from the nav fails the run.
+# docs site, strictly: a broken link or a page missing from the nav fails the run. Then the suite in
+# TEST_PROCESSES processes (pytest-xdist): half its time is spent waiting on the daphne servers,
+# browsers, Celery workers and agent CLIs it starts, so two processes keep both cores busy. A module
+# stays in one process (--dist loadfile), with its fixtures.
+TEST_PROCESSES ?= 2
 test: setup browser sandbox prometheus
 	node --test tests/js/
 	$(MKDOCS)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # The benchmarks include the Celery mode and a bare-Celery floor: they use the local PostgreSQL and Redis
 # (as .ci/run does), on a database of their own so a concurrent `make test` keeps its own.

@@ -5,7 +5,15 @@ import sys
 import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-not-for-deployment")
-os.environ.setdefault("WORKGRAPH_VAR_DIR", tempfile.mkdtemp(prefix="workgraph-test-"))
+# pytest-xdist runs the suite in several processes on one machine and one Redis: each process keeps a
+# scratch folder of its own (its runs' log files are named by run id, and the ids of the processes' test
+# databases overlap). The processes a test starts (daphne, Celery workers) inherit both variables, so
+# they keep their test process's folder.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if XDIST_WORKER and os.environ.get("WORKGRAPH_TEST_VAR_DIR_OF") != XDIST_WORKER:
+    os.environ.pop("WORKGRAPH_VAR_DIR", None)
+    os.environ["WORKGRAPH_TEST_VAR_DIR_OF"] = XDIST_WORKER
+os.environ.setdefault("WORKGRAPH_VAR_DIR", tempfile.mkdtemp(prefix=f"workgraph-test-{XDIST_WORKER}"))
 os.environ.setdefault("WORKGRAPH_OFFLINE_LINE_DELAY", "0")
 # No server layouts unless a test asks for them (tests/test_run_layouts.py and the browser tests of the
 # layout turn them on): the engine's tests count the jobs they drain, and each layout starts Node.js.
@@ -26,6 +34,10 @@ STORAGES = {
 if DATABASES["default"]["ENGINE"] == "console.sqlite":  # noqa: F405
     # A file, not the shared in-memory database: worker threads then get WAL and the busy timeout.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
+
+if REDIS_URL:  # noqa: F405
+    # Run events go to channel groups named by run id, which the xdist processes' databases share.
+    CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"asgi{XDIST_WORKER}"  # noqa: F405
 
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns on a missing root)
 # Static files straight from the source folders (and node_modules), as collectstatic would gather them.

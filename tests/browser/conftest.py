@@ -122,7 +122,7 @@ def console_served(**settings: str) -> Iterator[str]:
     env.pop("REDIS_URL", None)  # embedded: the server executes the pipeline itself
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "daphne.log", "wb")  # kept with the screenshots, to read when a test fails
+    log = open(ARTIFACTS / f"daphne{os.environ.get('PYTEST_XDIST_WORKER', '')}.log", "wb")  # kept with the screenshots, to read when a test fails
     server = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

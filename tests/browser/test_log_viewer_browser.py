@@ -74,7 +74,7 @@ def test_a_long_log_filters_by_kind_and_search_and_keeps_agent_text_as_text(chro
     assert hostile.inner_text() == HOSTILE
     assert page.locator("#log-lines img").count() == 0
     assert page.evaluate("window.pwned === undefined")
-    page.screenshot(path=str(ARTIFACTS / "log-viewer-search.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / "log-viewer-search.png"), full_page=True, timeout=60_000)
 
     page.fill("#log-search", "")
     page.wait_for_function("() => document.getElementById('log-count').textContent === '1,500 lines'")
@@ -153,7 +153,7 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     assert "node_finished" not in shown_events(page)
     total = page.evaluate(LINE_COUNT)
     assert page.locator("#log-count").inner_text() == f"{total - 1} of {total:,} lines shown"
-    page.screenshot(path=str(ARTIFACTS / "log-viewer-live.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / "log-viewer-live.png"), full_page=True, timeout=60_000)
 
 
 def test_the_log_viewer_fits_a_phone(chromium, console_server, alice, task):
@@ -168,5 +168,5 @@ def test_the_log_viewer_fits_a_phone(chromium, console_server, alice, task):
     page.fill("#log-search", "dir1")
     page.wait_for_function("() => document.getElementById('log-count').textContent.endsWith('matching lines')")
     overflow = page.evaluate(OVERFLOW)
-    page.screenshot(path=str(ARTIFACTS / "log-viewer-390.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / "log-viewer-390.png"), full_page=True, timeout=60_000)
     assert overflow["scroll"] <= 0, overflow
