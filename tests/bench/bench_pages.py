@@ -1,5 +1,6 @@
 """Server time and query counts of the console's heaviest pages: the task detail page and the graph
-endpoint at 10, 100 and 1,000 nodes, and the runs list at 10,000 runs with each of its filters.
+endpoint at 10, 100, 1,000 and 3,000 nodes — graph.json also as a revisit answers it, 304 to the tag
+the browser holds — and the runs list at 10,000 runs with each of its filters.
 
 Run on demand: ``make bench`` (or ``pytest tests/bench/bench_pages.py -o python_files='bench_*.py' -s``).
 A task's run holds every node once plus a retry for one node in five, with real-looking outputs. The
@@ -31,7 +32,7 @@ from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecutio
 from tests import factories
 from tests.graphs import edges_for, node, planned_run
 
-SIZES = (10, 100, 1000)
+SIZES = (10, 100, 1000, 3000)
 REPEATS = 30
 RUNS = 10_000
 RUNS_PER_TASK = 10
@@ -60,16 +61,18 @@ def _run_of(task, size: int):
     return run
 
 
-def _time(client: Client, url: str) -> tuple[list[float], int]:
-    client.get(url)  # warm caches (templates, the graph shape) as a live server would have them
+def _time(client: Client, url: str, *, revisit: bool = False) -> tuple[list[float], int]:
+    """``url``'s server time and queries; a ``revisit`` sends the tag the first answer carried."""
+    first = client.get(url)  # warm caches (templates, the graph shape) as a live server would have them
+    headers = {"HTTP_IF_NONE_MATCH": first["ETag"]} if revisit else {}
     timings = []
     for _ in range(REPEATS):
         started = time.perf_counter()
-        response = client.get(url)
+        response = client.get(url, **headers)
         timings.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 200
+        assert response.status_code == (304 if revisit else 200)
     with CaptureQueriesContext(connection) as queries:
-        client.get(url)
+        client.get(url, **headers)
     return timings, len(queries)
 
 
@@ -93,11 +96,12 @@ def test_page_server_time(project, alice):
     for size in SIZES:
         task = factories.TaskFactory(project=project)
         run = _run_of(task, size)
-        urls += [(f"task detail, {size:,} nodes", f"/tasks/{task.pk}/"),
-                 (f"graph.json, {size:,} nodes", f"/runs/{run.run_id}/graph.json")]
+        urls += [(f"task detail, {size:,} nodes", f"/tasks/{task.pk}/", False),
+                 (f"graph.json, {size:,} nodes", f"/runs/{run.run_id}/graph.json", False),
+                 (f"graph.json revisit (304), {size:,}", f"/runs/{run.run_id}/graph.json", True)]
     _frozen_as_the_server_is()
     try:
-        _print([(name, *_time(client, url)) for name, url in urls], "page")
+        _print([(name, *_time(client, url, revisit=revisit)) for name, url, revisit in urls], "page")
     finally:
         gc.unfreeze()
 
