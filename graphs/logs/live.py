@@ -100,8 +100,8 @@ def log_line_publish(execution: WorkNodeExecution, line: LogLine) -> None:
 
     Both go in together: handed over one after the other, the first would leave alone and the second
     would find a send just made, and wait to be coalesced with lines that at a steady pace never come.
+    The line is the one stored, already of JSON's own types (``numbering.log_line_text``): it goes as it is.
     """
-    line = _jsonable(line)
     compact = {
         "event": "log",
         "run_id": str(execution.run_id),
@@ -365,10 +365,10 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
-    # The store holds what json.dumps(default=str) made of the fields; publish exactly that, so a live
-    # line equals the one read back from the store and any layer can serialise it.
+    # What json.dumps(default=str) makes of an event's fields, as the log store does of a line's: any
+    # layer can serialise it, and a page reads the same live as from the database.
     return json.loads(json.dumps(data, ensure_ascii=False, default=str))
 
 
 def _hex(value: Any) -> str:
-    return uuid.UUID(str(value)).hex
+    return value.hex if isinstance(value, uuid.UUID) else uuid.UUID(str(value)).hex

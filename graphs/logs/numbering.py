@@ -33,41 +33,51 @@ OUTPUT_EVENTS = frozenset({"agent_output", "agent_text", "tool_call", "tool_resu
 CUT_SUFFIX = " …[cut]"
 
 
-def log_line_text(line: LogLine) -> tuple[str, bool]:
-    """Return the JSON text of a line, cut to ``WORKGRAPH_LOG_LINE_MAX_BYTES``, and whether it was cut.
+def log_line_text(line: LogLine) -> tuple[str, bool, int, LogLine]:
+    """Return the JSON text of a line, cut to ``WORKGRAPH_LOG_LINE_MAX_BYTES``; whether it was cut; its
+    size in bytes (UTF-8); and the line as stored — what reading the text back gives.
 
     The longest strings are cut first; ``cut`` on the line records each cut field's size in bytes.
-    A line still too long (a huge list, say) keeps only seq, ts, event and what was cut.
+    A line still too long (a huge list, say) keeps only seq, ts, event and what was cut. The text is
+    encoded here once, and the line it returns is the one the store, the readers and the live pages
+    all see: ``line`` itself when it held only JSON's own types and was not cut, else its text read back.
     """
-    text = _dumps(line)
+    text, size, plain = _dumps(line)
     limit = settings.WORKGRAPH_LOG_LINE_MAX_BYTES
-    if len(text) * 4 <= limit or len(text.encode()) <= limit:
-        return text, False
-    over = len(text.encode()) - limit
+    if size <= limit:
+        return text, False, size, line if plain else json.loads(text)
+    over = size - limit
     cut: dict[str, int] = {}
     fields = {key: value for key, value in line.items() if key not in {"seq", "ts", "event"}}
     for key in sorted((k for k, v in fields.items() if isinstance(v, str)), key=lambda k: -len(fields[k])):
-        encoded = fields[key].encode()
+        encoded = fields[key].encode(errors="surrogatepass")
         keep = max(0, len(encoded) - over - 256)  # room for the suffix, the escapes and the ``cut`` record
         fields[key] = encoded[:keep].decode(errors="ignore") + CUT_SUFFIX
         cut[key] = len(encoded)
-        text = _dumps({"seq": line["seq"], "ts": line["ts"], "event": line["event"], **fields, "cut": cut})
-        over = len(text.encode()) - limit
+        text, size, _ = _dumps({"seq": line["seq"], "ts": line["ts"], "event": line["event"], **fields, "cut": cut})
+        over = size - limit
         if over <= 0:
-            return text, True
+            return text, True, size, json.loads(text)
     summary = {"seq": line["seq"], "ts": line["ts"], "event": line["event"],
-               "cut": cut or {}, "payload_bytes": len(_dumps(line).encode())}
-    return _dumps(summary), True
+               "cut": cut or {}, "payload_bytes": _dumps(line)[1]}
+    text, size, _ = _dumps(summary)
+    return text, True, size, json.loads(text)
 
 
-def _dumps(line: LogLine) -> str:
-    text = json.dumps(line, ensure_ascii=False, default=str)
+def _dumps(line: LogLine) -> tuple[str, int, bool]:
+    """The line's JSON text, its size in bytes, and whether the line holds only JSON's own types."""
     try:
-        text.encode()
+        text, plain = json.dumps(line, ensure_ascii=False), True
+    except TypeError:  # a value JSON has no type for (a path, a date, a decimal): kept as its str
+        text, plain = json.dumps(line, ensure_ascii=False, default=str), False
+    if text.isascii():  # most lines: their size is their length, and no surrogate can be in them
+        return text, len(text), plain
+    try:
+        return text, len(text.encode()), plain
     except UnicodeEncodeError:
         # A lone surrogate (an agent's broken output) cannot be stored as UTF-8: keep it escaped.
         text = json.dumps(line, ensure_ascii=True, default=str)
-    return text
+        return text, len(text), plain
 
 
 class _OctetLength(Func):
@@ -97,6 +107,7 @@ class _Line:
     line: LogLine
     text: str
     cut: bool
+    size: int
 
 
 @dataclass(eq=False)
@@ -148,12 +159,14 @@ class _Logs:
                     "max_lines": settings.WORKGRAPH_LOG_MAX_LINES,
                     "detail": "further agent output is counted, not kept; the count is on the log when it closes",
                 }
-            line: LogLine = {"seq": log.next_seq, "ts": _now_iso(), "event": event, **fields}
-            text, cut = log_line_text(line)
-            numbered = _Line(log=log, log_id=log_file.pk, execution=execution, line=line, text=text, cut=cut)
+            text, cut, size, line = log_line_text(
+                {"seq": log.next_seq, "ts": _now_iso(), "event": event, **fields}
+            )
+            numbered = _Line(log=log, log_id=log_file.pk, execution=execution, line=line, text=text, cut=cut,
+                             size=size)
             log.next_seq += 1
             log.kept += 1
-            log.size += len(text.encode()) + 1
+            log.size += size + 1
             log.pending.append(numbered)
             self.waiting += 1
         return numbered

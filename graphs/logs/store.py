@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
-from graphs.logs import writer
+from graphs.logs import rows, writer
 from graphs.logs.numbering import LogLine, _line_size
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 
@@ -58,7 +58,7 @@ def log_file_create(*, node_exec_id: Any, project_id: Any) -> ExecutionLogFile:
     tells whether this INSERT made the header: a fresh log is numbered from 1 without a query.
     """
     log_file = ExecutionLogFile(log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id)
-    created = writer._insert_ignoring_conflicts(ExecutionLogFile, [log_file], conflict=["log_file_id"])
+    created = rows._insert_ignoring_conflicts(ExecutionLogFile, [log_file], conflict=["log_file_id"])
     if created:
         writer._logs.fresh(log_file.pk)
     return log_file

@@ -1,10 +1,11 @@
-"""The writer: this process's thread that stores the numbered lines, one INSERT per drain.
+"""The writer: this process's thread that stores the numbered lines, one COPY or INSERT per drain.
 
 ``log_append`` queues a line here and returns at once; the writer's thread drains the queue with one
-INSERT per drain (the lines of every log that came in meanwhile) and only then tells the listeners
+statement per drain (``rows``: COPY on PostgreSQL, INSERT on SQLite; the lines of every log that came
+in meanwhile, as numbering encoded them) and only then tells the listeners
 (the live path). So a line anyone was shown is in the store. A drain that starts right after the
 previous one first waits ``DRAIN_WINDOW_SECONDS`` for more lines, so a process killed mid-stream
-loses the lines of that window and of the INSERT under way, never more — and no reader saw them, as
+loses the lines of that window and of the statement under way, never more — and no reader saw them, as
 nothing unwritten is published.
 
 Inside a transaction a line is written at once, in that transaction (one INSERT): the writer's own
@@ -27,22 +28,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from graphs.logs.numbering import LogLine, _Line, _Log, _Logs, _stored_tail, log_line_text
+from graphs.logs.rows import _lines_insert
 from graphs.metrics.counters import log_lines_stored_count
-from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
+from graphs.models import ExecutionLogFile, WorkNodeExecution
 from graphs.transactions import transaction_unflushed
 
 logger = logging.getLogger(__name__)
 
 # A drain that starts this soon after the previous one waits this long for more lines to come with it.
 DRAIN_WINDOW_SECONDS = 0.02
-# At most this many lines go in one INSERT.
+# At most this many lines go in one INSERT (or COPY).
 MAX_DRAIN_LINES = 2000
 # Past this many lines waiting to be written (the database away), appends outside a transaction wait.
 MAX_WAITING_LINES = 200_000
@@ -102,7 +103,7 @@ def _batch_take(*, limit: int, only: Any = None, close: bool = False, held: bool
 
 
 def _batch_store(batch: _Batch) -> None:
-    """Insert the batch's lines in one INSERT and mark its closes, in the current transaction."""
+    """Store the batch's lines in one statement (``rows``) and mark its closes, in the current transaction."""
     for start in range(0, len(batch.lines), MAX_DRAIN_LINES):  # bound the statement's parameters
         remaining = batch.lines[start : start + MAX_DRAIN_LINES]
         while remaining:
@@ -193,21 +194,6 @@ def _write_in_caller_transaction(log_id: Any, *, close: bool = False) -> None:
     transaction.on_commit(lambda: _batch_tell(batch))
 
 
-def _lines_insert(lines: list[_Line]) -> list[_Line]:
-    """INSERT the lines at once; return those whose seq another process had taken meanwhile."""
-    rows = [
-        ExecutionLogLine(log_file_id=item.log_id, seq=item.line["seq"], ts=datetime.fromisoformat(item.line["ts"]),
-                         event=item.line["event"][:64], text=item.text, cut=item.cut)
-        for item in lines
-    ]
-    inserted = _insert_ignoring_conflicts(ExecutionLogLine, rows, conflict=["log_file_id", "seq"],
-                                          returning=["log_file_id", "seq"])
-    if len(inserted) == len(lines):
-        return []
-    written = {(str(log_id), seq) for log_id, seq in inserted}
-    return [item for item in lines if (str(item.log_id), item.line["seq"]) not in written]
-
-
 def _renumber(conflicted: list[_Line], *, later: list[_Line]) -> None:
     """Number the lines that lost their seq after the stored ones, and every line of their logs this
     process has not stored yet (``later`` in the batch, then pending) after them, in order."""
@@ -219,37 +205,15 @@ def _renumber(conflicted: list[_Line], *, later: list[_Line]) -> None:
             for item in unstored:
                 last += 1
                 item.line["seq"] = last
-                item.text, item.cut = log_line_text(item.line)
+                text, cut, size, _ = log_line_text(item.line)
+                log.size += size - item.size
+                item.text, item.cut, item.size = text, item.cut or cut, size
             log.next_seq = last + 1
     logger.info("renumbered %d log lines another process had numbered alike", len(conflicted))
 
 
-def _insert_ignoring_conflicts(model, objects: list, *, conflict: list[str], returning: list[str] | None = None):
-    """``INSERT … ON CONFLICT (conflict) DO NOTHING RETURNING …`` on PostgreSQL and SQLite alike.
-
-    Returns the rows inserted (their ``returning`` columns, else their first), so the caller knows
-    which went in without a second query. Django's ``bulk_create(ignore_conflicts=True)`` cannot tell.
-    """
-    fields = [f for f in model._meta.concrete_fields if not getattr(f, "db_returning", False)]
-    quote = connection.ops.quote_name
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    params: list[Any] = []
-    for obj in objects:
-        params.extend(f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields)
-    # Only the model's own table and column names are spliced in; every value is a parameter.
-    table, columns = quote(model._meta.db_table), ", ".join(quote(f.column) for f in fields)
-    rows, returned = ", ".join([row] * len(objects)), ", ".join(map(quote, returning or [fields[0].column]))
-    sql = (
-        f"INSERT INTO {table} ({columns}) VALUES {rows} "  # noqa: S608
-        f"ON CONFLICT ({', '.join(map(quote, conflict))}) DO NOTHING RETURNING {returned}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 class _Writer:
-    """The thread that drains this process's lines into the database, one INSERT per drain."""
+    """The thread that drains this process's lines into the database, one COPY or INSERT per drain."""
 
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None

@@ -331,6 +331,9 @@ def _cost_table_print(plays: list[dict], *, fixture_bytes: int) -> None:
     returned = [1e6 * play["returned_s"] / EVENTS for play in plays if play["play"] == "store"]
     print(f"runner → log store: the call returned at {statistics.median(returned):.1f} µs an event (p50); the rest"
           " is the writer storing the last lines")
+    store_wall, store_cpu = (statistics.median(per_event["store"][key]) for key in ("wall_s", "cpu_s"))
+    print(f"runner → log store: {1e6 / store_wall:,.0f} events stored a second (wall p50); at its CPU per event one"
+          f" process's core would store {1e6 / store_cpu:,.0f} a second")
 
 
 def _latency_table_print(listener: ListenerResult, *, count: int, lost: int, duplicated: int) -> None:
