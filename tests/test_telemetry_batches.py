@@ -28,14 +28,22 @@ def _waiting(*items) -> SimpleNamespace:
 
 @pytest.fixture
 def busy(monkeypatch):
-    """The process uses a whole core from now on, as an engine running nodes does."""
+    """The process uses (or waits for) a whole core from now on, as an engine running nodes does."""
     clock = itertools.count(step=10.0)
-    monkeypatch.setattr(time, "process_time", lambda: next(clock))
+    monkeypatch.setattr(export, "_cpu_demand", lambda: next(clock))
 
 
 @pytest.fixture
 def quiet(monkeypatch):
-    monkeypatch.setattr(time, "process_time", lambda: 1.0)
+    monkeypatch.setattr(export, "_cpu_demand", lambda: 1.0)
+
+
+def test_the_cpu_a_process_uses_or_waits_for_grows_as_it_works():
+    before = export._cpu_demand()
+    spent = time.process_time() + 0.05
+    while time.process_time() < spent:
+        pass
+    assert export._cpu_demand() - before >= 0.05
 
 
 def test_a_quiet_process_makes_its_spans_after_one_window(quiet):

@@ -35,7 +35,7 @@ logger = logging.getLogger("graphs.telemetry")
 
 DEFAULT_SERVICE_NAME = "workgraph-console"
 _ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-# Ids wait for a quiet process: one that used under this share of a core over the last window…
+# Ids wait for a quiet process: one that used or waited for under this share of a core over the last window…
 QUIET_CPU_SHARE = 0.2
 QUIET_WINDOW_SECONDS = 0.25
 # … but never longer than this, so a process that is never quiet still sends its traces.
@@ -201,13 +201,13 @@ class _Exporter:
         or a stop asks for them, or this thread holds as many as the queue does."""
         items = [self.queue.get()]
         deadline = time.monotonic() + MAX_DELAY_SECONDS
-        cpu, wall = time.process_time(), time.monotonic()
+        cpu, wall = _cpu_demand(), time.monotonic()
         while items[-1][0] not in {"flush", "stop"} and len(items) < self.queue.maxsize:
             now = time.monotonic()
             if now >= deadline:
                 break
             if now - wall >= QUIET_WINDOW_SECONDS:
-                now_cpu = time.process_time()
+                now_cpu = _cpu_demand()
                 if now_cpu - cpu < QUIET_CPU_SHARE * (now - wall):
                     break
                 cpu, wall = now_cpu, now
@@ -259,6 +259,21 @@ class _Exporter:
 _ATTEMPT_FIELDS = ("node_exec_id", "run_id", "node_id", "subagent_type", "attempt", "cause", "status", "error",
                    "failure", "judgment_result", "agent_calls", "cost_usd", "input_tokens", "output_tokens",
                    "calls_without_usage", "model", "started_at", "finished_at", "created_at")
+
+
+def _cpu_demand() -> float:
+    """Seconds of CPU this process's threads used or waited for on the run queue: on a loaded machine a
+    busy process waits for a core as much as it runs, and must not pass for a quiet one. Where the kernel
+    does not tell (no ``/proc/self/task/*/schedstat``), the CPU it used."""
+    total = 0
+    try:
+        for task in os.scandir("/proc/self/task"):
+            with open(f"{task.path}/schedstat", "rb") as stat:
+                ran, waited, _ = stat.read().split()
+            total += int(ran) + int(waited)
+    except (OSError, ValueError):
+        return time.process_time()
+    return total / 1e9
 
 
 def _specs(items: list[tuple[str, Any]]) -> list[tuple[list[SpanSpec], str]]:
