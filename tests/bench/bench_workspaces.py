@@ -1,5 +1,6 @@
-"""What a worktree per attempt costs: the workspace's git steps, and a whole node attempt through the
-engine on a git project beside the same attempt on a folder that is not a repository.
+"""What an attempt's workspace costs: its git steps with the repository's worktree pool and without
+one (a worktree added and removed per attempt), and a whole node attempt through the engine on a git
+project beside the same attempt on a folder that is not a repository.
 
 Run on demand (the normal suite does not collect ``bench_*.py``; ``make bench`` runs them all)::
 
@@ -15,21 +16,27 @@ environment names one — to measure worktrees on another filesystem (a tmpfs, s
 repositories'.
 
 1. The workspace's steps (``test_the_workspace_steps_of_an_attempt``): ``ROUNDS`` rounds, the sizes by
-   turns (after one warm-up round each), calling ``attempt_workspace`` and ``workspace_land`` as the
-   engine does for an attempt of a real run. A round is two cases:
+   turns (after one warm-up round each, which also makes the pool's worktrees), calling
+   ``attempt_workspace`` and ``workspace_land`` as the engine does for an attempt of a real run, with
+   the pool (``WORKGRAPH_WORKTREE_POOL_SIZE`` 4) and without (0: every attempt adds a worktree and
+   removes it; not at ``NO_POOL_MAX`` files and above, where one attempt takes minutes). A round is two
+   cases:
 
    - ``fast-forward``: one attempt alone, so its commit becomes the branch's head as it is;
    - ``branch moved``: two attempts start from the same head and the other lands first, so this one's
      landing is a ``git merge-tree`` merge and a merge commit (the bench checks it is).
 
-   The steps, each timed around the product's own functions: "add" is entering
-   ``attempt_workspace`` (the run's workspace row, the branch head, ``git worktree add --detach``);
-   "commit" is ``_commit`` (``git add --all``, ``git commit``); "land" is the rest of
-   ``workspace_land`` — reading the head, the merge when it moved, ``git update-ref``; "diff" is
-   ``_run_diff_record`` and ``_change_record`` — ``git diff --numstat`` and ``git diff`` twice (the
-   attempt's change, the run's whole change) and their rows written; "remove" is leaving the block
-   (``git worktree remove --force``). Cells are p50 over the rounds; "total" is the sum's p50 and p95.
-   The row "not a repository" is the same block on the plain folder, where it does nothing.
+   The steps, each timed around the product's own functions: "prepare" is entering
+   ``attempt_workspace`` (the run's workspace row, the branch head, then a pooled worktree moved to
+   it — ``git checkout --force --detach`` — or a worktree added); "commit" is ``_commit`` (``git add
+   --all``, ``write-tree``, ``commit-tree``); "land" is the rest of ``workspace_land`` — reading the
+   head, the merge when it moved, ``git update-ref``; "diff" is ``_run_diff_record`` and
+   ``_change_record`` — ``git diff --numstat`` and ``git diff`` twice (the attempt's change, the run's
+   whole change) and their rows written; "release" is leaving the block (the pooled worktree swept,
+   checked out again and cleaned with ``git clean -ffdx``, or the worktree removed). Cells are p50 over
+   the rounds; "total" is the sum's p50 and p95. The row "not a repository" is the same block on the
+   plain folder, where it does nothing. The targets printed after: p50 of a pooled attempt's total
+   at most ``TARGETS`` ms by size.
 
 2. A whole attempt through the engine (``test_a_node_attempt_through_the_engine``): a chain of
    ``CHAIN`` nodes, run ``RUNS`` times on each project by turns (after one warm-up run each) with the
@@ -37,9 +44,9 @@ repositories'.
    every node is judged (the scripted judge passes it at once). "In-node" is an attempt's
    ``started_at`` → ``finished_at`` (claim, prompt, agent and judge calls, worktree and landing,
    the result recorded), p50 and p95 over every attempt; "per node" is a run's wall time over its
-   nodes, p50 over the runs. "÷ plain" divides a row's in-node p50 by the plain folder's: what the
-   workspace multiplies a node's own cost by when its agent takes no time at all. A run's first
-   attempt also creates the run's branch.
+   nodes, p50 over the runs. "÷ plain" divides a row's per-node p50 by the plain folder's: what the
+   workspace multiplies a node's whole cost by when its agent takes no time at all (the target: at
+   most ``CHAIN_TARGET`` at 10,000 files). A run's first attempt also creates the run's branch.
 
 Timings move with the machine's other work; compare rows of one sitting, and read the load average
 printed with the tables.
@@ -70,7 +77,16 @@ from tests import factories
 from tests.bench.report import load_average, ms, p95, tables
 from tests.graphs import edges_for, node, planned_run
 
-SIZES = (1_000, 10_000)
+# 100,000 files only when BENCH_WORKSPACES_100K is set: generating that repository takes a quarter of
+# an hour on a loaded machine.
+SIZES = (1_000, 10_000, *((100_000,) if os.environ.get("BENCH_WORKSPACES_100K") else ()))
+# The sizes the chain runs on through the engine, and the size from which no attempt is measured without
+# the pool.
+CHAIN_SIZES = (1_000, 10_000)
+NO_POOL_MAX = 100_000
+POOL_SIZE = 4
+TARGETS = {10_000: 150.0, 100_000: 1_000.0}
+CHAIN_TARGET = 3.0
 PLAIN = "not a repository (1,000 files)"
 ROUNDS = 9
 CHAIN = 10
@@ -81,7 +97,7 @@ FOLDER_NAMES = ("core", "api", "models", "utils", "services", "handlers", "views
 EXTENSIONS = (".py", ".py", ".py", ".ts", ".md", ".json", ".yaml")
 WORDS = ("value", "result", "items", "config", "request", "handler", "record", "count", "index", "cursor",
          "payload", "session", "buffer", "status", "entry", "window", "token", "limit", "offset", "node")
-STEPS = ("add", "commit", "land", "diff", "remove")
+STEPS = ("prepare", "commit", "land", "diff", "release")
 
 
 def _line(rng: random.Random) -> str:
@@ -135,6 +151,7 @@ class Project:
     name: str
     folder: Path
     paths: list[str]
+    files: int
 
 
 @pytest.fixture(scope="session")
@@ -143,8 +160,8 @@ def projects(tmp_path_factory) -> Iterator[dict[str, Project]]:
     made = {}
     for files in SIZES:
         name = f"git, {files:,} files"
-        made[name] = Project(name, root / f"repo{files}", repository_make(root / f"repo{files}", files=files))
-    made[PLAIN] = Project(PLAIN, root / "plain", repository_make(root / "plain", files=1_000, git=False))
+        made[name] = Project(name, root / f"repo{files}", repository_make(root / f"repo{files}", files=files), files)
+    made[PLAIN] = Project(PLAIN, root / "plain", repository_make(root / "plain", files=1_000, git=False), 1_000)
     yield made
     shutil.rmtree(root, ignore_errors=True)
 
@@ -209,13 +226,13 @@ def _attempt_steps(execution: WorkNodeExecution, *, project: Project, path: str,
             landed = time.perf_counter()
     ended = time.perf_counter()
     if change is None:
-        return {"add": entered - started, "remove": ended - landed}
+        return {"prepare": entered - started, "release": ended - landed}
     merged = change.merge_commit != change.result_commit
     assert merged == (meanwhile is not None), "a moved branch must give a merge, an unmoved one a fast-forward"
     commit = clock.spent["_commit"]
     diff = clock.spent["_run_diff_record"] + clock.spent["_change_record"]
-    return {"add": entered - started, "commit": commit, "land": landed - landing - commit - diff, "diff": diff,
-            "remove": ended - landed}
+    return {"prepare": entered - started, "commit": commit, "land": landed - landing - commit - diff, "diff": diff,
+            "release": ended - landed}
 
 
 def _execution(run, node_id: str) -> WorkNodeExecution:
@@ -223,56 +240,68 @@ def _execution(run, node_id: str) -> WorkNodeExecution:
                                             status="running", started_at=timezone.now())
 
 
-
-
-
-
-
-
-
-
 def _project_task(project: Project, alice) -> Task:
     return factories.TaskFactory(project=factories.ProjectFactory(target_folder=str(project.folder)), created_by=alice)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_workspace_steps_of_an_attempt(projects, alice, workspace_dir, monkeypatch):
+def test_the_workspace_steps_of_an_attempt(projects, alice, workspace_dir, monkeypatch, settings):
     clock = StepClock(monkeypatch, ("_commit", "_run_diff_record", "_change_record"))
-    runs = {name: planned_run(_project_task(project, alice), {"nodes": [node("n0")], "edges": []})
-            for name, project in projects.items()}
-    samples: dict[tuple[str, str], list[dict[str, float]]] = {}
+    variants = [(f"pool of {POOL_SIZE}", POOL_SIZE, projects),
+                ("no pool", 0, {name: project for name, project in projects.items()
+                                if project.files < NO_POOL_MAX and name != PLAIN})]
+    samples: dict[tuple[str, str, str], list[dict[str, float]]] = {}
     load_before = load_average()
-    for round_ in range(ROUNDS + 1):
-        for name, project in projects.items():
-            run = runs[name]
-            # Each round changes files of its own: every landing is a change, the merges never conflict.
-            paths = project.paths[3 * round_: 3 * round_ + 3]
-            alone = _attempt_steps(_execution(run, f"alone{round_}"), project=project, path=paths[0], clock=clock)
-            if round_:
-                samples.setdefault((name, "fast-forward"), []).append(alone)
-            if name == PLAIN:
-                continue
-            other = _execution(run, f"other{round_}")
-            with attempt_workspace(other) as other_workspace:
-                _change_make(other_workspace.cwd, paths[1], f"other{round_}")
+    for variant, pool_size, measured in variants:
+        settings.WORKGRAPH_WORKTREE_POOL_SIZE = pool_size
+        runs = {name: planned_run(_project_task(project, alice), {"nodes": [node("n0")], "edges": []})
+                for name, project in measured.items()}
+        for round_ in range(ROUNDS + 1):
+            for name, project in measured.items():
+                for case, sample in _round(runs[name], project, round_, clock).items():
+                    if round_:
+                        samples.setdefault((variant, name, case), []).append(sample)
 
-                def other_lands(other=other, other_workspace=other_workspace) -> None:
-                    workspace_land(other_workspace, other)
-
-                moved = _attempt_steps(_execution(run, f"moved{round_}"), project=project, path=paths[2],
-                                       clock=clock, meanwhile=other_lands)
-            if round_:
-                samples.setdefault((name, "branch moved"), []).append(moved)
-
-    rows = []
-    for (name, case), attempts in samples.items():
-        totals = [sum(attempt.values()) for attempt in attempts]
+    rows, totals = [], {}
+    for (variant, name, case), attempts in samples.items():
+        sums = [sum(attempt.values()) for attempt in attempts]
+        totals[(variant, name, case)] = statistics.median(sums)
         cells = [ms(statistics.median(a[step] for a in attempts)) if step in attempts[0] else "" for step in STEPS]
         case = "nothing to do" if name == PLAIN else case
-        rows.append([name, case, str(len(attempts)), *cells, ms(statistics.median(totals)), ms(p95(totals))])
-    header = ["project", "case", "attempts", "add", "commit", "land", "diff", "remove", "total p50", "total p95"]
+        rows.append([variant, name, case, str(len(attempts)), *cells, ms(statistics.median(sums)), ms(p95(sums))])
+    header = ["worktrees", "project", "case", "attempts", *STEPS, "total p50", "total p95"]
     print(f"\n\nWorkspace steps of an attempt, ms ({os.cpu_count()} cores; load average {load_before} before,"
           f" {load_average()} after)\n{tables(header, rows)}\n")
+    verdicts = []
+    for files, limit in TARGETS.items():
+        if files not in SIZES:
+            continue
+        for case in ("fast-forward", "branch moved"):
+            total = totals[(variants[0][0], f"git, {files:,} files", case)] * 1000
+            verdicts.append([f"{files:,} files, {case}", f"{total:,.0f} ms", f"{limit:,.0f} ms",
+                             "met" if total <= limit else "not met"])
+    print(f"Targets, p50 of a pooled attempt's total\n{tables(['case', 'measured', 'limit', ''], verdicts)}\n")
+
+
+def _round(run, project: Project, round_: int, clock: StepClock) -> dict[str, dict[str, float]]:
+    """One round's attempts on ``project``: one alone, and (in a repository) one whose branch another
+    attempt moves before it lands. Each round changes files of its own: every landing is a change,
+    the merges never conflict."""
+    paths = project.paths[3 * round_: 3 * round_ + 3]
+    done = {"fast-forward": _attempt_steps(_execution(run, f"alone{round_}"), project=project, path=paths[0],
+                                           clock=clock)}
+    if project.name == PLAIN:
+        return done
+    other = _execution(run, f"other{round_}")
+    with attempt_workspace(other) as other_workspace:
+        _change_make(other_workspace.cwd, paths[1], f"other{round_}")
+
+        def other_lands() -> None:
+            workspace_land(other_workspace, other)
+
+        done["branch moved"] = _attempt_steps(_execution(run, f"moved{round_}"), project=project, path=paths[2],
+                                              clock=clock, meanwhile=other_lands)
+    return done
 
 
 @pytest.mark.django_db(transaction=True)
@@ -290,7 +319,8 @@ def test_a_node_attempt_through_the_engine(projects, alice, workspace_dir, scrip
     nodes = [node("n0")] + [node(f"n{i}", f"n{i - 1}") for i in range(1, CHAIN)]
     for item in nodes:
         scripted_runner.replies[("node", item["node_id"])] = changes_one_file
-    tasks = {name: _project_task(project, alice) for name, project in projects.items()}
+    tasks = {name: _project_task(project, alice) for name, project in projects.items()
+             if project.files in CHAIN_SIZES or name == PLAIN}
     in_node: dict[str, list[float]] = {}
     per_node: dict[str, list[float]] = {}
     load_before = load_average()
@@ -311,12 +341,16 @@ def test_a_node_attempt_through_the_engine(projects, alice, workspace_dir, scrip
             in_node.setdefault(name, []).extend((end - start).total_seconds() for start, end in rows)
             per_node.setdefault(name, []).append(wall / CHAIN)
 
-    plain = statistics.median(in_node[PLAIN])
+    plain = statistics.median(per_node[PLAIN])
     rows = [
         [name, f"{RUNS} x {CHAIN}", ms(statistics.median(times)), ms(p95(times)),
-         ms(statistics.median(per_node[name])), f"{statistics.median(times) / plain:.2f}x"]
+         ms(statistics.median(per_node[name])), f"{statistics.median(per_node[name]) / plain:.2f}x"]
         for name, times in in_node.items()
     ]
     header = ["project", "runs x nodes", "in-node p50", "in-node p95", "per node p50", "÷ plain"]
-    print(f"\n\nA node attempt through the engine, ms (inline executor, scripted agent; {os.cpu_count()} cores;"
-          f" load average {load_before} before, {load_average()} after)\n{tables(header, rows)}\n")
+    print(f"\n\nA node attempt through the engine, ms (inline executor, scripted agent, pool of {POOL_SIZE};"
+          f" {os.cpu_count()} cores; load average {load_before} before, {load_average()} after)\n"
+          f"{tables(header, rows)}\n")
+    ratio = statistics.median(per_node["git, 10,000 files"]) / plain
+    print(f"Target: per node at 10,000 files {ratio:.2f}x the plain folder's, at most {CHAIN_TARGET:.0f}x: "
+          f"{'met' if ratio <= CHAIN_TARGET else 'not met'}\n")
