@@ -19,8 +19,8 @@ os.environ.setdefault("WORKGRAPH_OFFLINE_LINE_DELAY", "0")
 # layout turn them on): the engine's tests count the jobs they drain, and each layout starts Node.js.
 os.environ.setdefault("WORKGRAPH_SERVER_LAYOUT", "0")
 
-from console.env import env_list
-from console.settings import *  # noqa: F403
+from console.env import env_list  # noqa: E402  (after the environment above is set)
+from console.settings import *  # noqa: E402, F403
 
 # The suite's own hosts, and those the environment names (a test serving the console at other addresses).
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1", *env_list("ALLOWED_HOSTS")]

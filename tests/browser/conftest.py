@@ -122,7 +122,8 @@ def console_served(**settings: str) -> Iterator[str]:
     env.pop("REDIS_URL", None)  # embedded: the server executes the pipeline itself
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / f"daphne{os.environ.get('PYTEST_XDIST_WORKER', '')}.log", "wb")  # kept with the screenshots, to read when a test fails
+    # Kept with the screenshots, to read when a test fails; one per xdist process.
+    log = open(ARTIFACTS / f"daphne{os.environ.get('PYTEST_XDIST_WORKER', '')}.log", "wb")
     server = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
