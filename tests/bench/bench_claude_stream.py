@@ -24,7 +24,7 @@ and then an ``api_retry`` — between the ``system/init`` and the ``result`` eve
    - ``runner alone``: ``ClaudeRunner(bin=fake).run(call)`` with an ``on_event`` that does nothing —
      the floor plus decoding, parsing and mapping each line into its log fields, on threads;
    - ``runner → log store``: the engine's ``attempt_agent_call`` for a real running attempt, each
-     event through ``log_append`` (numbered, cut to the line cap, queued), INSERTed by the writer
+     event through ``log_append`` (numbered, cut to the line cap, queued), COPYed by the writer
      thread in batches on PostgreSQL and handed to the channels-redis publisher, until
      ``log_writes_wait`` says every line is stored.
 
@@ -41,7 +41,7 @@ and then an ``api_retry`` — between the ``system/init`` and the ``result`` eve
    ``LATENCY_RATE`` events a second for ``LATENCY_SECONDS``, each stamped with the wall-clock time it
    was printed, in its text, tool input or tool result (which the runner carries into the log line).
    The path measured: the CLI's stdout pipe → the runner's reader thread → ``StreamReader`` →
-   ``AgentCall.emit_event`` → the engine's ``on_event`` → ``log_append`` → the writer thread's INSERT
+   ``AgentCall.emit_event`` → the engine's ``on_event`` → ``log_append`` → the writer thread's COPY
    (PostgreSQL) → channels-redis pub/sub → a real daphne's log consumer → a WebSocket → a
    ``websockets`` client, signed in with a session cookie, in a process of its own.
 

@@ -10,7 +10,7 @@ Two stores, each measured with the console's code of its time:
 - ``file``: each log a JSONL file on the worker's disk, appended and flushed before the line is
   published, tailed by the consumers — the code as of commit ``FILE_STORE_COMMIT``, unpacked from git
   into a temporary directory; its daphnes and its producer run from there and share one log directory;
-- ``database``: each log rows in the database, INSERTed by the writer thread of the producing process
+- ``database``: each log rows in the database, COPYed by the writer thread of the producing process
   and published once stored, backlogs read from the database — this tree.
 
 The two trees' migrations differ, so each store has a database of its own, ``bench_live_logs_<store>``:
