@@ -175,6 +175,14 @@ def attempt_running(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExec
     raise AssertionError(f"{node_id} did not start")
 
 
+def no_sideways_scroll(page) -> None:
+    """The page at a phone's width scrolls only down; the viewport is set back after."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    overflow = page.evaluate(OVERFLOW)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert overflow["scroll"] <= 0, overflow
+
+
 def sign_in(page, url: str, username: str) -> None:
     """Sign in through the login form at ``url`` (which may carry ``?next=``) with the personas' password."""
     page.goto(url)

@@ -9,20 +9,12 @@ import time
 import pytest
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
+from tests.browser.conftest import ARTIFACTS, no_sideways_scroll, sign_in
 from tests.graphs import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EDIT = "Check the CSV export only, and list what you ran."
-
-
-def no_sideways_scroll(page) -> None:
-    """The page at a phone's width scrolls only down; the viewport is set back after."""
-    page.set_viewport_size({"width": 390, "height": 844})
-    overflow = page.evaluate(OVERFLOW)
-    page.set_viewport_size({"width": 1280, "height": 900})
-    assert overflow["scroll"] <= 0, overflow
 
 
 def fork_finished(source: WorkGraphRun, *, timeout: float = 30.0) -> WorkGraphRun:

@@ -12,21 +12,13 @@ import pytest
 from playwright.sync_api import expect
 
 from graphs.models import WebhookDelivery, WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, console_served, no_sideways_scroll, sign_in
 from tests.graphs import edges_for, node, planned_run
 from tests.webhook_receiver import webhook_receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MARKUP = "<script>alert(1)</script>"
-
-
-def no_sideways_scroll(page) -> None:
-    """The page at a phone's width scrolls only down; the viewport is set back after."""
-    page.set_viewport_size({"width": 390, "height": 844})
-    overflow = page.evaluate(OVERFLOW)
-    page.set_viewport_size({"width": 1280, "height": 900})
-    assert overflow["scroll"] <= 0, overflow
 
 
 def delivery_settled(*, attempts_done: int, timeout: float = 30.0) -> WebhookDelivery:
