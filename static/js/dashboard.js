@@ -3,15 +3,20 @@
 // change, fetches the page again and swaps in both lists (live-regions.js), so an ended run leaves
 // "Runs in flight" and its task reads its new status. A run started elsewhere has no socket here yet:
 // the page is fetched again every RESCAN_MS while it is shown, and its new runs are followed from then.
-import { connectRun } from "./live.js";
+import { listedRunsFollowed } from "./live.js";
 import { liveRegions } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
 
 const RESCAN_MS = 15_000;
 const FINISHED = new Set(["planning_failed", "succeeded", "failed", "rejected", "cancelled"]);
-const followed = new Map();
 
-const regions = liveRegions({ onApplied: followListed });
+const runs = listedRunsFollowed("#in-flight [data-run-id]", (runId) => ({
+  onSnapshot: (snapshot) => moved(runId, snapshot.status),
+  onEvent(event) {
+    if (event.event === "run_status") moved(runId, event.status);
+  },
+}));
+const regions = liveRegions({ onApplied: runs.follow });
 
 function chipOf(runId) {
   return document.querySelector(`#in-flight [data-run-id="${CSS.escape(runId)}"] .status`);
@@ -25,31 +30,10 @@ function moved(runId, status) {
   } else if (!chip || FINISHED.has(status)) {
     regions.refresh();
   }
-  if (FINISHED.has(status)) {
-    followed.get(runId)?.close();
-    followed.delete(runId);
-  }
+  if (FINISHED.has(status)) runs.forget(runId);
 }
 
-function followListed() {
-  const listed = new Set([...document.querySelectorAll("#in-flight [data-run-id]")].map((row) => row.dataset.runId));
-  for (const [runId, connection] of followed) {
-    if (listed.has(runId)) continue;
-    connection.close();
-    followed.delete(runId);
-  }
-  for (const runId of listed) {
-    if (followed.has(runId)) continue;
-    followed.set(runId, connectRun(`/ws/runs/${runId}/`, {
-      onSnapshot: (snapshot) => moved(runId, snapshot.status),
-      onEvent(event) {
-        if (event.event === "run_status") moved(runId, event.status);
-      },
-    }));
-  }
-}
-
-followListed();
+runs.follow();
 setInterval(() => {
   if (document.visibilityState === "visible") regions.refresh();
 }, RESCAN_MS);

@@ -3,37 +3,26 @@
 // the count (live-regions.js), so an item dealt with elsewhere leaves. A run that comes to wait and is
 // not listed yet has no socket here: the page is fetched again every RESCAN_MS while it is shown, and
 // its run is followed from then.
-import { connectRun } from "./live.js";
+import { listedRunsFollowed } from "./live.js";
 import { liveRegions } from "./live-regions.js";
 
 const RESCAN_MS = 5_000;
-const followed = new Map();
 
-const regions = liveRegions({ onApplied: followListed });
+const runs = listedRunsFollowed("#inbox-items [data-run-id]", () => {
+  let known = null;
+  return {
+    onSnapshot(snapshot) {
+      if (known !== null && known !== snapshot.status) regions.refresh();
+      known = snapshot.status;
+    },
+    onEvent(event) {
+      if (event.event === "run_status" || event.event === "nodes") regions.refresh();
+    },
+  };
+});
+const regions = liveRegions({ onApplied: runs.follow });
 
-function followListed() {
-  const listed = new Set([...document.querySelectorAll("#inbox-items [data-run-id]")].map((row) => row.dataset.runId));
-  for (const [runId, connection] of followed) {
-    if (listed.has(runId)) continue;
-    connection.close();
-    followed.delete(runId);
-  }
-  for (const runId of listed) {
-    if (followed.has(runId)) continue;
-    let known = null;
-    followed.set(runId, connectRun(`/ws/runs/${runId}/`, {
-      onSnapshot(snapshot) {
-        if (known !== null && known !== snapshot.status) regions.refresh();
-        known = snapshot.status;
-      },
-      onEvent(event) {
-        if (event.event === "run_status" || event.event === "nodes") regions.refresh();
-      },
-    }));
-  }
-}
-
-followListed();
+runs.follow();
 setInterval(() => {
   if (document.visibilityState === "visible") regions.refresh();
 }, RESCAN_MS);

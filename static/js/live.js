@@ -102,6 +102,35 @@ export function connectRun(url, { onSnapshot, onEvent, onStatus, ...transport } 
   return { close: stream.close };
 }
 
+/**
+ * Keep one /ws/runs/<id>/ socket open for each run listed under `selector` (rows carrying data-run-id)
+ * and none for any other run: call `follow()` whenever the list may have changed.
+ *
+ * @param {string} selector
+ * @param {(runId: string) => object} handlersFor  a new socket's `connectRun` options
+ * @returns {{follow: () => void, forget: (runId: string) => void}}  `forget` closes a run's socket early
+ */
+export function listedRunsFollowed(selector, handlersFor) {
+  const followed = new Map();
+
+  function forget(runId) {
+    followed.get(runId)?.close();
+    followed.delete(runId);
+  }
+
+  function follow() {
+    const listed = new Set([...document.querySelectorAll(selector)].map((row) => row.dataset.runId));
+    for (const runId of [...followed.keys()]) {
+      if (!listed.has(runId)) forget(runId);
+    }
+    for (const runId of listed) {
+      if (!followed.has(runId)) followed.set(runId, connectRun(`/ws/runs/${runId}/`, handlersFor(runId)));
+    }
+  }
+
+  return { follow, forget };
+}
+
 function reconnecting({ url, onMessage, onStatus, transport }) {
   const Socket = transport.WebSocket ?? globalThis.WebSocket;
   const setTimer = transport.setTimer ?? setTimeout;
