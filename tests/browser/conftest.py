@@ -20,6 +20,7 @@ from django.db import connections
 
 from graphs.models import WorkNodeExecution
 from tests.celery_worker import current_database_url
+from tests.graphs import edges_for, node, planned_run
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -173,6 +174,18 @@ def attempt_running(run, node_id: str, *, timeout: float = 20.0) -> WorkNodeExec
             return attempt
         time.sleep(0.05)
     raise AssertionError(f"{node_id} did not start")
+
+
+def build_and_check_finished(task):
+    """A succeeded run of two prompt nodes, build then check, each with its one attempt recorded."""
+    nodes = [node("build"), node("check", "build", task_prompt="Check everything.")]
+    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="succeeded")
+    for node_id in ("build", "check"):
+        WorkNodeExecution.objects.create(
+            run=run, node_id=node_id, subagent_type="planner", attempt=1, status="succeeded",
+            input_payload={"prompt": f"Do {node_id}."}, output_payload={"text": f"{node_id} done"},
+        )
+    return run
 
 
 def no_sideways_scroll(page) -> None:

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, no_sideways_scroll, sign_in
-from tests.graphs import edges_for, node, planned_run
+from graphs.models import WorkGraphRun
+from tests.browser.conftest import ARTIFACTS, build_and_check_finished, no_sideways_scroll, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,14 +29,7 @@ def fork_finished(source: WorkGraphRun, *, timeout: float = 30.0) -> WorkGraphRu
 
 @pytest.fixture
 def finished(task):
-    nodes = [node("build"), node("check", "build", task_prompt="Check everything.")]
-    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="succeeded")
-    for node_id in ("build", "check"):
-        WorkNodeExecution.objects.create(
-            run=run, node_id=node_id, subagent_type="planner", attempt=1, status="succeeded",
-            input_payload={"prompt": f"Do {node_id}."}, output_payload={"text": f"{node_id} done"},
-        )
-    return run
+    return build_and_check_finished(task)
 
 
 def test_a_lead_edits_a_nodes_prompt_the_fork_runs_it_and_compare_shows_the_diff(

@@ -11,9 +11,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from graphs.models import WebhookDelivery, WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, console_served, no_sideways_scroll, sign_in
-from tests.graphs import edges_for, node, planned_run
+from graphs.models import WebhookDelivery, WorkGraphRun
+from tests.browser.conftest import ARTIFACTS, build_and_check_finished, console_served, no_sideways_scroll, sign_in
 from tests.webhook_receiver import webhook_receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,14 +36,7 @@ def finished(task):
     """A finished run of a project whose plans need approval, so an edited fork of it waits."""
     task.project.require_plan_approval = True
     task.project.save(update_fields=["require_plan_approval"])
-    nodes = [node("build"), node("check", "build", task_prompt="Check everything.")]
-    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="succeeded")
-    for node_id in ("build", "check"):
-        WorkNodeExecution.objects.create(
-            run=run, node_id=node_id, subagent_type="planner", attempt=1, status="succeeded",
-            input_payload={"prompt": f"Do {node_id}."}, output_payload={"text": f"{node_id} done"},
-        )
-    return run
+    return build_and_check_finished(task)
 
 
 @pytest.fixture
