@@ -8,7 +8,6 @@ with ``check_register``: its function and the description planning prompts give 
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,9 +67,14 @@ def check_script_compiles(content: str) -> CheckResult:
     if not source.strip():
         return CheckResult(ok=False, issues=["the output holds no script"])
     try:
-        ast.parse(source)
+        # Compiled to bytecode, never parsed into ast objects: CPython 3.11's conversion to them keeps
+        # one recursion count per interpreter, so two threads judging at once (the embedded mode's
+        # executor) can fail each other with "AST constructor recursion depth mismatch".
+        compile(source, "<node output>", "exec", dont_inherit=True)
     except SyntaxError as error:
         return CheckResult(ok=False, issues=[f"the script does not compile: {error.msg} (line {error.lineno})"])
+    except (ValueError, RecursionError, MemoryError) as error:
+        return CheckResult(ok=False, issues=[f"the script does not compile: {error}"])
     return CheckResult(ok=True)
 
 
