@@ -40,9 +40,6 @@ function runsSwap(fresh) {
   }
   runsEl.dataset.liveRuns = fresh.dataset.liveRuns || "";
   followAll();
-setInterval(() => {
-  if (document.visibilityState === "visible" && !runsEl?.dataset.liveRuns) regions.refresh();
-}, RESCAN_MS);
   return false;
 }
 

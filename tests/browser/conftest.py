@@ -5,6 +5,7 @@ Under CI=true a missing browser fails the tests; elsewhere they skip with the re
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -202,3 +203,31 @@ def sign_in(page, url: str, username: str) -> None:
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", "correct horse battery staple")
     page.click("button[type=submit]")
+
+
+class RunSnapshots:
+    """Counts the ``snapshot`` frames the page's sockets for one run receive; attach it before navigating.
+
+    A test that changes a run behind the page's back must wait for the socket's first snapshot: a change
+    made before the socket subscribed is already in that snapshot, and no later one comes for it.
+    """
+
+    def __init__(self, page, run_id) -> None:
+        self.count = 0
+        self._page = page
+        self._path = f"/ws/runs/{run_id}/"
+        page.on("websocket", self._opened)
+
+    def _opened(self, websocket) -> None:
+        if self._path in websocket.url:
+            websocket.on("framereceived", self._received)
+
+    def _received(self, payload) -> None:
+        if isinstance(payload, str) and json.loads(payload).get("type") == "snapshot":
+            self.count += 1
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.count < count:
+            assert time.monotonic() < deadline, f"{self.count} of {count} snapshots came on {self._path}"
+            self._page.wait_for_timeout(50)  # lets Playwright deliver the frames that came meanwhile

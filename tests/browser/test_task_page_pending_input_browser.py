@@ -9,7 +9,7 @@ import pytest
 from django.db.models import F
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import RunSnapshots, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,12 +21,14 @@ def test_a_half_typed_reject_comment_survives_a_re_render(chromium, console_serv
     run = planned_run(task, {"nodes": [node("a")], "edges": []}, status="awaiting_approval")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(20_000)
+    snapshots = RunSnapshots(page, run.run_id)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     section = f"#run-{run.run_id}"
     comment = page.locator(f"{section} input[name=comment]")
     comment.fill("The plan skips the export's size limit")
     page.locator("h1").click()  # the field loses the focus; its typed text alone holds the section
     renders = page.evaluate(RENDERS)
+    snapshots.wait_for(1)
 
     # The run changes without an event reaching the page: its socket's next snapshot makes it re-render.
     WorkGraphRun.objects.filter(pk=run.pk).update(manifest_version=F("manifest_version") + 1)
