@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.workspaces.pool import pool_folder, worktree_held
+from graphs.workspaces import pool
+from graphs.workspaces.pool import pool_folder, worktree_committed, worktree_git, worktree_held
 from tests.repos import git, repository_create
 
 TIMEOUT = 60
@@ -163,6 +164,66 @@ def test_a_worktree_whose_dot_git_was_tampered_with_is_made_again(repo, tmp_path
     assert not (decoy / ".git" / "index").exists() and not list((decoy / ".git" / "refs" / "heads").iterdir())
     assert not (tmp_path / "owned").exists()
     assert git(repo, "worktree", "list").count("\n") == 2  # the repository's own and the pool's one
+
+
+def _commit_everything(worktree) -> str:
+    """Commit all the worktree holds, as a landing attempt does; the commit."""
+    worktree_git(worktree, "add", "--all")
+    tree = worktree_git(worktree, "write-tree").strip()
+    commit = worktree_git(worktree, "commit-tree", tree, "-p", "HEAD", "-m", "attempt").strip()
+    worktree_git(worktree, "update-ref", "--no-deref", "HEAD", commit)
+    return commit
+
+
+def _commands_recorded(monkeypatch) -> list[str]:
+    """The git subcommands the pool runs in worktrees from now on."""
+    ran: list[str] = []
+    real = pool.worktree_git
+
+    def recorded(worktree, *args):
+        ran.append(args[0])
+        return real(worktree, *args)
+
+    monkeypatch.setattr(pool, "worktree_git", recorded)
+    return ran
+
+
+def ignored_and_edited(path: Path) -> None:
+    """What a landing's commit takes in, bar what git ignores."""
+    (path / "debug.log").write_text("ignored\n")
+    (path / "build" / "out").mkdir(parents=True)
+    (path / "build" / "out" / "x.o").write_bytes(b"\0")
+    (path / "notes.txt").write_text("untracked, then committed\n")
+    (path / "README.md").write_text("changed\n")
+    (path / "lib" / "a.py").unlink()
+
+
+def a_mode_and_a_nested_git_besides(path: Path) -> None:
+    ignored_and_edited(path)
+    os.chmod(path / "lib" / "b.py", 0o600)
+    (path / "lib" / ".git").write_text("gitdir: /nowhere\n")
+
+
+@pytest.mark.parametrize("left", [ignored_and_edited, a_mode_and_a_nested_git_besides])
+def test_a_worktree_given_back_after_its_commit_is_that_commit_and_is_taken_there_as_it_is(
+        repo, tmp_path, monkeypatch, left):
+    ran = _commands_recorded(monkeypatch)
+    with held(repo, tmp_path, "main") as first:
+        left(first.path)
+        commit = _commit_everything(first)
+        worktree_committed(first, commit)
+        ran.clear()
+    # Checked out again only where the sweep deleted something a checkout must put back.
+    assert ("checkout" in ran) == (left is a_mode_and_a_nested_git_besides)
+    assert (pool_folder(tmp_path / "workspaces", repo) / "0.clean").read_text() == commit
+    assert tree_of(first.path) == head_tree(repo, commit)
+
+    ran.clear()
+    with held(repo, tmp_path, commit) as second:
+        assert ran == []  # at the commit it was left clean at: ready as it is
+        assert second.path == first.path
+        assert tree_of(second.path) == head_tree(repo, commit)
+        assert git(second.path, "rev-parse", "HEAD").strip() == commit
 
 
 class Cancelled(Exception):

@@ -24,6 +24,13 @@ That happens when a slot is given back (a cancelled or failed attempt's too), an
 unless the attempt before gave it back clean (``n.clean``, written after the cleaning and removed when
 the slot is taken: a process killed while holding one leaves none). Any step that fails deletes the
 worktree instead: a slot is clean or gone.
+
+Two steps are left out where what they would do is known to be nothing. A worktree whose attempt
+committed everything in it (``worktree_committed``: ``git add --all`` and the commit were the last to
+touch it) holds nothing tracked that differs from its head, so when the sweep found nothing either,
+giving it back is ``git clean`` alone. And ``n.clean`` names the commit the worktree was left clean at:
+an attempt taking it at that very commit — a chain's next node, at the head the one before landed —
+finds it ready, with no checkout.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphs.workspaces.git import (
@@ -61,6 +68,15 @@ WORKTREE_CONFIG: tuple[str, ...] = (
 )
 
 
+@dataclass
+class WorktreeState:
+    """What the console knows of a held worktree: the commit it was handed out at or committed, and
+    whether everything in it is that commit (``worktree_committed``)."""
+
+    head: str
+    committed: bool = False
+
+
 @dataclass(frozen=True)
 class Worktree:
     """A worktree of the repository at ``top``: ``git_dir`` is its git directory as git made it, and
@@ -70,6 +86,15 @@ class Worktree:
     path: Path
     git_dir: Path
     dot_git: str
+    state: WorktreeState = field(default_factory=lambda: WorktreeState(head=""), compare=False)
+
+
+def worktree_committed(worktree: Worktree, head: str) -> None:
+    """Say that ``head`` now holds everything in the worktree but what git ignores or cannot see (the
+    holder's ``git add --all`` and commit were the last to touch it), so giving it back need not check
+    its tracked files out again."""
+    worktree.state.head = head
+    worktree.state.committed = True
 
 
 @contextmanager
@@ -108,7 +133,8 @@ def worktree_add(top: Path, path: Path, revision: str) -> Worktree:
     with repository_locked(top):
         repository_git(top, *_config_argv(), "worktree", "add", "--detach", "--quiet", str(path), revision)
     dot_git = (path / ".git").read_text()
-    return Worktree(top=top, path=path, git_dir=Path(dot_git.removeprefix("gitdir:").strip()), dot_git=dot_git)
+    return Worktree(top=top, path=path, git_dir=Path(dot_git.removeprefix("gitdir:").strip()), dot_git=dot_git,
+                    state=WorktreeState(head=revision))
 
 
 def worktree_remove(top: Path, path: Path) -> None:
@@ -178,12 +204,13 @@ def _slot_lock(path: Path) -> _SlotLock | None:
 def _slot_take(top: Path, folder: Path, slot: int, revision: str) -> Worktree:
     """The slot's worktree moved to ``revision`` and clean; added afresh when it is missing or cannot be."""
     path, record, clean_mark = folder / str(slot), folder / f"{slot}.gitdir", folder / f"{slot}.clean"
-    was_clean = clean_mark.exists()
+    clean_at = _mark_read(clean_mark)
     clean_mark.unlink(missing_ok=True)
-    worktree = _slot_recorded(top, path, record)
+    worktree = _slot_recorded(top, path, record, head=revision)
     if worktree is not None:
         try:
-            _worktree_reset(worktree, revision, sweep=not was_clean)
+            if clean_at != revision:
+                _worktree_reset(worktree, revision, sweep=clean_at is None)
             return worktree
         except (WorkspaceError, OSError) as error:
             logger.info("the pooled worktree %s is made again: %s", path, error)
@@ -194,25 +221,35 @@ def _slot_take(top: Path, folder: Path, slot: int, revision: str) -> Worktree:
     return worktree
 
 
+def _mark_read(clean_mark: Path) -> str | None:
+    """The commit a slot was left clean at; "" for a mark that names none, None for no mark."""
+    try:
+        return clean_mark.read_text().strip()
+    except OSError:
+        return None
+
+
 def _slot_give_back(worktree: Worktree, clean_mark: Path) -> None:
     """Leave the slot clean at its own head, or delete its worktree."""
+    state = worktree.state
     try:
         if _intact(worktree):
-            _worktree_reset(worktree, "HEAD", sweep=True)
-            clean_mark.touch()
+            _worktree_reset(worktree, state.head, sweep=True, committed=state.committed)
+            clean_mark.write_text(state.head)
             return
     except (WorkspaceError, OSError) as error:
         logger.info("the pooled worktree %s is deleted: %s", worktree.path, error)
     worktree_remove(worktree.top, worktree.path)
 
 
-def _slot_recorded(top: Path, path: Path, record: Path) -> Worktree | None:
+def _slot_recorded(top: Path, path: Path, record: Path, *, head: str) -> Worktree | None:
     """The slot's worktree as recorded when it was added, if it is still as git made it."""
     try:
         dot_git = record.read_text()
     except OSError:
         return None
-    worktree = Worktree(top=top, path=path, git_dir=Path(dot_git.removeprefix("gitdir:").strip()), dot_git=dot_git)
+    worktree = Worktree(top=top, path=path, git_dir=Path(dot_git.removeprefix("gitdir:").strip()), dot_git=dot_git,
+                        state=WorktreeState(head=head))
     return worktree if _intact(worktree) else None
 
 
@@ -227,13 +264,15 @@ def _intact(worktree: Worktree) -> bool:
     return links[0].read_text().strip() == str(dot_git) and links[1].read_text().strip() == "../.."
 
 
-def _worktree_reset(worktree: Worktree, revision: str, *, sweep: bool) -> None:
+def _worktree_reset(worktree: Worktree, revision: str, *, sweep: bool, committed: bool = False) -> None:
     """Move the worktree to ``revision``: nothing of an attempt's left when ``sweep``, else (the worktree
-    given back clean) only the files that differ rewritten."""
-    if sweep:
-        for path in _unseen_by_git(worktree.path):
-            tree_delete(path)
-    worktree_git(worktree, "checkout", "--quiet", "--force", "--detach", "--no-recurse-submodules", revision)
+    given back clean) only the files that differ rewritten. A ``committed`` worktree at ``revision`` is
+    not checked out again unless the sweep deleted something (a tracked file may be among it)."""
+    swept = _unseen_by_git(worktree.path) if sweep else []
+    for path in swept:
+        tree_delete(path)
+    if swept or not committed:
+        worktree_git(worktree, "checkout", "--quiet", "--force", "--detach", "--no-recurse-submodules", revision)
     if sweep:
         done = worktree_git_run(worktree, "clean", "-ffdxq")
         # clean says what it failed to delete and still exits 0.

@@ -36,10 +36,13 @@ from django.db import IntegrityError, transaction
 
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.workspaces.git import WorkspaceError, repository_git, repository_git_run, repository_locked, toplevel_of
-from graphs.workspaces.pool import Worktree, worktree_git, worktree_held
+from graphs.workspaces.pool import Worktree, worktree_committed, worktree_git, worktree_held
 
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
+# git diff as the console reads a change: git's own diff, no driver, converter or external program of the
+# repository's.
+_DIFF_ARGS = ("diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv")
 # How often a landing is built again on a head another attempt moved meanwhile.
 _LAND_TRIES = 20
 
@@ -59,20 +62,25 @@ class AttemptWorkspace:
     the console's own git commands name ``git_dir``, never the ``.git`` the agent could rewrite."""
 
     run_workspace: RunWorkspace
-    path: Path
+    worktree: Worktree
     base_commit: str
-    git_dir: Path
-    dot_git: str
+
+    @property
+    def path(self) -> Path:
+        return self.worktree.path
+
+    @property
+    def git_dir(self) -> Path:
+        return self.worktree.git_dir
+
+    @property
+    def dot_git(self) -> str:
+        return self.worktree.dot_git
 
     @property
     def cwd(self) -> Path:
         """Where the attempt's agent works."""
         return self.path
-
-    @property
-    def worktree(self) -> Worktree:
-        return Worktree(top=Path(self.run_workspace.repository), path=self.path, git_dir=self.git_dir,
-                        dot_git=self.dot_git)
 
 
 def repository_of(folder: str | Path) -> Path | None:
@@ -151,8 +159,7 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
     with _worktree_held(top, base, spare=_worktree_path(execution)) as worktree:
-        yield AttemptWorkspace(run_workspace=run_workspace, path=worktree.path, base_commit=base,
-                               git_dir=worktree.git_dir, dot_git=worktree.dot_git)
+        yield AttemptWorkspace(run_workspace=run_workspace, worktree=worktree, base_commit=base)
 
 
 @contextmanager
@@ -182,6 +189,8 @@ def workspace_land(workspace: AttemptWorkspace, execution: WorkNodeExecution) ->
     Raises ``MergeConflictError`` (the change is then kept as a failed attempt's is).
     """
     result = _commit(workspace, execution)
+    # Nothing runs in the worktree after its landing's commit: it is that commit, bar what git ignores.
+    worktree_committed(workspace.worktree, result or workspace.base_commit)
     top = Path(workspace.run_workspace.repository)
     branch_ref = f"refs/heads/{workspace.run_workspace.branch}"
     merge = ""
@@ -292,16 +301,17 @@ def _run_diff_record(run_workspace: RunWorkspace, *, head: str) -> None:
 def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int]:
     """The files changed from ``old`` to ``new`` with their line counts, and the unified diff (cut at
     ``WORKGRAPH_DIFF_MAX_BYTES``) with its whole size."""
-    numstat = repository_git(top, "diff", "--numstat", "-z", "--no-renames", old, new)
+    # One git run for both: each file's counts, a NUL after each, one more NUL, then the unified diff.
+    out = repository_git(top, *_DIFF_ARGS, "--numstat", "-z", "--patch", old, new, raw=True)
+    numstat, _, patch = out.partition(b"\0\0")
     files = []
-    for entry in numstat.split("\0"):
+    for entry in numstat.decode("utf-8", errors="replace").split("\0"):
         if not entry.strip():
             continue
         added, removed, path = entry.split("\t", 2)
         binary = added == "-"
         files.append({"path": path, "added": 0 if binary else int(added), "removed": 0 if binary else int(removed),
                       "binary": binary})
-    patch = _patch(top, old, new)
     limit = settings.WORKGRAPH_DIFF_MAX_BYTES
     return files, patch[:limit].decode("utf-8", errors="replace"), len(patch)
 
@@ -309,8 +319,7 @@ def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int
 def _patch(top: Path, old: str, new: str) -> bytes:
     """The unified diff from ``old`` to ``new``, as git's own diff makes it: no driver, converter or external
     program of the repository's."""
-    return repository_git(top, "diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", old, new,
-                          raw=True)
+    return repository_git(top, *_DIFF_ARGS, old, new, raw=True)
 
 
 def _worktree_path(execution: WorkNodeExecution) -> Path:
