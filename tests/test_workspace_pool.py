@@ -193,6 +193,8 @@ def ignored_and_edited(path: Path) -> None:
     (path / "debug.log").write_text("ignored\n")
     (path / "build" / "out").mkdir(parents=True)
     (path / "build" / "out" / "x.o").write_bytes(b"\0")
+    (path / "lib" / "trace.log").write_text("ignored, beside tracked files\n")
+    (path / "lib" / "empty" / "deeper").mkdir(parents=True)
     (path / "notes.txt").write_text("untracked, then committed\n")
     (path / "README.md").write_text("changed\n")
     (path / "lib" / "a.py").unlink()

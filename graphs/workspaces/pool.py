@@ -266,35 +266,89 @@ def _intact(worktree: Worktree) -> bool:
 
 def _worktree_reset(worktree: Worktree, revision: str, *, sweep: bool, committed: bool = False) -> None:
     """Move the worktree to ``revision``: nothing of an attempt's left when ``sweep``, else (the worktree
-    given back clean) only the files that differ rewritten. A ``committed`` worktree at ``revision`` is
-    not checked out again unless the sweep deleted something (a tracked file may be among it)."""
-    swept = _unseen_by_git(worktree.path) if sweep else []
-    for path in swept:
-        tree_delete(path)
-    if swept or not committed:
-        worktree_git(worktree, "checkout", "--quiet", "--force", "--detach", "--no-recurse-submodules", revision)
-    if sweep:
-        done = worktree_git_run(worktree, "clean", "-ffdxq")
-        # clean says what it failed to delete and still exits 0.
-        if done.returncode != 0 or done.stderr.strip():
-            raise WorkspaceError(f"git clean failed: {done.stderr.decode(errors='replace').strip()}")
+    given back clean) only the files that differ rewritten. A ``committed`` worktree at ``revision``
+    whose sweep finds nothing git cannot see keeps its tracked files as they are: what is on disk and
+    not in its index is what git ignores, deleted as ``git clean -ffdx`` would."""
+    if not sweep:
+        _checkout(worktree, revision)
+        return
+    listing = _listing(worktree.path)
+    if committed and not listing.unseen:
+        for path in listing.untracked(_tracked(worktree)):
+            tree_delete(worktree.path / os.fsdecode(path))
+        return
+    for path in listing.unseen:
+        tree_delete(worktree.path / os.fsdecode(path))
+    _checkout(worktree, revision)
+    done = worktree_git_run(worktree, "clean", "-ffdxq")
+    # clean says what it failed to delete and still exits 0.
+    if done.returncode != 0 or done.stderr.strip():
+        raise WorkspaceError(f"git clean failed: {done.stderr.decode(errors='replace').strip()}")
 
 
-def _unseen_by_git(path: Path) -> list[Path]:
-    """What in the worktree ``git clean`` and ``git checkout`` would leave: a ``.git`` below its top, and
-    folders and files whose permissions are not those a checkout gives (git sets only a file's
-    executable bit)."""
+def _checkout(worktree: Worktree, revision: str) -> None:
+    worktree_git(worktree, "checkout", "--quiet", "--force", "--detach", "--no-recurse-submodules", revision)
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """Every entry of a worktree below its top, in ``find``'s order (a folder before what it holds), as
+    paths relative to the top: ``entries`` with whether each is a folder, and ``unseen``, what ``git
+    clean`` and ``git checkout`` would leave — a ``.git`` below the top, and folders and files whose
+    permissions are not those a checkout gives (git sets only a file's executable bit)."""
+
+    entries: list[tuple[bytes, bool]]
+    unseen: list[bytes]
+
+    def untracked(self, tracked: set[bytes]) -> list[bytes]:
+        """The topmost entries that hold nothing of ``tracked`` (paths of the index)."""
+        needed: set[bytes] = set()
+        for path in tracked:
+            folder = os.path.dirname(path)
+            while folder and folder not in needed:
+                needed.add(folder)
+                folder = os.path.dirname(folder)
+        found, inside = [], None
+        for path, is_folder in self.entries:
+            if inside is not None and path.startswith(inside):
+                continue
+            if path not in tracked and path not in needed:
+                found.append(path)
+                inside = path + b"/" if is_folder else None
+        return found
+
+
+def _listing(path: Path) -> _Listing:
     folder, plain, executable = (f"{0o777 & ~_UMASK:o}", f"{0o666 & ~_UMASK:o}", f"{0o777 & ~_UMASK:o}")
     done = subprocess.run(
-        ["find", str(path), "-mindepth", "1", "(", "-name", ".git", "-prune", "-print0", ")",
-         "-o", "(", "-type", "d", "!", "-perm", folder, "-print0", ")",
-         "-o", "(", "-type", "f", "!", "-perm", plain, "!", "-perm", executable, "-print0", ")"],
+        ["find", str(path), "-mindepth", "1", "(", "-name", ".git", "-prune", "-printf", "g- %P\\0", ")",
+         "-o", "-printf", "%y%m %P\\0"],
         capture_output=True, check=False,
     )
     if done.returncode != 0:
         raise WorkspaceError(f"could not list the worktree {path}: {done.stderr.decode(errors='replace').strip()}")
-    found = [Path(os.fsdecode(entry)) for entry in done.stdout.split(b"\0") if entry]
-    return [entry for entry in found if entry != path / ".git"]
+    entries, unseen = [], []
+    for entry in done.stdout.split(b"\0"):
+        if not entry:
+            continue
+        kind, relative = entry.split(b" ", 1)
+        kind_letter, mode = kind[:1], kind[1:].decode()
+        if relative == b".git":
+            continue  # the worktree's own, checked by _intact
+        entries.append((relative, kind_letter == b"d"))
+        if kind_letter == b"g":
+            unseen.append(relative)
+        elif (kind_letter == b"d" and mode != folder) or (kind_letter == b"f" and mode not in (plain, executable)):
+            unseen.append(relative)
+    return _Listing(entries=entries, unseen=unseen)
+
+
+def _tracked(worktree: Worktree) -> set[bytes]:
+    """The paths of the worktree's index."""
+    done = worktree_git_run(worktree, "ls-files", "-z")
+    if done.returncode != 0:
+        raise WorkspaceError(f"git ls-files failed: {done.stderr.decode(errors='replace').strip()}")
+    return {path for path in done.stdout.split(b"\0") if path}
 
 
 def _umask() -> int:
