@@ -13,6 +13,7 @@ from graphs.logs.store import log_append, log_file_close, log_file_open, log_rea
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
 from tests.celery_worker import wait_until
+from tests.faults import FailingFirst
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -210,17 +211,9 @@ def test_lines_that_lost_their_seq_to_another_process_are_renumbered_not_duplica
 def test_a_writer_that_loses_the_database_stores_its_lines_once_it_is_back(execution, monkeypatch):
     from django.db import OperationalError
 
-    real_insert = writer._lines_insert
-    failures = iter([OperationalError("server closed the connection unexpectedly")] * 2)
-
-    def insert_after_drops(lines):
-        failure = next(failures, None)
-        if failure is not None:
-            raise failure
-        return real_insert(lines)
-
+    drop = OperationalError("server closed the connection unexpectedly")
     monkeypatch.setattr(writer, "RETRY_FIRST_SECONDS", 0.01)
-    monkeypatch.setattr(writer, "_lines_insert", insert_after_drops)
+    monkeypatch.setattr(writer, "_lines_insert", FailingFirst(writer._lines_insert, drop, drop))
     for number in range(5):
         log_append(execution=execution, event="agent_output", text=f"line {number}")
     log_file_close(execution=execution)

@@ -15,6 +15,7 @@ from graphs.logs import rows, writer
 from graphs.logs.store import log_append, log_file_close, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
+from tests.faults import FailingFirst
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,23 +104,15 @@ def test_a_copy_that_clashes_with_another_process_falls_back_and_renumbers(execu
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="COPY is PostgreSQL's")
 def test_a_copy_that_fails_loses_no_line(execution, monkeypatch):
-    real_copy = rows._lines_copy
-    failures = iter([OperationalError("server closed the connection unexpectedly")])
-
-    def copy_after_a_drop(lines):
-        failure = next(failures, None)
-        if failure is not None:
-            raise failure
-        return real_copy(lines)
-
     monkeypatch.setattr(writer, "RETRY_FIRST_SECONDS", 0.01)
+    copy_after_a_drop = FailingFirst(rows._lines_copy, OperationalError("server closed the connection unexpectedly"))
     monkeypatch.setattr(rows, "_lines_copy", copy_after_a_drop)
     with writer._logs.lock:  # all 30 wait for one drain
         for number in range(30):
             log_append(execution=execution, event="agent_output", text=f"line {number}")
     log_file_close(execution=execution)
 
-    assert next(failures, None) is None, "the COPY was never tried"
+    assert copy_after_a_drop.all_raised, "the COPY was never tried"
     assert [seq for seq, *_ in stored_rows(execution)] == list(range(1, 31))
     assert ExecutionLogFile.objects.get(node_exec=execution).status == "closed"
 
