@@ -178,13 +178,14 @@ def _commit_everything(worktree) -> str:
 def _commands_recorded(monkeypatch) -> list[str]:
     """The git subcommands the pool runs in worktrees from now on."""
     ran: list[str] = []
-    real = pool.worktree_git
+    for name in ("worktree_git", "worktree_git_run"):
+        real = getattr(pool, name)
 
-    def recorded(worktree, *args):
-        ran.append(args[0])
-        return real(worktree, *args)
+        def recorded(worktree, *args, real=real):
+            ran.append(args[0])
+            return real(worktree, *args)
 
-    monkeypatch.setattr(pool, "worktree_git", recorded)
+        monkeypatch.setattr(pool, name, recorded)
     return ran
 
 
@@ -200,13 +201,21 @@ def ignored_and_edited(path: Path) -> None:
     (path / "lib" / "a.py").unlink()
 
 
+def edited_with_empty_folders(path: Path) -> None:
+    """What a landing's commit takes in, and folders it cannot: empty ones, one inside another."""
+    (path / "lib" / "empty" / "deeper").mkdir(parents=True)
+    (path / "tmp").mkdir()
+    (path / "notes.txt").write_text("untracked, then committed\n")
+    (path / "lib" / "a.py").unlink()
+
+
 def a_mode_and_a_nested_git_besides(path: Path) -> None:
     ignored_and_edited(path)
     os.chmod(path / "lib" / "b.py", 0o600)
     (path / "lib" / ".git").write_text("gitdir: /nowhere\n")
 
 
-@pytest.mark.parametrize("left", [ignored_and_edited, a_mode_and_a_nested_git_besides])
+@pytest.mark.parametrize("left", [ignored_and_edited, edited_with_empty_folders, a_mode_and_a_nested_git_besides])
 def test_a_worktree_given_back_after_its_commit_is_that_commit_and_is_taken_there_as_it_is(
         repo, tmp_path, monkeypatch, left):
     ran = _commands_recorded(monkeypatch)
@@ -215,8 +224,10 @@ def test_a_worktree_given_back_after_its_commit_is_that_commit_and_is_taken_ther
         commit = _commit_everything(first)
         worktree_committed(first, commit)
         ran.clear()
-    # Checked out again only where the sweep deleted something a checkout must put back.
+    # Checked out again only where the sweep deleted something a checkout must put back, and cleaned
+    # by git only where more than empty folders is not in the index.
     assert ("checkout" in ran) == (left is a_mode_and_a_nested_git_besides)
+    assert ("clean" in ran) == (left is not edited_with_empty_folders)
     assert (pool_folder(tmp_path / "workspaces", repo) / "0.clean").read_text() == commit
     assert tree_of(first.path) == head_tree(repo, commit)
 
