@@ -344,14 +344,13 @@ def _index_counts(worktree: Worktree) -> tuple[int, int] | None:
     """How many regular files and symlinks the worktree's index holds, or None when it holds anything
     else — a submodule, or an entry unmerged or marked skip-worktree — which no count of a folder's
     entries can be held to."""
-    done = worktree_git_run(worktree, "ls-files", "-z", "--stage", "-t")
-    if done.returncode != 0:
-        raise WorkspaceError(f"git ls-files failed: {done.stderr.decode(errors='replace').strip()}")
+    args = ("ls-files", "-z", "--stage", "-t")
+    listed = git_checked(worktree_git_run(worktree, *args), args, raw=True)
     # Each entry is "<tag> <mode> <object> <stage>\t<path>" ended by a NUL, which no path holds.
-    entries = b"\0" + done.stdout
+    entries = b"\0" + listed
     regular = entries.count(b"\0H 100644 ") + entries.count(b"\0H 100755 ")
     symlinks = entries.count(b"\0H 120000 ")
-    return (regular, symlinks) if regular + symlinks == done.stdout.count(b"\0") else None
+    return (regular, symlinks) if regular + symlinks == listed.count(b"\0") else None
 
 
 def _folders_delete(top: Path, empty: list[bytes]) -> None:
