@@ -105,6 +105,32 @@ def test_a_projects_override_starts_as_a_copy_and_wins_for_that_project_only():
     assert profile_override_create(profile=console, project=alpha, author=None) == override
 
 
+def test_an_override_wins_over_a_console_profile_with_more_revisions():
+    alpha = ProjectFactory(slug="alpha")
+    console = profile_console("coder")
+    override = profile_override_create(profile=console, project=alpha, author=None)
+    for turns in (5, 6, 7):
+        console.max_turns = turns
+        profile_save(profile=console, author=None)
+
+    in_alpha = profile_resolve(org_node="coder", project=alpha)
+
+    assert (in_alpha.revision_id, in_alpha.max_turns) == (override.revisions.get().pk, None)
+    assert profile_resolve(org_node="coder", project=None).max_turns == 7
+
+
+def test_a_call_after_an_org_nodes_first_sends_one_statement(django_assert_num_queries):
+    alpha = ProjectFactory(slug="alpha")
+    profile_override_create(profile=profile_console("coder"), project=alpha, author=None)
+
+    with django_assert_num_queries(1):
+        resolved = profile_resolve(org_node="coder", project=alpha)
+    with django_assert_num_queries(1):
+        profile_resolve(org_node="coder", project=None)
+
+    assert resolved.project_slug == "alpha"
+
+
 def test_a_call_resolves_to_the_latest_revision():
     profile = profile_console("planner")
     profile.max_turns = 12
