@@ -201,6 +201,20 @@ def ignored_and_edited(path: Path) -> None:
     (path / "lib" / "a.py").unlink()
 
 
+def edited_only(path: Path) -> None:
+    """What a landing's commit takes in whole: a file changed, one deleted, one added in a new folder."""
+    (path / "README.md").write_text("changed\n")
+    (path / "lib" / "a.py").unlink()
+    (path / "docs" / "notes").mkdir(parents=True)
+    (path / "docs" / "notes" / "new.txt").write_text("untracked, then committed\n")
+
+
+def empties_a_tracked_folder(path: Path) -> None:
+    """Every file of a folder deleted: the commit drops them, the folder stays on disk."""
+    (path / "lib" / "a.py").unlink()
+    (path / "lib" / "b.py").unlink()
+
+
 def edited_with_empty_folders(path: Path) -> None:
     """What a landing's commit takes in, and folders it cannot: empty ones, one inside another."""
     (path / "lib" / "empty" / "deeper").mkdir(parents=True)
@@ -215,7 +229,8 @@ def a_mode_and_a_nested_git_besides(path: Path) -> None:
     (path / "lib" / ".git").write_text("gitdir: /nowhere\n")
 
 
-@pytest.mark.parametrize("left", [ignored_and_edited, edited_with_empty_folders, a_mode_and_a_nested_git_besides])
+@pytest.mark.parametrize("left", [edited_only, ignored_and_edited, edited_with_empty_folders, empties_a_tracked_folder,
+                                  a_mode_and_a_nested_git_besides])
 def test_a_worktree_given_back_after_its_commit_is_that_commit_and_is_taken_there_as_it_is(
         repo, tmp_path, monkeypatch, left):
     ran = _commands_recorded(monkeypatch)
@@ -225,9 +240,9 @@ def test_a_worktree_given_back_after_its_commit_is_that_commit_and_is_taken_ther
         worktree_committed(first, commit)
         ran.clear()
     # Checked out again only where the sweep deleted something a checkout must put back, and cleaned
-    # by git only where more than empty folders is not in the index.
+    # by git only where something, a folder or a file, is not in the index.
     assert ("checkout" in ran) == (left is a_mode_and_a_nested_git_besides)
-    assert ("clean" in ran) == (left is not edited_with_empty_folders)
+    assert ("clean" in ran) == (left is not edited_only)
     assert (pool_folder(tmp_path / "workspaces", repo) / "0.clean").read_text() == commit
     assert tree_of(first.path) == head_tree(repo, commit)
 
