@@ -41,7 +41,7 @@ def _markdown_task(task_id: str, path: str) -> dict:
 
 
 def test_a_placeholder_repeated_100000_times_is_refused_without_the_prompt_ever_being_built():
-    # The spec: under 1 MB, and 100 million characters once filled in.
+    # A spec under 1 MB that comes to 100 million characters once filled in.
     spec = spec_of(pi("huge", prompt="{{var.v}}" * 100_000), variables={"v": "x" * 1000})
 
     tracemalloc.start()

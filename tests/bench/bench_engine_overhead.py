@@ -23,7 +23,7 @@ systems take turns, graph by graph (``tests.bench.by_turns``): ``REPETITIONS[gra
 each of the four runs the graph once, so a drift of the machine moves them all alike; the page cache
 is written out after every turn. A row of the table shows the median wall time and the waits of every
 run pooled, each engine row's wall time over the floor's and the peer's; then the machine's load
-average and each of issue 22's targets, met or not.
+average and each of its targets, met or not.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def test_engine_peer_and_floor_by_turns(task, tmp_path):
     print(
         f"\n\nOrchestration overhead, instant agent / no-op tasks ({os.cpu_count()} cores; load average"
         f" {', '.join(f'{value:.2f}' for value in load_before)} before, {os.getloadavg()[0]:.2f} after)\n{text}"
-        f"\n\n{markdown}\n\nIssue 22's targets:\n" + "\n".join(target.line() for target in targets(rows)) + "\n"
+        f"\n\n{markdown}\n\nTargets:\n" + "\n".join(target.line() for target in targets(rows)) + "\n"
     )
 
 

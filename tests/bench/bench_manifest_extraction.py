@@ -17,7 +17,7 @@ from typing import Any
 from graphs.domain.manifest import extract_graph_manifest
 
 NAIVE_BUDGET_SECONDS = 30.0
-# Issue 22: the p95 seconds the hostile inputs must stay under.
+# The p95 seconds the hostile inputs must stay under.
 P95_TARGET_SECONDS = {"1 MB adversarial": 0.200, "250 KB escaped quotes": 0.100}
 _STOPPED = object()
 

@@ -34,7 +34,7 @@ fake CLI that way unsandboxed and as the system's ``/usr/bin/python3`` in the sa
 would measure the shim.
 
 Cells are p50 and p95 over the samples; "added by bwrap (p50)" is the bwrap p50 less the unsandboxed p50, and
-"÷ none" the bwrap p50 over the unsandboxed one. The issue's target is under ``TARGET_MS`` added per
+"÷ none" the bwrap p50 over the unsandboxed one. The target is under ``TARGET_MS`` added per
 attempt; each row says whether its added p50 meets it (the process rows are the part of an attempt the
 sandbox touches, so they must meet it too). ``command_run`` sees its process end through
 ``Popen.wait`` with a timeout (``graphs.workspaces.processes``), which checks after about 1, 3, 7, 15 and 31 ms:

@@ -134,7 +134,7 @@ EMBEDDED = f"engine, embedded (SQLite, {settings.WORKGRAPH_EMBEDDED_WORKERS} thr
 
 @dataclass(frozen=True)
 class Target:
-    """One of issue 22's targets: a ratio of the engine's figure to another system's, at most ``limit``."""
+    """A target of the benchmark: a ratio of the engine's figure to another system's, at most ``limit``."""
 
     label: str
     ratio: float
