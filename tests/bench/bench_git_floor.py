@@ -10,9 +10,10 @@ handed from node to node. A round appends a few lines to one file, then sends on
 landing cannot do without, through the console's own git wrapper (its pinned configuration and the
 worktree's index settings): ``git add`` of that one file, ``write-tree``, reading the head, ``commit-tree``,
 moving the worktree's ``HEAD``, reading and moving the branch, and the two diffs a landing records (the
-attempt's and the run's, by the console's own ``_diff``). Nothing looks for what else changed and nothing is cleaned: this is what a
-workspace that learned an agent's changes without walking the tree (a filesystem watcher) would still
-pay with git's own programs, each of which reads the worktree's whole index.
+attempt's and the run's, by the console's own ``_diff``). Nothing looks for what else changed and
+nothing is cleaned: this is what a workspace that learned an agent's changes without walking the tree
+(a filesystem watcher) would still pay with git's own programs, each started afresh and each reading
+the worktree's whole index.
 
 Compare it with ``bench_workspaces``' chain of nodes, whose "not a repository" row is what a node costs
 with no workspace at all.
@@ -27,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.workspaces.git import repository_git
 from graphs.workspaces import worktrees as workspaces
+from graphs.workspaces.git import repository_git
 from graphs.workspaces.pool import worktree_git, worktree_held
 from tests.bench.bench_workspaces import ROUNDS, SIZES, _change_make, projects, workspace_dir  # noqa: F401
 from tests.bench.report import load_average, ms, p95, tables
