@@ -205,6 +205,14 @@ def sign_in(page, url: str, username: str) -> None:
     page.click("button[type=submit]")
 
 
+def raw_log_open(page) -> None:
+    """Unfold the node page's raw log once the page's scripts have drawn it: the trace they build above
+    the log moves its summary down, and a click aimed before that lands where the summary was."""
+    page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
+    page.click("#raw-log summary")
+    page.wait_for_selector("#raw-log[open]", state="attached")
+
+
 class RunSnapshots:
     """Counts the ``snapshot`` frames the page's sockets for one run receive; attach it before navigating.
 

@@ -8,7 +8,7 @@ import pytest
 
 from graphs.logs.store import log_append, log_file_close
 from tests import factories
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import raw_log_open, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,7 +40,7 @@ def test_log_lines_carry_their_time(chromium, console_server, alice, task):
     log_file_close(execution=attempt)
     page = _page(chromium)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
-    page.click("#raw-log summary")
+    raw_log_open(page)
     stamp = page.locator("#log-lines li time.ts").first
     assert len(stamp.inner_text()) == len("12:34:56.789")
     assert stamp.get_attribute("datetime").startswith(stamp.get_attribute("title")[:10])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import Task
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, raw_log_open, sign_in
 from tests.browser.dag_runs import FITTED
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,7 +81,7 @@ def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, al
 
     page.click("#panel-body a:has-text('Open the node page')")
     page.wait_for_selector("#trace .trace-group .trace-output")  # the offline agent's output, in its trace
-    page.click("#raw-log summary")
+    raw_log_open(page)
     page.wait_for_selector("#log-lines li")
     assert page.locator("#log-lines li").count() >= 3
     page.screenshot(path=str(ARTIFACTS / "execution.png"), full_page=True)

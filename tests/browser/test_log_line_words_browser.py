@@ -12,7 +12,7 @@ import pytest
 from graphs.logs.store import log_append, log_file_close, log_file_open, log_writes_wait
 from graphs.models import WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, raw_log_open, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,8 +52,7 @@ def test_the_lines_a_page_begins_with_read_as_their_facts_and_unfold_to_json(chr
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
-    page.click("#raw-log summary")
-    page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
+    raw_log_open(page)
     for fields, words in LINES:
         assert line_text(page, fields["event"]) == words
 
@@ -74,8 +73,7 @@ def test_live_lines_read_as_their_facts_and_unfold_to_json(chromium, console_ser
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
-    page.click("#raw-log summary")
-    page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
+    raw_log_open(page)
     for fields, _ in LINES:
         log_append(execution=attempt, **fields)
     assert log_writes_wait()

@@ -13,7 +13,7 @@ import pytest
 from graphs.logs.store import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, attempt_running, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, attempt_running, raw_log_open, sign_in
 from tests.graphs import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,8 +50,7 @@ def test_a_long_log_filters_by_kind_and_search_and_keeps_agent_text_as_text(chro
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
-    page.click("#raw-log summary")
-    page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
+    raw_log_open(page)
     assert page.locator("#log-count").inner_text() == "1,500 lines"
     kinds = [text.strip() for text in page.locator("#log-kinds label[data-kind]").all_inner_texts()]
     assert kinds == ["tool_call 750", "tool_result 750"]
@@ -116,8 +115,7 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     attempt = attempt_running(run, "draft")
     page.goto(f"{slow_console_server}/executions/{attempt.pk}/")
     # A short window onto the log, so that a few lines already overflow it.
-    page.click("#raw-log summary")
-    page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
+    raw_log_open(page)
     page.eval_on_selector("#log-lines", "list => { list.style.maxHeight = '4.5em'; }")
     assert page.locator("#log-follow").is_checked(), "a log being written is followed"
     # A search that marks nearly every line: redrawing the lines there are for each live one would show.
@@ -163,8 +161,7 @@ def test_the_log_viewer_fits_a_phone(chromium, console_server, alice, task):
     page = chromium.new_page(viewport={"width": 390, "height": 844})
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
-    page.click("#raw-log summary")
-    page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
+    raw_log_open(page)
     page.fill("#log-search", "dir1")
     page.wait_for_function("() => document.getElementById('log-count').textContent.endsWith('matching lines')")
     overflow = page.evaluate(OVERFLOW)
