@@ -30,9 +30,9 @@ committed everything in it (``worktree_committed``: ``git add --all`` and the co
 touch it) holds nothing tracked that differs from its head, so when the sweep found nothing either it
 needs no checkout: what is left is only what its index does not hold. When the sweep counted as many
 regular files, symlinks and folders as the index holds, and nothing else, nothing is left; otherwise
-``git clean`` deletes it. And ``n.clean`` names the commit the worktree was
-left clean at: an attempt taking it at that very commit — a chain's next node, at the head the one
-before landed — finds it ready, with no checkout.
+``git clean`` deletes it. And ``n.clean`` names the commit the worktree was left clean at: an attempt
+taking it at that very commit — a chain's next node, at the head the one before landed — finds it
+ready, with no checkout.
 """
 
 from __future__ import annotations
