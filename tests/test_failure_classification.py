@@ -53,6 +53,9 @@ def command_judgment(exit_code: int | None, output: str = "", *, timed_out: bool
             "issues": [f"`pytest` exited with code {exit_code} (expected 0). The end of its output:\n{output}"]}
 
 
+VERDICT_FAILED = {"kind": "mechanical", "check_ref": "verdict_says_pass", "issues": ["the verdict is 'fail', not pass"]}
+
+
 # What a failed attempt reported → the category, the cap on its confidence, and the rule that decided.
 CORPUS = [
     pytest.param(FailureFacts(agent_error_kind="timeout", error="agent error (timeout): no answer in 600 s"),
@@ -128,6 +131,15 @@ CORPUS = [
     pytest.param(FailureFacts(output='VERDICT: FAIL\n```json\n{"root_cause_category": "coder"}\n```',
                               judgment={"kind": "mechanical", "issues": ["the verdict is 'FAIL', not pass"]}),
                  "ProductBug", ASSERTION_CAP, "verdict_blames_code", id="verdict-json-blames-the-code"),
+    pytest.param(FailureFacts(output="VERDICT: fail\nThe export still drops the header row.", judgment=VERDICT_FAILED),
+                 "ProductBug", ERROR_CAP, "verdict_fails", id="a-failing-verdict-naming-no-cause"),
+    pytest.param(FailureFacts(output="VERDICT: fail\nRoot cause: planning\nThe suite timed out: the PRD set no limit.",
+                              judgment=VERDICT_FAILED),
+                 "ContractMismatch", ERROR_CAP, "verdict_blames_plan", id="a-verdict-is-read-before-its-words"),
+    pytest.param(FailureFacts(output="VERDICT: inconclusive\nThe report was empty.", judgment=VERDICT_FAILED),
+                 "Unknown", 0.0, "verdict_inconclusive", id="an-inconclusive-verdict-naming-no-cause"),
+    pytest.param(FailureFacts(output="VERDICT: fail\nROOT_CAUSE: coder", judgment={"kind": "llm", "issues": ["vague"]}),
+                 "Unknown", 0.0, "no_rule_matched", id="a-verdict-an-llm-judge-rejected-is-not-read"),
     pytest.param(FailureFacts(error="the planner agent failed (rate_limit): 429", error_code="agent_failed",
                               agent_error_kind="rate_limit"),
                  "EnvFailure", ERROR_CAP, "planning_agent_unreachable", id="planning-rate-limited"),
@@ -161,6 +173,17 @@ def test_no_rule_claims_more_than_its_cap_and_none_claims_all_pass():
     assert all(rule.category in CATEGORIES for rule in FAILURE_RULES)
 
 
+def test_a_verdict_is_evidence_in_its_own_words():
+    output = ("Reviewed the export.\n\n**VERDICT:** fail\nROOT_CAUSE: coder — the header row is dropped\n\n"
+              "`export_csv([])` returns no header.\nThe README promises one.")
+    classification = failure_classify(FailureFacts(output=output, judgment=VERDICT_FAILED))
+    assert classification.evidence == ["verdict: fail", "root cause: coder — the header row is dropped",
+                                       "`export_csv([])` returns no header.", "The README promises one."]
+    inconclusive = failure_classify(FailureFacts(output="VERDICT: inconclusive\nNo report came.",
+                                                 judgment=VERDICT_FAILED))
+    assert inconclusive.evidence == ["verdict: inconclusive", "No report came."]
+
+
 def test_evidence_quotes_the_line_that_matched_bounded():
     classification = failure_classify(FailureFacts(judgment=command_judgment(1, PYTEST_ASSERTION)))
     assert "matched: E       AssertionError: assert 'id;name' == 'id,name'".split() == \
@@ -184,6 +207,7 @@ def test_a_failed_judgment_is_classified_on_its_attempt(task, scripted_runner, i
     assert failure["category"] == "ProductBug"
     assert failure["confidence"] == ASSERTION_CAP
     assert failure["rule"] == "verdict_blames_code"
+    assert failure["evidence"] == ["verdict: fail", "root cause: coder", "The totals are wrong."]
 
 
 @pytest.mark.django_db

@@ -136,6 +136,19 @@ def final_verdict_read(content: str) -> FinalVerdict | None:
     return FinalVerdict(verdict=verdict, line=value, root_cause=category, root_cause_detail=detail)
 
 
+def verdict_reasons(content: str) -> list[str]:
+    """The lines after ``content``'s first verdict line that say why: neither a verdict nor a root cause
+    line, nor a code fence, nor empty; each stripped. Empty when ``content`` has no verdict line."""
+    lines = content.splitlines()
+    labels = [_LINE_MARKERS.sub("", _EMPHASIS.sub("", line)) for line in lines]
+    start = next((index for index, label in enumerate(labels) if _VERDICT_LABEL.match(label)), None)
+    if start is None:
+        return []
+    return [line.strip() for line, label in zip(lines[start + 1:], labels[start + 1:], strict=True)
+            if line.strip() and not line.strip().startswith("```")
+            and not _VERDICT_LABEL.match(label) and not _ROOT_CAUSE_LABEL.match(label)]
+
+
 def first_root_cause(content: str) -> str | None:
     """The root-cause category the content names (``planning``, ``coder``, ``skill_defect``), or None."""
     return root_cause_read(content)[0]

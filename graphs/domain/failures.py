@@ -1,9 +1,10 @@
 """Classifying a failed attempt: a category, the evidence for it, and a capped confidence.
 
 Deterministic rules come first (``FAILURE_RULES``, tried in order, the first match wins): the kind of
-agent error, the kind of judgment that failed, a command's exit code, and known patterns in what the
-attempt reported (collection and import errors, timeouts, refused connections, assertion failures).
-What no rule recognises is ``Unknown``; a project may then ask its judge agent (see
+agent error, the kind of judgment that failed, a command's exit code, an agent's own verdict that is not
+pass (its root cause, its words), and known patterns in what the attempt reported (collection and
+import errors, timeouts, refused connections, assertion failures). What no rule recognises is
+``Unknown``; a project may then ask its judge agent (see
 ``graphs.engine.classify``), whose answer ``graphs.domain.failure_judge.failure_answer_validate`` checks and caps.
 
 Confidence is capped by what the evidence can show: a failed assertion says something about the product
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from graphs.domain.checks import FinalVerdict, final_verdict_read, verdict_reasons
+
 
 class FailureCategory(StrEnum):
     PRODUCT_BUG = "ProductBug"
@@ -39,6 +42,7 @@ CATEGORIES: tuple[str, ...] = tuple(category.value for category in FailureCatego
 # all-pass result, never applies to a failed attempt).
 ASSERTION_CAP = 0.75
 ERROR_CAP = 0.6
+UNKNOWN_CONFIDENCE = 0.0
 
 # What a classification keeps of the attempt's own words: a few short lines, never its whole output.
 EVIDENCE_LINES_MAX = 5
@@ -87,6 +91,11 @@ class FailureFacts:
         issues = [str(issue) for issue in (self.judgment or {}).get("issues") or []]
         output = "" if self.judgment_kind == "llm" else self.output[-OUTPUT_TAIL_CHARS:]
         return "\n".join([self.error, *issues, output])
+
+    def verdict(self) -> FinalVerdict | None:
+        """The verdict the attempt's output gives, or None when it gives none, or when an llm judge
+        rejected it (its verdict was then not what failed it)."""
+        return None if self.judgment_kind == "llm" else final_verdict_read(self.output)
 
 
 @dataclass(frozen=True)
@@ -179,6 +188,19 @@ def _command_timed_out(facts: FailureFacts) -> list[str] | None:
     return ["the command timed out"] if (facts.judgment or {}).get("timed_out") is True else None
 
 
+def _verdict(*root_causes: str | None, verdicts: tuple[str, ...] = ("FAIL", "INCONCLUSIVE")) -> Matcher:
+    """The output's own verdict, when it is one of ``verdicts`` and names one of ``root_causes`` (None: it
+    names none); its evidence is the verdict's own words."""
+    def matches(facts: FailureFacts) -> list[str] | None:
+        read = facts.verdict()
+        if read is None or read.verdict not in verdicts or read.root_cause not in root_causes:
+            return None
+        detail = f" — {read.root_cause_detail}" if read.root_cause_detail else ""
+        cause = [f"root cause: {read.root_cause}{detail}"] if read.root_cause else []
+        return [f"verdict: {read.line}", *cause, *verdict_reasons(facts.output)]
+    return matches
+
+
 def _pattern(regex: str) -> Matcher:
     compiled = re.compile(regex, re.IGNORECASE | re.MULTILINE)
 
@@ -223,6 +245,15 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
     FailureRule("command_killed", FailureCategory.ENV_FAILURE, ERROR_CAP, _exit_code(-9, 137, -15, 143)),
     # pytest's own exit codes: 4 is a usage error, 5 collected no tests (the wrong test root or mode).
     FailureRule("pytest_usage_error", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP, _exit_code(4)),
+    # An agent's verdict that is not pass says why in its own words, before any pattern reads them: its
+    # named root cause decides; a fail that names none blames the work, with less confidence. An
+    # inconclusive verdict naming none says no cause, but its words are still the evidence.
+    FailureRule("verdict_blames_code", FailureCategory.PRODUCT_BUG, ASSERTION_CAP, _verdict("coder")),
+    FailureRule("verdict_blames_plan", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
+                _verdict("planning", "skill_defect")),
+    FailureRule("verdict_fails", FailureCategory.PRODUCT_BUG, ERROR_CAP, _verdict(None, verdicts=("FAIL",))),
+    FailureRule("verdict_inconclusive", FailureCategory.UNKNOWN, UNKNOWN_CONFIDENCE,
+                _verdict(None, verdicts=("INCONCLUSIVE",))),
     FailureRule("no_tests_collected", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
                 _pattern(r"\bno tests ran\b|\bcollected 0 items\b|\bno tests collected\b")),
     # Collection errors come before assertions: a suite that did not collect says nothing of the product.
@@ -247,17 +278,10 @@ FAILURE_RULES: tuple[FailureRule, ...] = (
                 _pattern(r"::\S+ RERUN\b|\b\d+ rerun\b")),
     FailureRule("assertion_failed", FailureCategory.PRODUCT_BUG, ASSERTION_CAP,
                 _pattern(r"\bAssertionError\b|^E\s+assert\b|^FAILED \S+::|\b\d+ failed\b")),
-    # A final verdict's named root cause: the coder's work, or the plan it was built from.
-    FailureRule("verdict_blames_code", FailureCategory.PRODUCT_BUG, ASSERTION_CAP,
-                _pattern(r"^\W*(?:ROOT_CAUSE|root_cause_category)\W*\s*coder\b")),
-    FailureRule("verdict_blames_plan", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
-                _pattern(r"^\W*(?:ROOT_CAUSE|root_cause_category)\W*\s*(planning|skill_defect)\b")),
     FailureRule("output_off_contract", FailureCategory.CONTRACT_MISMATCH, ERROR_CAP,
                 _pattern(r"has no 'VERDICT:' line|has no line that starts with 'VERDICT:'|held no \{ok, issues\} JSON"
                          r"|is not a valid test case manifest")),
 )
-
-UNKNOWN_CONFIDENCE = 0.0
 
 
 def failure_classify(facts: FailureFacts) -> FailureClassification:
@@ -289,5 +313,3 @@ def evidence_bounded(lines: Iterable[str]) -> list[str]:
             kept.append(line if len(line) <= EVIDENCE_LINE_MAX_CHARS else line[: EVIDENCE_LINE_MAX_CHARS - 1] + "…")
     return kept[:EVIDENCE_LINES_MAX]
 
-
-# --- the judge agent's answer ------------------------------------------------------------------------------
