@@ -19,8 +19,10 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from console.revision_forms import conflict_shown
 from console.skill_forms import MAX_BODY_CHARS, RevisionPairForm, SkillForm, SkillStatusForm
 from graphs.domain.markdown import markdown_render_safe
+from graphs.domain.revision_conflicts import RevisionConflict
 from graphs.errors import WorkGraphError
 from graphs.models import Skill
 from graphs.skills.revisions import skill_revisions_diff, skill_save
@@ -69,21 +71,16 @@ def skill_new(request: HttpRequest) -> HttpResponse:
 @_skill_admin
 def skill_edit(request: HttpRequest, skill_id: str) -> HttpResponse:
     skill = _skill_or_404(skill_id)
-    latest = skill.revisions.order_by("-number").values_list("number", flat=True).first()
+    latest = skill.revisions.order_by("-number").values_list("number", flat=True).first() or 0
     form = SkillForm(request.POST or None, instance=skill, initial={"base_revision": latest})
     if request.method == "POST" and form.is_valid():
-        base = form.cleaned_data["base_revision"]
-        if latest is not None and base is not None and base != latest:
-            # Someone saved while this editor was open: saving now would silently undo their revision.
-            form.add_error(None, f"Revision {latest} was saved after you opened the editor (you started from "
-                                 f"revision {base}). Compare it with your text, then save again.")
-            form.data = form.data.copy()
-            form.data["base_revision"] = latest
-            return _editor(request, form, skill=skill, status=409)
-        revision = skill_save(skill=form.save(commit=False), body=form.cleaned_data["body"], author=request.user,
-                              note=form.cleaned_data["note"])
+        try:
+            revision = skill_save(skill=form.save(commit=False), body=form.cleaned_data["body"], author=request.user,
+                                  note=form.cleaned_data["note"], base_revision=form.cleaned_data["base_revision"])
+        except RevisionConflict as conflict:
+            return _editor(request, conflict_shown(form, conflict), skill=skill, conflict=conflict, status=409)
         if revision is None:
-            messages.info(request, "Saved. The body did not change, so no new revision was made.")
+            messages.info(request, "Saved. Nothing changed, so no new revision was made.")
         else:
             messages.success(request, f"Saved as revision {revision.number}.")
         return redirect("skill_detail", skill_id=skill.skill_id)
@@ -175,13 +172,15 @@ def _skill_or_404(skill_id: str) -> Skill:
     return skill
 
 
-def _editor(request: HttpRequest, form: SkillForm, *, skill: Skill | None, status: int | None = None) -> HttpResponse:
+def _editor(request: HttpRequest, form: SkillForm, *, skill: Skill | None, conflict: RevisionConflict | None = None,
+            status: int | None = None) -> HttpResponse:
     body = form.data.get("body", "") if form.is_bound else (skill.body if skill else "")
     return render(
         request,
         "skills/skill_form.html",
         {"form": form, "skill": skill, **_rendered(body), "template_fields": TEMPLATE_NODE_FIELD_HELP.items(),
-         "tools": sorted(settings.WORKGRAPH_TOOL_REGISTRY.items()), "template_example": TEMPLATE_EXAMPLE},
+         "tools": sorted(settings.WORKGRAPH_TOOL_REGISTRY.items()), "template_example": TEMPLATE_EXAMPLE,
+         "conflict": conflict},
         status=status or (400 if form.errors else 200),
     )
 

@@ -25,13 +25,22 @@ def test_the_first_save_creates_revision_one_and_parses_the_template(dana):
     assert skill.template_warnings == []
 
 
-def test_a_save_with_the_same_body_creates_no_revision(dana):
-    skill = Skill(skill_id="research")
+def test_a_save_that_changes_nothing_creates_no_revision(dana):
+    skill = Skill(skill_id="research", name="Research")
     skill_save(skill=skill, body=TEMPLATE_BODY, author=dana)
-    skill.name = "Research"
     assert skill_save(skill=skill, body=TEMPLATE_BODY.replace("\n", "\r\n"), author=dana) is None
     assert skill.revisions.count() == 1
-    assert Skill.objects.get(pk=skill.pk).name == "Research"
+
+
+@pytest.mark.parametrize(("field", "value"), [("name", "Research"), ("description", "Reads filings."),
+                                              ("owner_org_node", "planner")])
+def test_a_change_of_any_field_with_the_same_body_creates_the_next_revision_holding_it(dana, field, value):
+    skill = Skill(skill_id="research")
+    skill_save(skill=skill, body=TEMPLATE_BODY, author=dana)
+    setattr(skill, field, value)
+    revision = skill_save(skill=skill, body=TEMPLATE_BODY, author=dana)
+    assert (revision.number, getattr(revision, field)) == (2, value)
+    assert getattr(Skill.objects.get(pk=skill.pk), field) == value
 
 
 def test_a_changed_body_creates_the_next_revision_and_replaces_the_template(dana):

@@ -19,7 +19,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from console.agent_profile_forms import AgentProfileForm, OverrideForm, RevisionPairForm
+from console.revision_forms import conflict_shown
 from graphs.domain.markdown import markdown_render_safe
+from graphs.domain.revision_conflicts import RevisionConflict
 from graphs.models import AgentProfile, AgentProfileRevision, Project
 from graphs.profiles.resolve import profile_override_create, profiles_ensure_shipped
 from graphs.profiles.revisions import profile_revisions_diff, profile_save
@@ -66,18 +68,14 @@ def profile_detail(request: HttpRequest, org_node: str, slug: str | None = None)
 @_profile_admin
 def profile_edit(request: HttpRequest, org_node: str, slug: str | None = None) -> HttpResponse:
     profile = _profile_or_404(org_node, slug)
-    latest = profile.revisions.order_by("-number").values_list("number", flat=True).first()
+    latest = profile.revisions.order_by("-number").values_list("number", flat=True).first() or 0
     form = AgentProfileForm(request.POST or None, instance=profile, initial={"base_revision": latest})
     if request.method == "POST" and "preview" not in request.POST and form.is_valid():
-        base = form.cleaned_data["base_revision"]
-        if latest is not None and base is not None and base != latest:
-            # Someone saved while this editor was open: saving now would silently undo their revision.
-            form.add_error(None, f"Revision {latest} was saved after you opened the editor (you started from "
-                                 f"revision {base}). Compare it with your changes, then save again.")
-            form.data = form.data.copy()
-            form.data["base_revision"] = latest
-            return _editor(request, form, profile=profile, status=409)
-        revision = profile_save(profile=form.save(commit=False), author=request.user, note=form.cleaned_data["note"])
+        try:
+            revision = profile_save(profile=form.save(commit=False), author=request.user,
+                                    note=form.cleaned_data["note"], base_revision=form.cleaned_data["base_revision"])
+        except RevisionConflict as conflict:
+            return _editor(request, conflict_shown(form, conflict), profile=profile, conflict=conflict, status=409)
         if revision is None:
             messages.info(request, "Saved. Nothing changed, so no new revision was made.")
         else:
@@ -168,10 +166,11 @@ def _profile_or_404(org_node: str, slug: str | None) -> AgentProfile:
 
 
 def _editor(request: HttpRequest, form: AgentProfileForm, *, profile: AgentProfile | None,
-            status: int | None = None) -> HttpResponse:
+            conflict: RevisionConflict | None = None, status: int | None = None) -> HttpResponse:
     instructions = form.data.get("instructions", "") if form.is_bound else (profile.instructions if profile else "")
     return render(request, "agent_profiles/profile_form.html", {
         "form": form, "profile": profile,
         "preview_html": mark_safe(markdown_render_safe(instructions)),  # noqa: S308 — sanitized by nh3
         "cancel_url": _url("agent_profile_detail", profile) if profile else reverse("agent_profile_list"),
+        "conflict": conflict,
     }, status=status or (400 if form.errors else 200))

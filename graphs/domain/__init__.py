@@ -22,5 +22,6 @@ models. Everything above it builds on these.
 - ``storable`` — text made safe to store (no NUL, bounded);
 - ``markdown`` — Markdown rendered to sanitized HTML within a time budget;
 - ``text_diffs`` — line diffs of two texts, for the compare pages;
+- ``revision_conflicts`` — a save made on an older revision than the latest, refused with both versions;
 - ``fork_edits`` — a fork's edit of its node's prompt or argv, applied to a copy of the manifest and checked.
 """

@@ -50,8 +50,14 @@ class Skill(models.Model):
 
 
 class SkillRevision(models.Model):
+    """A skill's content as one save left it: every field its editor changes, so that a save made on an
+    older revision is seen as one (graphs.skills.revisions)."""
+
     skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    owner_org_node = models.CharField(max_length=100, blank=True)
     body = models.TextField()
     git_commit_sha = models.CharField(max_length=40, blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

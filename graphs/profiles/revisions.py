@@ -1,7 +1,8 @@
 """Saving an agent profile, each change kept as an ``AgentProfileRevision``, and the diff of two revisions.
 
 Every change of a profile goes through ``profile_save``: the console pages, the Django admin and the
-shipped profiles created on first use all call it.
+shipped profiles created on first use all call it. An editor names the revision it was made on: a save
+over a newer one is a ``RevisionConflict`` and saves nothing.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from graphs.domain.revision_conflicts import revision_conflict_check
 from graphs.domain.text_diffs import DiffLine, revisions_diff
 from graphs.models import AgentProfile, AgentProfileRevision
 
@@ -20,23 +22,29 @@ CONTENT_FIELDS = (
 
 
 def profile_save(
-    *, profile: AgentProfile, author: AbstractBaseUser | None, note: str = ""
+    *, profile: AgentProfile, author: AbstractBaseUser | None, note: str = "", base_revision: int | None = None
 ) -> AgentProfileRevision | None:
     """Save ``profile`` (new or existing) as its caller set it, and keep a revision of its content.
 
     A revision is created when the content differs from the latest revision's, or when the profile has
-    none yet; returns it, or None when nothing changed.
+    none yet; returns it, or None when nothing changed. ``base_revision`` is the revision an editor was
+    opened on (0: none yet): when a newer one exists, raises ``RevisionConflict`` and saves nothing.
     """
     # Browsers send textarea lines ending in CRLF; unnormalized, every save would look like a change.
     profile.instructions = profile.instructions.replace("\r\n", "\n")
     profile.description = profile.description.replace("\r\n", "\n")
     with transaction.atomic():
         if profile.pk is not None:
-            # Serializes revision numbering between concurrent saves of the same profile.
+            # Serializes revision numbering, and the conflict check, between concurrent saves of the profile.
             AgentProfile.objects.select_for_update().filter(pk=profile.pk).first()
-        profile.save()
-        latest = profile.revisions.order_by("-number").first()
+        latest = profile.revisions.order_by("-number").first() if profile.pk is not None else None
         content = profile_content(profile)
+        revision_conflict_check(
+            base=base_revision, latest=latest.number if latest else 0,
+            theirs=profile_fields_text(profile_content(latest)) if latest else {},
+            yours=profile_fields_text(content),
+        )
+        profile.save()
         if latest is not None and profile_content(latest) == content:
             return None
         return AgentProfileRevision.objects.create(
@@ -53,6 +61,21 @@ def profile_content(source: AgentProfile | AgentProfileRevision) -> dict:
     return content
 
 
+def profile_fields_text(content: dict) -> dict[str, str]:
+    """A profile's content as text by the label its editor gives each field."""
+    return {
+        "Description": content["description"],
+        "Instructions": content["instructions"],
+        "Model": content["model"],
+        "Effort": content["effort"],
+        "Permission mode": content["permission_mode"],
+        "Max turns": "" if content["max_turns"] is None else str(content["max_turns"]),
+        "The repository's own definition first": "yes" if content["repository_definition_first"] else "no",
+        "Allowed tools": ", ".join(content["allowed_tools"]),
+        "Disallowed tools": ", ".join(content["disallowed_tools"]),
+    }
+
+
 def profile_text(revision: AgentProfile | AgentProfileRevision) -> str:
     """A revision as the lines its diff compares: one line a setting, then the instructions."""
     content = profile_content(revision)
@@ -67,7 +90,6 @@ def profile_text(revision: AgentProfile | AgentProfileRevision) -> str:
         f"repository definition first: {'yes' if content['repository_definition_first'] else 'no'}",
     ]
     return "\n".join([*settings_lines, "", "instructions:", content["instructions"]])
-
 
 
 def profile_revisions_diff(*, old: AgentProfileRevision, new: AgentProfileRevision) -> list[DiffLine]:
