@@ -1,10 +1,12 @@
 """The forms of the project pages. They only gather what was typed: every rule is checked by
-graphs.projects, whose messages the pages show on the fields they name."""
+graphs.projects, whose messages the pages show on the fields they name — all of them at once, as the API
+names them. A form that refused a field itself would hide the others' problems until it was fixed."""
 
 from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.core.validators import ProhibitNullCharactersValidator
 
 from graphs.models import ProjectMembership
 from graphs.projects.edits import agent_choices
@@ -15,18 +17,26 @@ COMMANDS_CONFIRM_LABEL = (
 )
 
 
+class _Typed(forms.CharField):
+    """Text as typed, never refused here: graphs.projects names what is missing, too long or holds a NUL."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(required=False, **kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+
 class ProjectForm(forms.Form):
-    slug = forms.CharField(help_text="In the project's address; lowercase letters, digits, '-' and '_'. It never"
-                                     " changes.", strip=False)
-    name = forms.CharField()
-    target_folder = forms.CharField(
+    slug = _Typed(help_text="In the project's address; lowercase letters, digits, '-' and '_'. It never changes.",
+                  strip=False)
+    name = _Typed()
+    target_folder = _Typed(
         label="Folder", help_text="The absolute path of the folder agents work in; best the top of a git repository.")
-    base_ref = forms.CharField(
-        label="Base ref", required=False,
-        help_text="The branch, tag or commit each run starts from; empty: the repository's HEAD.")
-    agent = forms.ChoiceField(label="Agent runner", required=False)
-    max_run_cost_usd = forms.CharField(label="Budget per run (USD)", required=False,
-                                       help_text="What one run's agent calls may spend; empty: no budget.")
+    base_ref = _Typed(
+        label="Base ref", help_text="The branch, tag or commit each run starts from; empty: the repository's HEAD.")
+    # Text with a list to choose from: a name no runner has is graphs.projects' to name, with the rest.
+    agent = _Typed(label="Agent runner", widget=forms.Select)
+    max_run_cost_usd = _Typed(label="Budget per run (USD)",
+                              help_text="What one run's agent calls may spend; empty: no budget.")
     require_plan_approval = forms.BooleanField(
         required=False, help_text="Every plan, and every append to a run, waits for a reviewer's approval.")
     allow_commands = forms.BooleanField(
@@ -37,7 +47,7 @@ class ProjectForm(forms.Form):
     def __init__(self, *args, creating: bool, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         default = f"The console's default ({settings.WORKGRAPH_AGENT})"
-        self.fields["agent"].choices = [("", default), *((name, name) for name in agent_choices())]
+        self.fields["agent"].widget.choices = [("", default), *((name, name) for name in agent_choices())]
         if not creating:
             del self.fields["slug"]
 
