@@ -1,19 +1,20 @@
 """The console's own error pages (400, 403, 404, 500), with no debug detail, and a way back.
 
-Django answers a missing object with its technical 404 page when DEBUG is on (as ``make run`` serves);
-``NotFoundPageMiddleware`` answers an Http404 raised by one of the console's views with the console's
-page instead, DEBUG or not. Only a URL no route matches still gets Django's page in DEBUG, which lists
-the routes — what a developer wants there. The API answers its own JSON errors (console.api.errors).
+Django answers a missing object, and a URL no route matches, with its technical 404 page when DEBUG is
+on (as ``make run`` serves), listing every route. ``NotFoundPageMiddleware`` answers both with the
+console's page instead, DEBUG or not; DEBUG only adds a line of detail below it (which view refused,
+or that no route matched). The API answers its own JSON errors (console.api.errors).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 
 # The list a missing page most likely came from, by the start of its path.
 _WAYS_BACK = (
@@ -44,12 +45,20 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 
 class NotFoundPageMiddleware:
-    """Answer an Http404 from a console view with the console's 404 page, in DEBUG too."""
+    """Answer an Http404 from a console view, and a URL no route matches, with the console's 404 page, in
+    DEBUG too."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        # Django resolves the URL outside every middleware's reach and, in DEBUG, answers a miss with its
+        # technical page; resolving first is the only way to answer it. Outside DEBUG handler404 does.
+        if settings.DEBUG and not request.path.startswith("/api/"):
+            try:
+                resolve(request.path_info, getattr(request, "urlconf", None))
+            except Resolver404 as exception:
+                return page_not_found(request, exception)
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
@@ -72,4 +81,14 @@ def _context(request: HttpRequest, exception: Exception | None) -> dict[str, str
         "reason": reason if isinstance(reason, str) and reason != "not found" else "",
         "way_back_url": url,
         "way_back_label": label,
+        "debug_detail": _debug_detail(request, exception) if settings.DEBUG else "",
     }
+
+
+def _debug_detail(request: HttpRequest, exception: Exception | None) -> str:
+    """One line for a developer: that no route matched, or which view said the page is missing."""
+    if isinstance(exception, Resolver404) or exception is None:
+        return f"No route of {settings.ROOT_URLCONF} matches {request.path_info}; the routes are listed there."
+    match = request.resolver_match
+    view = match.view_name if match is not None else "a view"
+    return f"{view} raised {type(exception).__name__}."

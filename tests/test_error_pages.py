@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.test import Client, RequestFactory
+from django.test import Client, RequestFactory, override_settings
 
 from console.error_pages import server_error
 from tests.clients import signed_in
@@ -14,8 +14,8 @@ from tests.clients import signed_in
 pytestmark = pytest.mark.django_db
 
 UNKNOWN = uuid.UUID(int=7)
-DEBUG_DETAIL = ("Traceback", "seeing this error because", "DEBUG = True",
-                "SECRET_KEY", "INSTALLED_APPS", "Using the URLconf", "No Skill matches", "secret-detail")
+DEBUG_DETAIL = ("Traceback", "seeing this error because", "DEBUG = True", "SECRET_KEY", "INSTALLED_APPS",
+                "Using the URLconf", "tried these URL patterns", "No Skill matches", "secret-detail")
 
 
 def assert_console_page(response, status: int) -> str:
@@ -59,6 +59,30 @@ def test_the_404_page_says_why_in_the_views_words(dana):
 def test_an_unmatched_url_gets_the_consoles_404_page_outside_debug(alice):
     page = assert_console_page(signed_in(alice).get("/no/such/page/"), 404)
     assert 'href="/" id="way-back"' in page
+    assert 'id="debug-detail"' not in page
+
+
+@override_settings(DEBUG=True)
+@pytest.mark.parametrize(("url", "way_back"), [("/runs/not-a-uuid/", "/runs/"), ("/no/such/page/", "/")])
+def test_an_unmatched_url_gets_the_consoles_404_page_in_debug_with_a_line_of_detail_below(alice, url, way_back):
+    page = assert_console_page(signed_in(alice).get(url), 404)
+    assert f'href="{way_back}" id="way-back"' in page
+    assert 'class="topbar"' in page and "alice" in page, "the console's page, signed in"
+    detail = page.index('id="debug-detail"')
+    assert page.index('id="way-back"') < detail
+    assert f"No route of console.urls matches {url}" in page[detail:]
+
+
+@override_settings(DEBUG=True)
+def test_a_missing_object_in_debug_gets_the_consoles_page_naming_the_view_below(alice):
+    page = assert_console_page(signed_in(alice).get(f"/runs/{UNKNOWN}/"), 404)
+    assert "run_graph raised Http404." in page[page.index('id="debug-detail"'):]
+
+
+@override_settings(DEBUG=True)
+def test_an_unmatched_url_missing_its_slash_is_still_redirected_in_debug(alice):
+    response = signed_in(alice).get("/runs")
+    assert (response.status_code, response["Location"]) == (301, "/runs/")
 
 
 @pytest.mark.parametrize("debug", [False, True])
