@@ -56,7 +56,7 @@ def test_the_graph_page_offers_approval_cancel_and_fork_with_confirmations(alice
     page = _client(alice).get(f"/runs/{awaiting.run_id}/").content.decode()
     assert 'data-action="approve">Approve and run</button>' in page
     assert 'data-confirm="Reject what this run waits for?' in page and 'data-confirm-for="reject"' in page
-    assert 'data-show-when="planning ready running" hidden' in page  # cancel, not while awaiting approval
+    assert 'data-action="cancel"' not in page  # cancel, not while awaiting approval
     finished = planned_run(task, {"nodes": [node("a")], "edges": []}, status="failed")
     factories.ExecutionFactory(run=finished, node_id="a", status="failed")
     page = _client(alice).get(f"/runs/{finished.run_id}/").content.decode()

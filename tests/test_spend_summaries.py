@@ -1,5 +1,4 @@
-"""What agent calls cost, in words: the same words the pages' script gives the totals that change live
-(``tests/js/spend.test.mjs`` holds the script to the same cases)."""
+"""What agent calls cost, in words: the sentence every page shows, live regions included, is the server's."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ CASES = json.loads((Path(__file__).parent / "fixtures" / "spend" / "summaries.js
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["summary"] for case in CASES])
-def test_a_spend_reads_the_same_on_the_server_as_in_the_browser(case):
+def test_a_spend_reads_as_its_case_says(case):
     figures = case["spend"]
     cost = figures["cost_usd"]
     spend = Spend(

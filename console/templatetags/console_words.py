@@ -5,6 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import template
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
+
+from graphs.runs.vocabulary import status_vocabulary, status_words
 
 register = template.Library()
 
@@ -12,7 +16,13 @@ register = template.Library()
 @register.filter
 def words(value: object) -> str:
     """``value`` with its underscores read as spaces (the class and data attributes keep the code)."""
-    return str(value).replace("_", " ")
+    return status_words(str(value))
+
+
+@register.simple_tag
+def status_vocabulary_script() -> SafeString:
+    """The status vocabulary as the page's scripts read it (``static/js/status-vocabulary.js``)."""
+    return json_script(status_vocabulary(), "status-vocabulary")
 
 
 @register.filter

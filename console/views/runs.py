@@ -7,34 +7,51 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control
 
 from console.permissions import can, run_for_member
 from console.views.common import diff_shown, pretty_json
 from graphs.layout.runs import run_graph_with_layout
-from graphs.models import RunWorkspace
+from graphs.models import RunWorkspace, WorkGraphRun
 from graphs.planning.append_review import run_appends_shown, run_approval_wait
 from graphs.planning.dag_specs import run_dag_spec
 from graphs.reads.executions import plan_commands, planning_calls
 from graphs.reads.graph_json import graph_compact, run_graph_etag
+from graphs.reads.run_notices import run_notices
 from graphs.reads.runs import run_changed_files
 from graphs.runs.accounting import spend_of
+from graphs.runs.facts import manifest_node_count, run_progress_counted
 
 
 @login_required
 def run_graph(request: HttpRequest, run_id) -> HttpResponse:
     run, role = run_for_member(request.user, run_id)
+    return render(request, "console/run_graph.html", _run_graph_regions(run, role))
+
+
+@login_required
+def run_graph_live(request: HttpRequest, run_id) -> HttpResponse:
+    """The run graph page's live regions alone: what its script swaps in when the run reports a change."""
+    run, role = run_for_member(request.user, run_id)
+    response = render(request, "console/run_graph_live.html", _run_graph_regions(run, role))
+    patch_cache_control(response, private=True, no_store=True)
+    return response
+
+
+def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
     workspace = RunWorkspace.objects.filter(run=run).first()
-    return render(
-        request,
-        "console/run_graph.html",
-        {"run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
-         "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
-         "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
-         "workspace": workspace, "changed_files": run_changed_files(run, workspace) if workspace else [],
-         "dag_spec": run_dag_spec(run),
-         "diff_shown": diff_shown(workspace), "approval_wait": run_approval_wait(run)},
-    )
+    return {
+        "run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
+        "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
+        "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
+        "progress": run_progress_counted(run_id=run.pk, total=manifest_node_count(run.graph_manifest)),
+        "workspace": workspace, "changed_files": run_changed_files(run, workspace) if workspace else [],
+        "dag_spec": run_dag_spec(run), "notices": run_notices(run),
+        "diff_shown": diff_shown(workspace), "approval_wait": run_approval_wait(run),
+        # The controls go back to the page, also when the live regions alone were fetched.
+        "next_url": reverse("run_graph", args=[run.run_id]),
+    }
 
 
 @login_required

@@ -5,5 +5,6 @@
 - ``evidence`` — what a node's output must show, and a run left incomplete;
 - ``accounting`` — what agent calls cost, by attempt, run, task and project;
 - ``budgets`` — a run's budget, checked after every call;
-- ``heartbeat`` — a running attempt's beat, and the news (a cancel) it carries back.
+- ``heartbeat`` — a running attempt's beat, and the news (a cancel) it carries back;
+- ``vocabulary`` — the run and attempt statuses as the browser draws them: finished, under way, words.
 """

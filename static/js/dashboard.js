@@ -6,9 +6,9 @@
 import { listedRunsFollowed } from "./live.js";
 import { liveRegions } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
+import { runFinished } from "./status-vocabulary.js";
 
 const RESCAN_MS = 15_000;
-const FINISHED = new Set(["planning_failed", "succeeded", "failed", "rejected", "cancelled"]);
 
 const runs = listedRunsFollowed("#in-flight [data-run-id]", (runId) => ({
   onSnapshot: (snapshot) => moved(runId, snapshot.status),
@@ -27,10 +27,10 @@ function moved(runId, status) {
   if (chip && chip.dataset.status !== status) {
     statusChipSet(chip, status);
     regions.refresh();
-  } else if (!chip || FINISHED.has(status)) {
+  } else if (!chip || runFinished(status)) {
     regions.refresh();
   }
-  if (FINISHED.has(status)) runs.forget(runId);
+  if (runFinished(status)) runs.forget(runId);
 }
 
 runs.follow();

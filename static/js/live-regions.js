@@ -8,8 +8,15 @@
 // dialog closes, the focus leaves, or after a second. So Cancel, Approve, Reject, Fork and Start submit
 // the form the person filled in, still connected. Every applied refresh counts up
 // `data-live-renders` on <html>, so tests and people can tell the page is following.
+//
+// Refreshes are throttled, not debounced: the first change after a quiet spell is fetched once the burst
+// it starts has gathered (GATHER_MS), and while changes keep coming the page fetches at most once every
+// MIN_INTERVAL_MS. A storm of events costs the server one render of each region a second per open page,
+// and the page still follows it rather than waiting for the storm to end.
 
 const RETRY_MS = 1000;
+const GATHER_MS = 150;
+const MIN_INTERVAL_MS = 1000;
 
 /** Whether `region` holds a pending action that a re-render would drop. */
 export function regionBusy(region) {
@@ -56,6 +63,7 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
   let inFlight = false;
   let again = false;
   let submitting = false;
+  let lastFetch = -Infinity;
 
   // A form on its way to the server: the page is about to be left, nothing more is swapped.
   window.addEventListener("submit", (event) => {
@@ -66,9 +74,14 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
     if (document.querySelector("[data-live-stale]")) schedule(200);
   });
 
-  function schedule(ms = 400) {
+  function schedule(ms) {
     clearTimeout(timer);
-    timer = setTimeout(run, ms);
+    timer = setTimeout(run, Math.max(ms, lastFetch + MIN_INTERVAL_MS - performance.now()));
+  }
+
+  // A change: one fetch is already coming unless none is, and that one reads everything up to it.
+  function changed() {
+    if (timer === null) schedule(GATHER_MS);
   }
 
   function run() {
@@ -79,6 +92,7 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
       return;
     }
     inFlight = true;
+    lastFetch = performance.now();
     fetch(url, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
       .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
       .then((html) => apply(new DOMParser().parseFromString(html, "text/html")))
@@ -87,7 +101,7 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
         inFlight = false;
         if (again) {
           again = false;
-          schedule(0);
+          changed();
         }
       });
   }
@@ -112,5 +126,5 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
     if (deferred) schedule(RETRY_MS);
   }
 
-  return { refresh: () => schedule() };
+  return { refresh: changed };
 }

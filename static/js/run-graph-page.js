@@ -1,10 +1,15 @@
 // Run graph page: the DAG (or "as it ran" timeline), live over /ws/runs/<id>/, with a side panel.
+//
+// What the page says about the run — its status, progress, cost, controls, what it waits for, why it
+// stopped, what landed on its branch — is the server's: those regions are fetched again whenever the run
+// reports a change (live-regions.js, from the page's data-live-url) and swapped in whole. The script
+// itself only draws: the graph's boxes from graph.json and the node events, and the side panel.
 import { connectRun } from "./live.js";
+import { liveRegions } from "./live-regions.js";
 import { createRunGraph } from "./dag/run-graph.js";
 import { payloadExpanded } from "./dag/model.js";
-import { spendSummary, spendTotal } from "./spend.js";
 import { diffViewsShow } from "./diff-view.js";
-import { statusChip } from "./status-chip.js";
+import { attemptFinished, runFinished } from "./status-vocabulary.js";
 import { nodePanelMount } from "./node-panel.js";
 
 diffViewsShow();
@@ -13,15 +18,7 @@ const container = document.getElementById("dag");
 const panel = document.getElementById("panel");
 const panelTitle = document.getElementById("panel-title");
 const panelBody = document.getElementById("panel-body");
-const statusEl = document.getElementById("run-status");
-const progressEl = document.getElementById("run-progress");
-const spendEl = document.getElementById("run-spend");
-const stoppedEl = document.getElementById("run-stopped");
-const spend = spendTotal();
 let latestData = null;
-// The run statuses after which nothing more happens (graphs.models.WorkGraphRun.FINISHED_STATUSES).
-const RUN_FINISHED = ["planning_failed", "succeeded", "failed", "rejected", "cancelled"];
-let runStatus = statusEl.querySelector(".status")?.dataset.status ?? "";
 // Each node's latest attempt as the page last heard it (graph.json, then the run's snapshots and
 // events): the side panel opens on it, so a node that started since the page loaded opens running.
 const latest = new Map();
@@ -32,14 +29,24 @@ function latestHeard(state) {
   latest.set(state.node_id, { node_exec_id: state.node_exec_id, status: state.status, attempt: state.attempt });
 }
 
-function setRunStatus(status) {
-  runStatus = status;
-  statusEl.replaceChildren(statusChip(status));
-  // The run's controls (Start, Approve / Reject, Cancel) show only while they apply.
-  for (const control of document.querySelectorAll("[data-show-when]")) {
-    control.hidden = !control.dataset.showWhen.split(" ").includes(status);
-  }
+// The run's status as the server last rendered it in the page's header.
+function runStatus() {
+  return document.querySelector("#run-status .status")?.dataset.status ?? "";
 }
+
+let shownRunStatus = runStatus();
+const regions = liveRegions({
+  url: container.dataset.liveUrl,
+  onApplied() {
+    diffViewsShow(document.getElementById("changes"));
+    if (runStatus() !== shownRunStatus) {
+      shownRunStatus = runStatus();
+      // What the request that made the page announced ("the run has started") is stale now.
+      document.querySelectorAll("main > .messages").forEach((messages) => messages.remove());
+      nodePanel.runChanged();
+    }
+  },
+});
 
 // Forking from the selected node: a copy of the page's fork form (with its CSRF token) in the panel.
 const forkForm = document.getElementById("fork-form");
@@ -56,18 +63,6 @@ function forkControl(nodeId) {
   return form;
 }
 
-// The run's cost and tokens: every attempt graph.json lists, then each attempt an event reports ended.
-function addSpend(attempts) {
-  for (const attempt of attempts) spend.set(attempt);
-  spendEl.textContent = spendSummary(spend.total);
-}
-
-function showStopped(run) {
-  if (run.error_code !== "budget_exceeded") return;
-  stoppedEl.textContent = `Budget exceeded — ${run.error}`;
-  stoppedEl.hidden = false;
-}
-
 // graph.json is tagged (ETag) and never taken from the cache unchecked: while the run is as the browser
 // last fetched it, the server answers 304 and the body comes from the HTTP cache; after any change,
 // the new graph.
@@ -76,8 +71,6 @@ async function fetchGraph() {
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
   latestData = payloadExpanded(await response.json());
   for (const attempt of latestData.attempts) latestHeard(attempt);
-  addSpend(latestData.attempts);
-  showStopped(latestData.run);
   return latestData;
 }
 
@@ -91,9 +84,9 @@ const nodePanel = nodePanelMount({
     const heard = latest.get(nodeId);
     return { label: node.label, node_exec_id: heard?.node_exec_id ?? null, status: heard?.status ?? null };
   },
-  runStatus: () => runStatus,
-  attemptFinished: (status) => Boolean(latestData?.statuses.finished.includes(status)),
-  runFinished: (status) => RUN_FINISHED.includes(status),
+  runStatus,
+  attemptFinished: (status) => attemptFinished(status),
+  runFinished: (status) => runFinished(status),
   forkControl,
 });
 
@@ -157,6 +150,13 @@ const graph = createRunGraph(container, {
   onView: (view) => history.replaceState(null, "", urlWith({ view: view === "timeline" ? view : null })),
 });
 
+// A node the drawing does not have yet (a planning call just made, an appended or looped-back node):
+// the graph is fetched again, and the new boxes drawn.
+function unknownTo(nodes) {
+  const drawn = new Set(latestData?.nodes.map((node) => node.node_id));
+  return nodes.some((node) => !drawn.has(node.node_id));
+}
+
 fetchGraph().then((data) => graph.load(data)).then(() => {
   followUrl();
   let snapshots = 0;
@@ -164,9 +164,9 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
     // A snapshot comes on every (re)connect, and whenever the run changed without an event reaching
     // this page (another process ran it, or events were lost): redraw from it and from graph.json.
     async onSnapshot(snapshot) {
-      setRunStatus(snapshot.run?.status ?? snapshot.status);
-      if (snapshot.progress) progressEl.textContent = snapshot.progress.summary;
       snapshots += 1;
+      // The first one too: the run may have moved between the page's rendering and the socket's opening.
+      regions.refresh();
       if (snapshots > 1) await graph.append(await fetchGraph());
       for (const node of snapshot.nodes ?? []) latestHeard(node);
       graph.updateNodes(snapshot.nodes ?? []);
@@ -175,24 +175,16 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       else nodePanel.nodesChanged(snapshot.nodes ?? []);
     },
     async onEvent(event) {
+      regions.refresh();
       if (event.event === "nodes") {
         for (const node of event.nodes) latestHeard(node);
+        const grown = unknownTo(event.nodes)
+          || event.nodes.some((n) => n.cause === "loop_back" || n.cause === "dynamic_loop_back");
+        if (grown) await graph.append(await fetchGraph());
         graph.updateNodes(event.nodes);
         nodePanel.nodesChanged(event.nodes);
-        addSpend(event.nodes);
-        if (event.nodes.some((n) => n.cause === "loop_back" || n.cause === "dynamic_loop_back")) {
-          await graph.append(await fetchGraph());
-        }
       } else if (event.event === "nodes_appended") {
         await graph.append(await fetchGraph());
-      } else if (event.event === "run_status") {
-        setRunStatus(event.status);
-        showStopped(event);
-        nodePanel.runChanged();
-      } else if (event.event === "run_stopping") {
-        showStopped(event);
-      } else if (event.event === "progress") {
-        progressEl.textContent = event.summary;
       }
     },
   });

@@ -1,10 +1,8 @@
 // A status chip, as templates/console/_status.html draws it: the stored word (`awaiting_approval`)
-// stays in the class and data-status; the chip reads as words ("awaiting approval").
+// stays in the class and data-status; the chip reads as the server's words for it ("awaiting approval").
+import { statusWords } from "./status-vocabulary.js";
 
-/** @param {string} status */
-export function statusWords(status) {
-  return String(status || "—").replaceAll("_", " ");
-}
+export { statusWords };
 
 /** @param {string} status @returns {HTMLSpanElement} */
 export function statusChip(status) {

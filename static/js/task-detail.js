@@ -1,12 +1,11 @@
 // Task detail: every fact on the page follows the task's runs over /ws/runs/<id>/, without a reload.
-// Node status changes recolour the node in place and progress is rewritten in place; anything else —
-// a node ending, nodes appended, a run's status — fetches the page again and swaps in its live regions
-// (live-regions.js): the task's status, spend, buttons and Outcome, and each run with its artifacts.
+// A node's status chip is recoloured in place and the progress line takes the server's summary at once;
+// every run event also fetches the page again and swaps in its live regions (live-regions.js, at most
+// once a second): the task's status, spend, buttons and Outcome, and each run with its artifacts.
 // A region holding a pending action (an open confirm dialog, a half-typed budget or comment) waits.
 // Once a run's status moves, the messages of the request that made the page (say, "the pipeline has
-// started") are stale and go; a run that appears (Run again, a fork) is followed too. With no run under
-// way there is no socket to hear of a new one made elsewhere: the page is fetched again every RESCAN_MS
-// while it is shown.
+// started") are stale and go; a run that appears (Run again, a fork) is followed too. With no run under way there is no socket to
+// hear of a new one made elsewhere: the page is fetched again every RESCAN_MS while it is shown.
 import { connectRun } from "./live.js";
 import { liveRegions, regionBusy } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
@@ -62,23 +61,21 @@ function follow(runId) {
       if (snapshots > 1 || snapshot.status !== rendered) regions.refresh();
     },
     onEvent(event) {
+      // Log lines are for the node pages; the page changes only with statuses, progress and appends.
+      if (event.event === "log") return;
       const section = document.getElementById(`run-${runId}`);
       if (event.event === "nodes") {
         for (const node of event.nodes) {
-          const item = section?.querySelector(`[data-node-id="${CSS.escape(node.node_id)}"]`);
-          const chip = item?.querySelector(".status");
+          const chip = section?.querySelector(`[data-node-id="${CSS.escape(node.node_id)}"] .status`);
           if (chip) statusChipSet(chip, node.status);
-          if (!item || node.attempt > 1 || ["succeeded", "failed"].includes(node.status)) regions.refresh();
         }
-      } else if (event.event === "log") {
-        // Log lines are for the node pages; the page changes only with statuses and appends.
       } else if (event.event === "progress") {
         const progress = section?.querySelector("[data-progress]");
         if (progress) progress.textContent = event.summary;
-      } else {
-        if (event.event === "run_status") statusMoved = true;
-        regions.refresh();
+      } else if (event.event === "run_status") {
+        statusMoved = true;
       }
+      regions.refresh();
     },
   });
 }

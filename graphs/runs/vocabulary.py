@@ -1,0 +1,48 @@
+"""The status vocabulary the browser draws with: which run and attempt statuses exist, which of them are
+finished or under way, and the words each reads as.
+
+Generated from the models' own definitions (``WorkGraphRun.Status``, ``WorkNodeExecution.Status`` and
+their ``FINISHED_STATUSES``/``ACTIVE_STATUSES``), and given to every page as one JSON document
+(``base.html``), so no script keeps a copy of a Python fact that could drift from it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.db import models
+
+from graphs.models import Task, WorkGraphRun, WorkNodeExecution
+
+
+def status_words(status: str) -> str:
+    """A stored status as pages read it: ``awaiting_approval`` reads "awaiting approval"."""
+    return status.replace("_", " ")
+
+
+def _statuses(
+    choices: type[models.TextChoices], *, finished: frozenset[str] = frozenset(), active: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    values = [choice.value for choice in choices]
+    return {
+        "all": values,
+        "finished": [value for value in values if value in finished],
+        "active": [value for value in values if value in active],
+        "words": {value: status_words(value) for value in values},
+    }
+
+
+@cache
+def status_vocabulary() -> dict[str, Any]:
+    """``{"task": {...}, "run": {...}, "attempt": {...}}``, each with ``all`` (in the models' order),
+    ``finished`` and ``active`` (an attempt's; empty where the model defines none) and ``words`` (status →
+    the words a page shows)."""
+    return {
+        "task": _statuses(Task.Status),
+        "run": _statuses(WorkGraphRun.Status, finished=WorkGraphRun.FINISHED_STATUSES),
+        "attempt": _statuses(
+            WorkNodeExecution.Status, finished=WorkNodeExecution.FINISHED_STATUSES,
+            active=WorkNodeExecution.ACTIVE_STATUSES,
+        ),
+    }
