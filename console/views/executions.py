@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 
 from console.permissions import execution_for_member
 from console.views.common import diff_shown, pretty_json
-from graphs.domain.attempt_words import attempt_cause_text
+from graphs.domain.attempt_words import attempt_cause_text, attempt_tool_failures
 from graphs.domain.judgment_words import failure_reading, judgment_reading
 from graphs.logs.lines import log_line_summary
 from graphs.logs.store import log_read
@@ -55,6 +55,7 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "judgment_json": pretty_json(execution.judgment_result) if execution.judgment_result else "",
             "judgment": judgment_reading(execution.judgment_result),
             "failure": failure_reading(execution.failure),
+            "tool_failures": attempt_tool_failures(count=execution.tool_failures, first=execution.tool_failure_first),
             "change": change,
             "diff_shown": diff_shown(change),
             "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,

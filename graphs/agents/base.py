@@ -116,6 +116,9 @@ class AgentResult:
     session_id: str | None = None
     duration_api_ms: int | None = None
     tool_calls: int | None = None
+    # The tool calls whose result was an error, and the first one's words (see jsonl_stream).
+    tool_failures: int | None = None
+    tool_failure_first: str = ""
 
     def accounting(self) -> dict[str, Any]:
         """The call's usage, cost, turns, model, session, API time and tool-call count, keyed as an

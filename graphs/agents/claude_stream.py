@@ -64,6 +64,8 @@ _HINTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("network", NETWORK_FAILURE),
 )
 
+_TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+
 
 class StreamReader(JsonlStreamReader):
     """Reads the CLI's stdout one line at a time: logs each event through the call as it arrives and
@@ -120,6 +122,10 @@ class StreamReader(JsonlStreamReader):
             }
         # Thinking blocks, a subagent's prompt, and block types yet to come.
         return _raw_line(event, block=block)
+
+    def tool_error_text(self, content: str) -> str:
+        """The CLI wraps a refused or failed tool call's words in ``<tool_use_error>``: the words alone."""
+        return _TOOL_USE_ERROR.sub("", content)
 
     def _result_fields(self, event: dict[str, Any]) -> dict[str, Any]:
         denials = event.get("permission_denials")
@@ -199,6 +205,8 @@ class StreamReader(JsonlStreamReader):
             session_id=result.get("session_id") if isinstance(result.get("session_id"), str) else None,
             duration_api_ms=_int_or_none(result.get("duration_api_ms")),
             tool_calls=self.tool_calls,
+            tool_failures=self.tool_failures,
+            tool_failure_first=self.tool_failure_first,
         )
 
 

@@ -185,7 +185,8 @@ class CodexStreamReader(JsonlStreamReader):
         return AgentResult(text=text, raw={"thread_id": self.thread_id, "turns": self.turns, "usage": self.usage},
                            usage=self.usage, cost_usd=self.cost_usd(), num_turns=self.turns, model=self.model,
                            # The thread cannot be resumed: the call is --ephemeral and its HOME is gone.
-                           session_id=None, tool_calls=self.tool_calls)
+                           session_id=None, tool_calls=self.tool_calls, tool_failures=self.tool_failures,
+                           tool_failure_first=self.tool_failure_first)
 
 
 def codex_token_counts(usage: Any) -> dict[str, int] | None:

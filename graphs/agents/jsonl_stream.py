@@ -22,6 +22,8 @@ HEAD_CHARS = 2000
 TAIL_LINES = 20
 TAIL_LINE_CHARS = 2000
 CUT_SUFFIX = " …[cut]"
+# How much of a failed tool call's error the call's result keeps: a line a page can show.
+TOOL_ERROR_CHARS = 300
 
 
 def cut(text: str, limit: int) -> str:
@@ -55,6 +57,10 @@ class JsonlStreamReader:
         self._tail: deque[str] = deque(maxlen=TAIL_LINES)
         # The stdout lines that were not events: where a CLI that died says why.
         self._plain: deque[str] = deque(maxlen=TAIL_LINES)
+        # The tool calls whose result was an error (a tool the agent may not use, a command that
+        # failed), and the first one's words: a call can succeed while its tools failed.
+        self.tool_failures = 0
+        self.tool_failure_first = ""
 
     def tail(self) -> str:
         """The last lines of stdout, each cut to a readable length."""
@@ -75,7 +81,19 @@ class JsonlStreamReader:
             self.call.emit(raw.rstrip("\r\n"))
             return
         for kind, fields in self.lines(event):
+            if kind == "tool_result" and fields.get("is_error") is True:
+                self._tool_failed(str(fields.get("content") or ""))
             self.call.emit_event(kind, fields)
+
+    def _tool_failed(self, content: str) -> None:
+        self.tool_failures += 1
+        if self.tool_failures == 1:
+            words = " ".join(self.tool_error_text(content).split()) or "the tool reported an error without words"
+            self.tool_failure_first = cut(words, TOOL_ERROR_CHARS)
+
+    def tool_error_text(self, content: str) -> str:
+        """A failed tool result's words as a person reads them (a CLI drops its own markup here)."""
+        return content
 
     def lines(self, event: Any) -> list[tuple[str, dict[str, Any]]]:
         """The log lines one event of the stream becomes."""

@@ -1,8 +1,9 @@
-"""How pages name an attempt's cause and why it failed, in one place for the to-do tree, the DAG's
-node panel and the node page.
+"""How pages name an attempt's cause, why it failed and which of its tool calls failed, in one place for
+the to-do tree, the DAG's node panel and the node page.
 
 A cause reads as what happened ("rerun: benchmark failed its judgment"), not as the stored code
-("loop_back from benchmark"); a failure reads as the judge's first issues, else the error.
+("loop_back from benchmark"); a failure reads as the judge's first issues, else the error; failed tool
+calls as how many, and the first one's error.
 """
 
 from __future__ import annotations
@@ -40,3 +41,12 @@ def attempt_failure_reason(*, status: str, error: str, judgment_result: Mapping[
     else:
         reason = error or "failed without a recorded reason"
     return reason if len(reason) <= REASON_MAX_CHARS else reason[: REASON_MAX_CHARS - 1] + "…"
+
+
+def attempt_tool_failures(*, count: int, first: str) -> dict[str, Any] | None:
+    """An attempt's failed tool calls as pages show them — ``count``, the ``first`` one's error and
+    ``words`` saying how many ("2 tool calls failed") — or None when none failed."""
+    if count <= 0:
+        return None
+    words = "1 tool call failed" if count == 1 else f"{count:,} tool calls failed"
+    return {"count": count, "first": first, "words": words}

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.domain.attempt_words import attempt_tool_failures
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +40,9 @@ def node_states_emit(*, run_id: Any, rows: Iterable[Any]) -> None:
 
 
 def node_state(row: Any) -> dict[str, Any]:
-    """An attempt's status for listeners; with what its agent calls cost once it has ended (an attempt
-    model instance knows, a ``values()`` dict of a waiting attempt does not)."""
+    """An attempt's status for listeners; with what its agent calls cost, and its failed tool calls when
+    any failed (as graph.json's attempts carry them), once it has ended (an attempt model instance knows,
+    a ``values()`` dict of a waiting attempt does not)."""
     get = row.get if isinstance(row, dict) else lambda name: getattr(row, name, None)
     state = {
         "node_exec_id": str(get("pk") or get("node_exec_id")),
@@ -56,6 +58,9 @@ def node_state(row: Any) -> dict[str, Any]:
         state["calls_without_usage"] = get("calls_without_usage") or 0
         state["calls_without_cost"] = get("calls_without_cost") or 0
         state["tokens"] = token_total({**state, **{name: get(name) for name in TOKEN_FIELDS}})
+        failed_tools = attempt_tool_failures(count=get("tool_failures") or 0, first=get("tool_failure_first") or "")
+        if failed_tools is not None:
+            state["tool_failures"] = failed_tools
     return state
 
 

@@ -270,6 +270,9 @@ class WorkNodeExecution(models.Model):
         default=0, help_text="Calls that reported no cost: the cost is then a lower bound, or unknown.")
     num_turns = models.PositiveIntegerField(default=0)
     tool_calls = models.PositiveIntegerField(default=0)
+    tool_failures = models.PositiveIntegerField(
+        default=0, help_text="Tool calls whose result was an error: a tool refused, a command that failed.")
+    tool_failure_first = models.CharField(max_length=400, blank=True, help_text="The first failed tool call's error.")
     duration_api_ms = models.PositiveBigIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True, help_text="The model of the last call that named one.")
     session_id = models.CharField(max_length=200, blank=True, help_text="The agent's session, to resume it.")

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from graphs.domain import manifest_nodes
-from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason
+from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason, attempt_tool_failures
 from graphs.domain.judgment_words import failure_reading, judgment_reading
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import accounting_of
@@ -16,13 +16,14 @@ from graphs.runs.accounting import accounting_of
 
 def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
     """One attempt as the DAG's side panel and the API show it: ids, status, timings, its prompt, output
-    and judgment (stored, and as it reads: ``judgment_reading``, ``failure_reading``), the worker that ran
-    it, and every attempt of its node (one query for those)."""
+    and judgment (stored, and as it reads: ``judgment_reading``, ``failure_reading``), its failed tool
+    calls (``tool_failures_reading``, None when none failed), the worker that ran it, and every attempt
+    of its node (one query for those)."""
     attempts = (
         WorkNodeExecution.objects.filter(run_id=execution.run_id, node_id=execution.node_id)
         .order_by("attempt")
         .values("node_exec_id", "attempt", "status", "cause", "cause_node_id", "error", "judgment_result", "failure",
-                "started_at", "finished_at")
+                "started_at", "finished_at", "tool_failures", "tool_failure_first")
     )
     output = execution.output_payload or {}
     return {
@@ -42,6 +43,8 @@ def execution_detail(execution: WorkNodeExecution) -> dict[str, Any]:
         "failure": execution.failure,
         "judgment_reading": judgment_reading(execution.judgment_result),
         "failure_reading": failure_reading(execution.failure),
+        "tool_failures_reading": attempt_tool_failures(count=execution.tool_failures,
+                                                       first=execution.tool_failure_first),
         "worker": execution.worker,
         "ready_at": execution.ready_at,
         "started_at": execution.started_at,
@@ -63,6 +66,8 @@ def _attempt_summary(attempt: dict[str, Any]) -> dict[str, Any]:
                                          judgment_result=attempt["judgment_result"]),
         "judgment_reading": judgment_reading(attempt["judgment_result"]),
         "failure_reading": failure_reading(attempt["failure"]),
+        "tool_failures_reading": attempt_tool_failures(count=attempt["tool_failures"],
+                                                       first=attempt["tool_failure_first"]),
     }
 
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from graphs.agents.base import TOKEN_FIELDS
+from graphs.domain.attempt_words import attempt_tool_failures
 from graphs.domain.failure_roles import FailureRole, failure_roles
 from graphs.logs.events import token_total
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
@@ -28,7 +29,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         .values(
             "node_exec_id", "node_id", "attempt", "cause", "cause_node_id", "status", "subagent_type",
             "started_at", "finished_at", "output_payload__new_node_ids", "agent_calls", "cost_usd", *TOKEN_FIELDS,
-            "calls_without_usage", "calls_without_cost",
+            "calls_without_usage", "calls_without_cost", "tool_failures", "tool_failure_first",
         )
     )
     latest = latest_by_node(rows)
@@ -80,6 +81,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
                 "started_at": _iso(row["started_at"]), "finished_at": _iso(row["finished_at"]),
                 "agent_calls": row["agent_calls"], "cost_usd": _float(row["cost_usd"]), "tokens": row["tokens"],
                 "calls_without_usage": row["calls_without_usage"], "calls_without_cost": row["calls_without_cost"],
+                "tool_failures": attempt_tool_failures(count=row["tool_failures"], first=row["tool_failure_first"]),
             }
             for row in rows
         ],

@@ -23,7 +23,7 @@ from graphs.agents.base import TOKEN_FIELDS
 from graphs.models import RunLayout, WorkGraphRun, WorkNodeExecution
 
 # Part of the tag: bumped when the payload's shape changes, so no browser keeps a body of the old shape.
-PAYLOAD_FORMAT = 2
+PAYLOAD_FORMAT = 3
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "run": {"error": "", "error_code": "", "max_cost_usd": None},
@@ -36,6 +36,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "attempt": {
         "attempt": 1, "cause": "initial", "cause_node_id": "", "started_at": None, "finished_at": None,
         "agent_calls": 0, "cost_usd": None, "tokens": 0, "calls_without_usage": 0, "calls_without_cost": 0,
+        "tool_failures": None,
     },
 }
 
@@ -79,6 +80,7 @@ def run_graph_etag(run: WorkGraphRun) -> str:
         finished=Count("finished_at"), last_finished=Max("finished_at"),
         calls=Sum("agent_calls"), cost=Sum("cost_usd"),
         without_usage=Sum("calls_without_usage"), without_cost=Sum("calls_without_cost"),
+        tool_failures=Sum("tool_failures"),
         **{f"tokens_{name}": Sum(name) for name in TOKEN_FIELDS},
         **{f"status_{status}": Count("pk", filter=Q(status=status)) for status in WorkNodeExecution.Status.values},
     )

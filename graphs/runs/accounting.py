@@ -27,10 +27,12 @@ from graphs.models import WorkNodeExecution
 
 COUNT_FIELDS = (*TOKEN_FIELDS, "agent_calls", "num_turns", "tool_calls", "duration_api_ms", "calls_without_usage",
                 "calls_without_cost")
-ACCOUNTING_FIELDS = (*COUNT_FIELDS, "cost_usd", "model", "session_id")
+# Written with the attempt's result like its costs, though no total sums them: its failed tool calls.
+TOOL_FAILURE_FIELDS = ("tool_failures", "tool_failure_first")
+ACCOUNTING_FIELDS = (*COUNT_FIELDS, *TOOL_FAILURE_FIELDS, "cost_usd", "model", "session_id")
 # What a new attempt starts with: the scheduler builds attempts in memory from these.
-ACCOUNTING_DEFAULTS: dict[str, Any] = {**dict.fromkeys(COUNT_FIELDS, 0), "cost_usd": None, "model": "",
-                                       "session_id": ""}
+ACCOUNTING_DEFAULTS: dict[str, Any] = {**dict.fromkeys(COUNT_FIELDS, 0), "tool_failures": 0,
+                                       "tool_failure_first": "", "cost_usd": None, "model": "", "session_id": ""}
 
 
 def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
@@ -42,6 +44,8 @@ def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
     execution.agent_calls += 1
     execution.num_turns += result.num_turns or 0
     execution.tool_calls += result.tool_calls or 0
+    execution.tool_failures += result.tool_failures or 0
+    execution.tool_failure_first = execution.tool_failure_first or result.tool_failure_first
     execution.duration_api_ms += result.duration_api_ms or 0
     if result.cost_usd is not None:
         execution.cost_usd = (execution.cost_usd or Decimal(0)) + Decimal(str(result.cost_usd))

@@ -31,10 +31,20 @@ function attemptItem(attempt, current) {
     item.append(" ", el("span", { class: "tag", "data-category": attempt.failure_reading.category }, attempt.failure_reading.words));
   }
   if (attempt.reason) item.append(el("p", { class: "error small reason" }, attempt.reason));
+  if (attempt.tool_failures_reading && attempt.node_exec_id !== current) {
+    item.append(el("p", { class: "small", "data-tool-failures": String(attempt.tool_failures_reading.count) }, attempt.tool_failures_reading.words));
+  }
   if (attempt.judgment_reading && attempt.node_exec_id !== current) {
     item.append(section(`Judgment: ${attempt.judgment_reading.verdict}`, judgmentBlock(attempt.judgment_reading, attempt.judgment_result)));
   }
   return item;
+}
+
+// Tool calls the agent made that failed: a call can answer, and be judged, while its tools failed.
+function toolFailuresBlock(reading) {
+  const block = el("p", { class: "notice", "data-tool-failures": String(reading.count) }, `${reading.words}: `);
+  block.append(el("q", {}, reading.first));
+  return block;
 }
 
 /**
@@ -122,6 +132,7 @@ export function nodePanelMount({ panel, title, body, latestOf, runStatus, attemp
     const fork = detail.is_planning ? null : forkControl(detail.node_id);
     if (fork) parts.push(fork);
     if (detail.failure_reading) parts.push(failureBlock(detail.failure_reading));
+    if (detail.tool_failures_reading) parts.push(toolFailuresBlock(detail.tool_failures_reading));
     if (detail.judgment_reading) {
       parts.push(el("h3", {}, "Judgment"), judgmentBlock(detail.judgment_reading, detail.judgment_result));
     }
