@@ -106,3 +106,35 @@ def test_on_a_phone_the_run_graph_opens_on_its_first_work_nodes(chromium, consol
     page.screenshot(path=str(ARTIFACTS / f"narrow-390x{height}-run-graph-opens.png"))
     assert in_view, "no work box is on screen: the graph opened on its planning lane and empty stage"
     assert float(page.locator("#dag").get_attribute("data-min-label-px")) >= 11
+
+
+# The dashboard's recent-tasks table: how it overflows, scrolls, and draws the cue of its hidden side.
+TABLE_SCROLL = """
+() => {
+  const table = document.querySelector('#recent-tasks table');
+  const style = getComputedStyle(table);
+  const box = table.getBoundingClientRect();
+  const state = {overflowX: style.overflowX, images: style.backgroundImage, attachments: style.backgroundAttachment,
+                 hidden: table.scrollWidth - table.clientWidth, right: box.right, width: innerWidth};
+  table.scrollLeft = table.scrollWidth;
+  state.scrolled = table.scrollLeft;
+  return state;
+}
+"""
+
+
+def test_on_a_phone_the_dashboards_wide_table_scrolls_inside_itself_with_a_shadow_cue(chromium, console_server, demo):
+    page = chromium.new_page(viewport={"width": 390, "height": 844})
+    page.set_default_timeout(20_000)
+    sign_in(page, f"{console_server}/", demo["user"])
+    page.wait_for_selector("#recent-tasks table tbody tr")
+
+    table = page.evaluate(TABLE_SCROLL)
+    page.screenshot(path=str(ARTIFACTS / "narrow-390-dashboard-table-scrolled.png"))
+
+    assert table["hidden"] > 0, "the table is wider than a phone: this test needs it to overflow"
+    assert table["overflowX"] == "auto" and table["right"] <= table["width"], "it scrolls, the page does not"
+    assert table["scrolled"] > 0
+    # The cue: a shadow on each side the table continues past, each hidden by a cover that scrolls with it.
+    assert table["images"].count("radial-gradient") == 2 and table["images"].count("linear-gradient") == 2
+    assert table["attachments"] == "local, local, scroll, scroll"
