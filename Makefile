@@ -11,7 +11,7 @@ NODE_STAMP := node_modules/.installed-stamp
 # warnings --strict counts, and a broken link then passes.
 MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-.PHONY: run test setup browser sandbox prometheus bench lint screenshots docs
+.PHONY: run test setup browser sandbox prometheus stress flake bench lint screenshots docs
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -40,6 +40,15 @@ prometheus:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
 	  else \
 	    echo "The metrics tests scrape with Debian's Prometheus: sudo apt-get install --no-install-recommends prometheus"; \
+	  fi; }
+
+# make flake loads every core with Debian's stress-ng while it runs the timing-exposed tests.
+stress:
+	@command -v stress-ng >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng >/dev/null; \
+	  else \
+	    echo "make flake loads the machine with Debian's stress-ng: sudo apt-get install stress-ng"; \
 	  fi; }
 
 $(STAMP): pyproject.toml
@@ -77,6 +86,16 @@ test: setup browser sandbox prometheus
 	node --test tests/js/
 	$(MKDOCS)
 	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile
+
+# The browser tests and the services tests (real Celery workers, PostgreSQL, Redis) FLAKE_RUNS times with
+# every core loaded by stress-ng, as CI's machine may be: each failure printed, exit 1 on any
+# (docs/reliability.md). Against the local PostgreSQL and Redis, as .ci/run.
+FLAKE_RUNS ?= 3
+flake: export CI = true
+flake: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
+flake: export REDIS_URL ?= redis://127.0.0.1:6379/0
+flake: setup browser sandbox prometheus stress
+	$(PY) tests/flake.py --runs $(FLAKE_RUNS)
 
 # The benchmarks include the Celery mode and a bare-Celery floor: they use the local PostgreSQL and Redis
 # (as .ci/run does), on a database of their own so a concurrent `make test` keeps its own.

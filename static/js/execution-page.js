@@ -5,6 +5,7 @@ import { logViewerMount } from "./log-viewer.js";
 import { copyButtonBind, traceViewMount } from "./trace-view.js";
 import { diffViewsShow } from "./diff-view.js";
 import { statusChip } from "./status-chip.js";
+import { attemptFinished } from "./status-vocabulary.js";
 
 diffViewsShow();
 
@@ -56,7 +57,7 @@ async function partsFetch() {
   }
   diffViewsShow(document.getElementById("changes") ?? document);
   const status = document.querySelector("#exec-status .status")?.dataset.status;
-  if (finishedStatuses.has(status)) document.body.dataset.attemptFinished = "true";
+  if (attemptFinished(status)) document.body.dataset.attemptFinished = "true";
 }
 
 function detailsKey(details) {
@@ -64,7 +65,6 @@ function detailsKey(details) {
 }
 
 const heading = document.getElementById("exec-heading");
-const finishedStatuses = new Set(JSON.parse(heading?.dataset.finishedStatuses || "[]"));
 
 // A finished run changes no more: its pages have no run socket to follow (the template leaves the URL out).
 function followRun() {
