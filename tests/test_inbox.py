@@ -5,6 +5,7 @@ of queries; the page, its count in the navigation and ``GET /api/inbox``."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -138,6 +139,19 @@ def test_the_page_lists_the_items_with_links_to_act_and_the_navigation_counts_th
     assert f'action="/runs/{everything["budget"].pk}/budget/"' in page
     assert '<span class="badge" id="inbox-count" data-live-region aria-label="4 waiting on you">4</span>' in page
     assert "3 nodes wait behind it" in page and "$0.6000 of a $0.5000 budget" in page
+
+
+def test_how_long_an_item_has_waited_reads_in_seconds_under_a_minute(task, alice):
+    run = plan_waiting(task, minutes=0)
+    WorkNodeExecution.objects.filter(run=run, node_id=PLANNING_NODE_ID).update(
+        finished_at=timezone.now() - timedelta(seconds=42))
+    report_waiting(task, minutes=40)
+
+    page = signed_in(alice).get("/inbox/").content.decode()
+
+    assert re.search(r"Waiting for 4\d s, since", page)
+    assert re.search(r"Waiting for 40 min \d\d s, since", page)
+    assert "minutes" not in page
 
 
 def test_an_empty_inbox_says_so_and_hides_the_count(project, alice):

@@ -13,9 +13,10 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from graphs.engine import run_fork, run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests import factories
-from tests.graphs import node, planned_run
+from tests.graphs import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 
@@ -65,8 +66,8 @@ def test_it_lines_up_both_manifests_nodes_with_their_latest_attempts_and_costs(c
     assert [row.node_id for row in comparison.nodes] == ["brief", "draft", "dropped", "extra"]
     assert (rows["draft"].old_status, rows["draft"].new_status, rows["draft"].new.attempt) == ("failed", "succeeded", 2)
     assert rows["draft"].status_changed and not rows["brief"].status_changed
-    assert rows["brief"].duration_change_text() == "\N{MINUS SIGN}0.50 s"
-    assert rows["draft"].duration_change_text() == "+1.00 s"
+    assert rows["brief"].duration_change_text() == "\N{MINUS SIGN}0.5 s"
+    assert rows["draft"].duration_change_text() == "+1.0 s"
     assert (rows["extra"].old_status, rows["extra"].new_status) == (None, "not_started")
     assert (rows["dropped"].new_status, rows["dropped"].duration_change_text()) == (None, "")
     assert comparison.old_spend.cost_usd == Decimal("0.0300") and comparison.new_spend.cost_usd == Decimal("0.0200")
@@ -77,6 +78,28 @@ def test_it_lines_up_both_manifests_nodes_with_their_latest_attempts_and_costs(c
     assert 'data-node-id="dropped" data-presence="removed"' in html
     draft_old, draft_new = rows["draft"].old.node_exec_id, rows["draft"].new.node_exec_id
     assert f'href="/executions/{draft_old}/compare/{draft_new}/">compare attempts</a>' in html
+
+
+def test_a_forks_reused_nodes_read_reused_not_a_time_difference(client, task, scripted_runner, inline_executor):
+    manifest = {"nodes": [node("brief"), node("draft", "brief")]}
+    manifest["edges"] = edges_for(manifest["nodes"])
+    old = planned_run(task, manifest)
+    run_start(run=old)
+    inline_executor.drain()
+    WorkNodeExecution.objects.filter(run=old, node_id="brief").update(finished_at=START + timedelta(seconds=8),
+                                                                     started_at=START)
+    new = run_fork(run=WorkGraphRun.objects.get(pk=old.pk), node_id="draft")
+    inline_executor.drain()
+
+    response = client.get(f"/runs/{old.run_id}/compare/{new.run_id}/")
+
+    rows = {row.node_id: row for row in response.context["comparison"].nodes}
+    assert (rows["brief"].new.reused, rows["brief"].duration_change_text()) == (True, "reused")
+    assert not rows["draft"].new.reused and rows["draft"].duration_change_text() != "reused"
+    html = response.content.decode()
+    brief = html[html.index('data-node-id="brief"'):html.index('data-node-id="draft"')]
+    assert "8.0 s" in brief and "#1 · reused" in brief and "<span data-duration-change>reused</span>" in brief
+    assert "\N{MINUS SIGN}" not in brief
 
 
 def test_the_older_run_is_on_the_left_whichever_way_the_link_names_them(client, task):

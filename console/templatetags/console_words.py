@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django import template
+from django.utils import timezone
 from django.utils.html import json_script
 from django.utils.safestring import SafeString
 
+from graphs.domain.duration_words import duration_text
 from graphs.runs.vocabulary import status_vocabulary, status_words
 
 register = template.Library()
@@ -27,12 +29,11 @@ def status_vocabulary_script() -> SafeString:
 
 @register.filter
 def duration_words(value: timedelta) -> str:
-    """A duration as a table cell reads it: ``4.2 s``, ``3 min 05 s``, ``2 h 07 min``."""
-    seconds = value.total_seconds()
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, seconds = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
+    """A duration in the pages' words (``graphs.domain.duration_words``): ``42 s``, ``3 min 05 s``."""
+    return duration_text(value)
+
+
+@register.filter
+def since_words(value: datetime) -> str:
+    """How long ago ``value`` was, in the same words: ``42 s``, ``3 min 05 s``."""
+    return duration_text(timezone.now() - value)

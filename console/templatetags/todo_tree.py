@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from console.templatetags.console_words import words
 from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason
+from graphs.domain.duration_words import duration_text
 from graphs.reads.todo_tree import TreeNode
 
 register = template.Library()
@@ -47,7 +48,7 @@ def _node(node: TreeNode, *, run_id, fork_token: str | None) -> str:
     ]
     duration = latest.duration() if latest else None
     if duration is not None:
-        parts.append(f'<span class="muted">{duration.total_seconds():.1f} s</span>')
+        parts.append(f'<span class="muted">{duration_text(duration)}</span>')
     judgment = latest.judgment_result if latest else None
     if judgment and judgment.get("kind") != "none":
         ok = bool(judgment.get("ok"))

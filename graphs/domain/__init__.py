@@ -16,8 +16,9 @@ models. Everything above it builds on these.
 - ``failure_roles`` — which failed node of a run is a root cause, which failed downstream, which were blocked;
 - ``prompts`` — the texts every agent call is sent: identities, planning, node and judge prompts;
 - ``agent_profiles`` — the profile an agent call runs with, as plain data, and the profiles the console ships;
-- ``attempt_words`` — how an attempt's cause and failure read to a person;
+- ``attempt_words`` — how an attempt's cause, failure and failed tool calls read to a person;
 - ``judgment_words`` — how a judgment and a failure classification read: verdict, issues, category in words;
+- ``duration_words`` — how long something took or has waited, in the words every page uses;
 - ``retries`` — the transient retry's budget and backoff;
 - ``storable`` — text made safe to store (no NUL, bounded);
 - ``markdown`` — Markdown rendered to sanitized HTML within a time budget;

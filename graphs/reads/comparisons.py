@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
+from graphs.domain.duration_words import duration_text
 from graphs.domain.fork_edits import FIELD_WORDS, edit_text
 from graphs.domain.manifest_graph import manifest_node_ids
 from graphs.domain.text_diffs import MINUS, TextDiff, text_diff
@@ -95,12 +96,20 @@ def _pretty(value: Any) -> str:
 
 @dataclass(frozen=True)
 class NodeAttempt:
-    """A node's latest attempt in one run."""
+    """A node's latest attempt in one run; ``reused`` when a fork copied it from the run it came from
+    (it did not run there: its times are the fork's creation)."""
 
     node_exec_id: Any
     attempt: int
     status: str
     duration: timedelta | None
+    reused: bool = False
+
+    def duration_text(self) -> str:
+        """``reused``, or how long it ran (``42 s``); "" when it has not both started and finished."""
+        if self.reused:
+            return "reused"
+        return duration_text(self.duration) if self.duration is not None else ""
 
 
 @dataclass(frozen=True)
@@ -128,18 +137,23 @@ class ComparedNode:
 
     @property
     def duration_change(self) -> timedelta | None:
-        """How much longer (negative: shorter) the new run's attempt took; None unless both have finished."""
-        if self.old is None or self.new is None or self.old.duration is None or self.new.duration is None:
+        """How much longer (negative: shorter) the new run's attempt took; None unless both ran to an end
+        in their own run (a reused attempt did not run in it)."""
+        if self.old is None or self.new is None or self.old.reused or self.new.reused:
+            return None
+        if self.old.duration is None or self.new.duration is None:
             return None
         return self.new.duration - self.old.duration
 
     def duration_change_text(self) -> str:
-        """``+1.20 s`` or ``-0.35 s`` (the minus being ``MINUS``); "" unless both attempts have finished."""
+        """``+1.2 s`` or ``-35 s`` (the minus being ``MINUS``); ``reused`` when the new run reused the
+        attempt; "" when no change can be told (one has not finished, or the old one was reused)."""
+        if self.new is not None and self.new.reused:
+            return "reused"
         change = self.duration_change
         if change is None:
             return ""
-        seconds = change.total_seconds()
-        return f"{MINUS if seconds < 0 else '+'}{abs(seconds):.2f} s"
+        return f"{MINUS if change < timedelta(0) else '+'}{duration_text(abs(change))}"
 
 
 @dataclass(frozen=True)
@@ -187,7 +201,8 @@ def runs_comparison(*, old: WorkGraphRun, new: WorkGraphRun) -> RunComparison:
     rows = list(
         WorkNodeExecution.objects.filter(run_id__in=[old.pk, new.pk])
         .exclude(node_id__startswith=PLANNING_NODE_ID)
-        .values("run_id", "node_exec_id", "node_id", "attempt", "status", "started_at", "finished_at")
+        .values("run_id", "node_exec_id", "node_id", "attempt", "status", "started_at", "finished_at",
+                "output_payload__reused_from")
     )
     latest: dict[Any, dict[str, dict]] = {old.pk: {}, new.pk: {}}
     for run_id, by_node in latest.items():
@@ -214,7 +229,7 @@ def _node_attempt(row: dict | None) -> NodeAttempt | None:
         return None
     duration = row["finished_at"] - row["started_at"] if row["started_at"] and row["finished_at"] else None
     return NodeAttempt(node_exec_id=row["node_exec_id"], attempt=row["attempt"], status=row["status"],
-                       duration=duration)
+                       duration=duration, reused=bool(row["output_payload__reused_from"]))
 
 
 # --- The edit an edited fork made ----------------------------------------------------------------------

@@ -108,7 +108,7 @@ def test_two_runs_of_a_task_compare_from_the_task_page(chromium, console_server,
     assert draft.get_attribute("data-status-changed") is not None
     assert "failed" in draft.locator("td[data-side='old']").inner_text()
     assert "succeeded" in draft.locator("td[data-side='new']").inner_text()
-    assert draft.locator("[data-duration-change]").inner_text() == "+2.00 s"
+    assert draft.locator("[data-duration-change]").inner_text() == "+2.0 s"
     assert "(\N{MINUS SIGN}$0.0200)" in page.locator("[data-cost-change]").inner_text()
     page.screenshot(path=str(ARTIFACTS / "compare-runs.png"), full_page=True)
     _no_sideways_scroll(page, "compare-runs")
