@@ -27,6 +27,9 @@ LAYOUT_SCRIPT = Path(__file__).resolve().with_name("dag_layout.mjs")
 MAX_WORK_NODES = 5000
 # How much of the script's stderr a failure keeps: the end of a stack trace says what broke.
 STDERR_TAIL_CHARS = 2000
+# The boxes' sizes and the gaps between them (static/js/dag/theme.js's SIZE, layout-sketch.js's gaps), as
+# a number to change with them: part of a layout's digest, so a layout stored with other sizes is made again.
+LAYOUT_GEOMETRY = 2
 
 
 class LayoutError(Exception):
@@ -46,9 +49,11 @@ def layout_input(graph: Mapping[str, Any], *, direction: str = "auto") -> dict[s
     node and dependencies, and each edge's ends and type, in payload order (order decides placement);
     and the flow ``direction`` asked for ("DOWN", "RIGHT", or "auto": the one the page picks on a
     desktop's stage, REFERENCE_CANVAS in static/js/dag/legibility.js). The direction is part of the
-    digest: a layout flowing one way is never served for the other."""
+    digest: a layout flowing one way is never served for the other, nor one made with other box sizes
+    (``LAYOUT_GEOMETRY``)."""
     return {
         "direction": direction,
+        "geometry": LAYOUT_GEOMETRY,
         "nodes": [
             {"node_id": node["node_id"], "kind": node["kind"], "org_node": node.get("org_node") or "",
              "depends_on": list(node.get("depends_on") or [])}

@@ -1,6 +1,6 @@
 """Runs for the run graph's browser tests: the demo's shape (14 work nodes in three stages, two of them
-with long names that read the same when cut), its attempts spread over a minute, and a graph too big to
-fit legibly."""
+with long names that read the same when cut), its attempts spread over a minute, pipelines of any size
+with names of up to 24 characters, and a graph too big to fit legibly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from graphs.models import WorkGraphRun
+from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from tests import factories
 from tests.graphs import edges_for, planned_run
 
@@ -75,6 +75,40 @@ def wide_run(task, *, layers: int, width: int) -> WorkGraphRun:
     return planned_run(task, {"nodes": nodes, "edges": []})
 
 
+# Names of up to 24 characters, most of them exactly 24: a box draws each whole.
+NAMES_24 = (
+    "write-contributing-guide", "review-contributing-docs", "design-export-data-model", "implement-nightly-export",
+    "schedule-the-export-jobs", "unit-test-export-formats", "integration-check-upload", "benchmark-large-exports",
+    "document-download-links", "coder_integration_check", "check-spreadsheet-import", "measure-export-durations",
+    "review-security-of-links", "validator_test_script", "publish-release-notes", "validator_final_verdict",
+    "final-verdict",
+)
+
+
+def pipeline_run(task, stages: dict[str, int]) -> WorkGraphRun:
+    """A finished pipeline: for each org node of ``stages`` in turn, a planning call adding that many nodes
+    (named from NAMES_24), each needing the node before it and every third the one before that too, each
+    attempt costing $0.41."""
+    names = iter(NAMES_24)
+    nodes: list[dict] = []
+    for org, count in stages.items():
+        for _ in range(count):
+            before = [item["node_id"] for item in nodes[-2:]]
+            depends = before[-1:] if len(nodes) % 3 else before
+            nodes.append({"node_id": next(names), "subagent_type": org, "depends_on": depends, "task_prompt": "Do it."})
+    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="succeeded")
+    added = {org: [item["node_id"] for item in nodes if item["subagent_type"] == org] for org in stages}
+    for org in list(stages)[1:]:
+        WorkNodeExecution.objects.create(
+            run=run, node_id=f"{PLANNING_NODE_ID}:{org}", subagent_type=org, attempt=1, cause="planning",
+            status="succeeded", output_payload={"new_node_ids": added[org]},
+        )
+    for item in nodes:
+        factories.ExecutionFactory(run=run, node_id=item["node_id"], subagent_type=item["subagent_type"],
+                                   status="succeeded", attempt=1, cost_usd="0.4100")
+    return run
+
+
 # For page.wait_for_function: the run graph is fitted — every box wholly on its stage when the graph fits
 # legibly, else at a legible zoom (data-fit "legible", titles at least 11 px tall).
 FITTED = """
@@ -90,3 +124,34 @@ FITTED = """
   });
 }
 """
+# For page.wait_for_function with a node id: that node's box is wholly inside the drawing's stage.
+BOX_IN_VIEW = """
+(id) => {
+  const stage = document.querySelector('#dag .dag-stage').getBoundingClientRect();
+  const box = document.querySelector(`#dag .dag-box[data-node-id="${CSS.escape(id)}"]`);
+  if (!box) return false;
+  const r = box.getBoundingClientRect();
+  return r.left >= stage.left - 1 && r.right <= stage.right + 1
+    && r.top >= stage.top - 1 && r.bottom <= stage.bottom + 1;
+}
+"""
+
+
+def box_click(page, node_id: str) -> None:
+    """Click a node's box of the fitted run graph once it is wholly on the stage: a drawing too big to fit
+    legibly is dragged until the box is at the stage's centre first."""
+    page.wait_for_function(FITTED)
+    page.locator("#dag .dag-stage").scroll_into_view_if_needed()
+    if not page.evaluate(BOX_IN_VIEW, node_id):
+        stage = page.locator("#dag .dag-stage").bounding_box()
+        box = page.locator(f"#dag .dag-box[data-node-id='{node_id}']").bounding_box()
+        cx, cy = stage["x"] + stage["width"] / 2, stage["y"] + stage["height"] / 2
+        # From the middle of the stage's right edge, clear of the minimap (bottom left) and the legend.
+        start = (stage["x"] + stage["width"] - 12, cy)
+        page.mouse.move(*start)
+        page.mouse.down()
+        page.mouse.move(start[0] + cx - box["x"] - box["width"] / 2, start[1] + cy - box["y"] - box["height"] / 2,
+                        steps=12)
+        page.mouse.up()
+    page.wait_for_function(BOX_IN_VIEW, arg=node_id)
+    page.click(f"#dag .dag-box[data-node-id='{node_id}']")

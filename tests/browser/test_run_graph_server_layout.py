@@ -120,7 +120,7 @@ def test_with_no_node_on_the_server_the_page_lays_out_what_the_server_would_have
     assert page.evaluate(WORKER_LOADED)
     # The page caches what it laid out once it is idle: the positions ELK gave it, to compare.
     # Keyed by run and flow direction, which the page picks for its stage as the server does for a desktop's.
-    prefix = f"dag-layout:v3:{run.run_id}:"
+    prefix = f"dag-layout:v4:{run.run_id}:"
     cached = f"() => Object.keys(localStorage).find((key) => key.startsWith({json.dumps(prefix)}))"
     page.wait_for_function(cached)
     browser = json.loads(page.evaluate(f"() => localStorage.getItem(({cached})())"))["layout"]

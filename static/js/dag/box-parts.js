@@ -5,11 +5,15 @@
  * @typedef {{t: "rect", x: number, y: number, w: number, h: number, r: number, fill?: string,
  *            stroke?: string, lw?: number, dash?: number[]}} RectPart
  * @typedef {{t: "text", x: number, y: number, text: string, font: string, color: string,
- *            align?: CanvasTextAlign, title?: boolean}} TextPart  `title`: the box's name (dag-title)
+ *            align?: CanvasTextAlign, title?: boolean, cls?: string, tip?: string}} TextPart
+ *   `title`: the box's name (dag-title); `cls`: its class in SVG; `tip`: its SVG tooltip (the hover
+ *   card, labels.js's boxFacts, says the same on a canvas)
  */
 import { durationLabel } from "./critical-path.js";
 import { failureRoleLabel } from "./failure-roles.js";
-import { FONTS, attemptBadge, costLabel, fitText, nodeTitle, shownTitle, statusLine, textWidth } from "./labels.js";
+import {
+  FONTS, attemptBadge, boxCostLabel, fitText, nodeTitle, shownTitle, statusLine, textWidth, toolFailures, toolFailuresTip,
+} from "./labels.js";
 import { CRITICAL, INK, MUTED_INK, PLANNING, statusStyle } from "./theme.js";
 
 const PAD = 14;
@@ -38,7 +42,8 @@ export function boxParts(box) {
   return parts;
 }
 
-function nodeParts({ w, h, node, titles }) {
+function nodeParts(box) {
+  const { w, h, node, titles } = box;
   const style = statusStyle(node.status);
   const role = node.failure_role;
   // A root cause is ringed; what failed or was blocked because of one is drawn dashed, so the eye
@@ -49,24 +54,35 @@ function nodeParts({ w, h, node, titles }) {
     { t: "rect", x: 4, y: 7, w: 4, h: h - 14, r: 2, fill: style.stroke },
   ];
   if (role?.role === "root_cause") parts.unshift({ t: "rect", x: -4, y: -4, w: w + 8, h: h + 8, r: 11, stroke: "#7f1d1d", lw: 2.5 });
-  const badge = attemptBadge(node);
-  let titleRoom = w - PAD - 10;
-  if (badge) {
-    const bw = textWidth(badge, FONTS.badge) + 12;
-    titleRoom -= bw + 4;
-    parts.push({ t: "rect", x: w - bw - 6, y: 6, w: bw, h: 18, r: 9, fill: "#1e293b" });
-    parts.push({ t: "text", x: w - 6 - bw / 2, y: 19, text: badge, font: FONTS.badge, color: "#ffffff", align: "center" });
-  }
-  parts.push({ t: "text", x: PAD, y: 22, text: shownTitle(titles, nodeTitle(node), FONTS.title, titleRoom), font: FONTS.title, color: INK, title: true });
+  // The name has the top line to itself: a box is as wide as a 24-character name (theme.js's SIZE).
+  parts.push({ t: "text", x: PAD, y: 20, text: shownTitle(titles, nodeTitle(node), FONTS.title, w - PAD - 8), font: FONTS.title, color: INK, title: true });
+  // The bottom line, from the right: the org pill, the attempt badge, the failed-tools marker and the
+  // cost, each whole; the status words take the room left, cut if they must.
+  let right = w - 6;
+  const pill = (text, font, fill, color, extra = {}) => {
+    const pw = textWidth(text, font) + 10;
+    right -= pw;
+    parts.push({ t: "rect", x: right, y: h - 22, w: pw, h: 16, r: 8, fill, ...extra.rect });
+    parts.push({ t: "text", x: right + pw / 2, y: h - 10, text, font, color, align: "center", ...extra.text });
+    right -= 4;
+  };
   const org = fitText(node.org_node || "", FONTS.meta, w / 2 - 16);
-  const ow = org ? textWidth(org, FONTS.meta) + 12 : 0;
-  if (org) {
-    parts.push({ t: "rect", x: w - ow - 6, y: h - 23, w: ow, h: 17, r: 8.5, fill: "#f1f5f9", stroke: "#94a3b8", lw: 1 });
-    parts.push({ t: "text", x: w - 6 - ow / 2, y: h - 10.5, text: org, font: FONTS.meta, color: MUTED_INK, align: "center" });
+  if (org) pill(org, FONTS.meta, "#f1f5f9", MUTED_INK, { rect: { stroke: "#94a3b8", lw: 1 } });
+  const badge = attemptBadge(node);
+  if (badge) pill(badge, FONTS.badge, "#1e293b", "#ffffff");
+  const failures = toolFailures(box);
+  if (failures) {
+    const tip = toolFailuresTip(failures);
+    pill(`⚠ ${failures.count}`, FONTS.badge, "#fef3c7", "#92400e", { rect: { stroke: "#b45309", lw: 1 }, text: { tip, cls: "dag-tool-failures" } });
   }
-  const line = [statusLine(node.status), failureRoleLabel(role), costLabel(node)].filter(Boolean).join(" · ");
-  const status = fitText(line, FONTS.meta, w - PAD - ow - 12);
-  parts.push({ t: "text", x: PAD, y: h - 10.5, text: status, font: FONTS.meta, color: style.text });
+  const cost = boxCostLabel(node);
+  if (cost) {
+    right -= textWidth(cost, FONTS.meta);
+    parts.push({ t: "text", x: right, y: h - 10, text: cost, font: FONTS.meta, color: style.text, cls: "dag-cost" });
+    right -= 6;
+  }
+  const line = [statusLine(node.status), failureRoleLabel(role)].filter(Boolean).join(" · ");
+  parts.push({ t: "text", x: PAD, y: h - 10, text: fitText(line, FONTS.meta, right - PAD), font: FONTS.meta, color: style.text });
   return parts;
 }
 

@@ -40,6 +40,33 @@ export function costLabel(node) {
   return typeof usd === "number" && usd > 0 ? usdText(usd) : "";
 }
 
+/**
+ * What a node's calls cost as its box says it, in whole cents so it is never cut: "$0.41", "< $0.01"
+ * for less than a cent, "" when nothing was spent or reported. The hover card and the accessible
+ * name keep every page's four decimals (costLabel).
+ */
+export function boxCostLabel(node) {
+  const usd = node.cost_usd;
+  if (typeof usd !== "number" || usd <= 0) return "";
+  return usd < 0.005 ? "< $0.01" : `$${usd.toFixed(2)}`;
+}
+
+/**
+ * The failed tool calls of a node's latest attempt, as graph.json's `tool_failures` says them
+ * (`{count, first, words}`, server-written), or null when none failed.
+ * @param {{node: object, attempts?: Map<string, object>}} box
+ */
+export function toolFailures(box) {
+  const latest = box.attempts && box.node ? box.attempts.get(box.node.latest_exec_id) : null;
+  const failures = latest && latest.tool_failures;
+  return failures && failures.count > 0 ? failures : null;
+}
+
+/** @returns {string} the words of a tool-failure marker's tooltip: the server's sentence, then the first error */
+export function toolFailuresTip(failures) {
+  return [failures.words, failures.first].filter(Boolean).join(": ");
+}
+
 /** The attempt badge: shown from the second attempt on, when retries and loop-backs matter. */
 export function attemptBadge(node) {
   return node.attempts > 1 ? `×${node.attempts}` : "";
@@ -133,5 +160,7 @@ export function boxFacts(box) {
   lines.push(`${statusLine(node.status)}${role ? ` · ${role}` : ""}`);
   const attempts = `${node.attempts} attempt${node.attempts === 1 ? "" : "s"}`;
   lines.push([attempts, costLabel(node), node.org_node ? `org node ${node.org_node}` : ""].filter(Boolean).join(" · "));
+  const failures = toolFailures(box);
+  if (failures) lines.push(toolFailuresTip(failures));
   return lines;
 }

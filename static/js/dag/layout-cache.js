@@ -8,7 +8,7 @@
 import { layoutFromJSON, layoutToJSON } from "./layout.js";
 
 /** Bump when placement changes so old drawings are not reused. */
-const VERSION = "v3";
+const VERSION = "v4";
 const PREFIX = `dag-layout:${VERSION}:`;
 const INDEX = `dag-layout:${VERSION}:index`;
 const MAX_RUNS = 6;

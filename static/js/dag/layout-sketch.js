@@ -8,12 +8,15 @@
  */
 import { SIZE } from "./theme.js";
 
-/** Spacing shared by ELK's options and the sketch, so the sketch's bands have ELK's proportions. */
+/**
+ * Spacing shared by ELK's options and the sketch, so the sketch's bands have ELK's proportions: as
+ * tight as arrows and a band's label (12 px, above the band) allow, so small graphs fit legibly.
+ */
 export const PADDING = 12;
-export const NODE_GAP = 28;
-export const LAYER_GAP = 52;
-export const BAND_GAP = 120;
-export const PLANNING_GAP = 16;
+export const NODE_GAP = 20;
+export const LAYER_GAP = 36;
+export const BAND_GAP = 40;
+export const PLANNING_GAP = 12;
 /** Barycenter passes of the sketch, alternately down and up the band's layers. */
 const SKETCH_SWEEPS = 3;
 

@@ -2,6 +2,7 @@
  * How large the run graph is drawn, so node names stay legible: the zoom a fit may use, where a
  * graph too big to fit legibly opens, and which flow direction fits a canvas best. Pure functions.
  */
+import { WRAP_GAP } from "./layout-wrap.js";
 
 /** The smallest on-screen height, in CSS px, a node title may be drawn at by a fit. */
 export const LEGIBLE_PX = 11;
@@ -98,18 +99,50 @@ function around(boxes) {
   };
 }
 
+/** The margin a graph's scene keeps around its drawing (scene-graph.js), in world units. */
+export const SCENE_MARGIN = 20;
+
 /**
- * The flow direction whose drawing fits a `width` × `height` canvas at the larger zoom; top-down when
- * both fit whole at 1:1, or when they tie.
+ * How far along the flow, in world units from the drawing's start, a drawing may reach and still fit
+ * `alongPx` screen px at the legible zoom: where a long drawing wraps (layout-wrap.js).
+ * @param {number} alongPx  the canvas along the flow: its height top-down, its width left to right
+ */
+export function legibleReach(alongPx) {
+  return alongPx / LEGIBLE_SCALE - 2 * SCENE_MARGIN;
+}
+
+/**
+ * How one direction's drawing of `extent` fits a canvas: whole at `scale` when that is legible;
+ * else whether it fits legibly once wrapped into segments side by side (layout-wrap.js), estimated
+ * from its extent (rows are whole, so the estimate leaves a tenth of each segment spare).
+ * @returns {{legible: boolean, scale: number}}
+ */
+function directionFit(extent, direction, width, height) {
+  const scale = wholeScale(extent, width, height);
+  if (scale >= LEGIBLE_SCALE) return { legible: true, scale };
+  const right = direction === "RIGHT";
+  const along = right ? extent.w : extent.h;
+  const across = right ? extent.h : extent.w;
+  const segments = Math.ceil(along / (0.9 * legibleReach(right ? width : height)));
+  const wrapped = segments * across + (segments - 1) * WRAP_GAP;
+  const legible = wrapped <= legibleReach(right ? height : width);
+  return { legible, scale: legible ? LEGIBLE_SCALE : scale };
+}
+
+/**
+ * The flow direction whose drawing fits a `width` × `height` canvas: one that fits legibly (whole, or
+ * wrapped) before one that does not, then the one at the larger zoom; top-down when both fit whole at
+ * 1:1, or when they tie.
  * @param {Record<"DOWN" | "RIGHT", {w: number, h: number}>} extents  each direction's drawing size
  * @param {number} width
  * @param {number} height
  * @returns {"DOWN" | "RIGHT"}
  */
 export function chooseDirection(extents, width, height) {
-  const down = wholeScale({ w: extents.DOWN.w, h: extents.DOWN.h }, width, height);
-  const right = wholeScale({ w: extents.RIGHT.w, h: extents.RIGHT.h }, width, height);
-  return right > down * 1.05 ? "RIGHT" : "DOWN";
+  const down = directionFit(extents.DOWN, "DOWN", width, height);
+  const right = directionFit(extents.RIGHT, "RIGHT", width, height);
+  if (down.legible !== right.legible) return right.legible ? "RIGHT" : "DOWN";
+  return right.scale > down.scale * 1.05 ? "RIGHT" : "DOWN";
 }
 
 /** @returns {number} the on-screen height in CSS px of a `fontPx` title at zoom `scale`, to 0.1 px */

@@ -123,7 +123,8 @@ function splitEdges(edges, nodes) {
  * first time with cause `loop_back` and a `cause_node_id` counts one firing of that loop-back edge
  * (the server counts the same way: loop-back attempts of the edge's target caused by its source).
  * @param {Model} model
- * An ended attempt's update carries what it cost (`cost_usd`), which its node's total follows.
+ * An ended attempt's update carries what it cost (`cost_usd`), which its node's total follows, and
+ * may carry its failed tool calls (`tool_failures`), which its box marks.
  * @param {{node_exec_id: string, node_id: string, attempt: number, status: string, cause?: string,
  *          cause_node_id?: string, cost_usd?: ?number}[]} updates
  * @returns {boolean} whether anything drawn changed
@@ -152,6 +153,7 @@ export function modelApplyUpdates(model, updates) {
       if (attempt.cause === "loop_back" && attempt.cause_node_id) countFiring(model, attempt);
     }
     attempt.status = update.status;
+    if (update.tool_failures !== undefined) attempt.tool_failures = update.tool_failures;
     if (update.cost_usd !== undefined) {
       node.cost_usd = (node.cost_usd ?? 0) - (attempt.cost_usd ?? 0) + (update.cost_usd ?? 0);
       attempt.cost_usd = update.cost_usd;

@@ -34,9 +34,11 @@ function drawParts(group, parts) {
       const anchor = { center: "middle", right: "end" }[part.align] || "start";
       const text = el("text", {
         x: part.x, y: part.y, fill: part.color, "text-anchor": anchor, style: `font: ${part.font}`,
-        class: part.title ? "dag-title" : undefined,
+        class: part.title ? "dag-title" : part.cls,
       }, group);
       text.textContent = part.text;
+      // Server-written words, set as text: a tooltip never parses markup.
+      if (part.tip) el("title", {}, text).textContent = part.tip;
     }
   }
 }

@@ -25,7 +25,8 @@ const SVG_MAX_BOXES = 400;
  * @param {object} handlers
  * @param {(box: object | null) => void} handlers.onActivate  called with the box tapped or activated, or null
  * @param {(name: string, width: number) => object | null} [handlers.refitScene]  a scene drawn anew for
- *   a fit into `width` px (the timeline spreads the run over the stage's width), or null to keep it
+ *   a fit into the stage, `width` px wide (the timeline spreads the run over the stage's width, a small
+ *   graph wraps to the stage), or null to keep it
  */
 export function createScreen(container, ui, { onActivate, refitScene = () => null }) {
   // `fitted` is the transform of the view's last automatic fit: while the view still has it, the
@@ -146,7 +147,9 @@ export function createScreen(container, ui, { onActivate, refitScene = () => nul
     const fresh = refitScene(view, ui.stage.clientWidth || 1);
     if (fresh) views[view].scene = fresh;
     fitScene(view, views[view].scene);
-    if (fresh && renderer) renderer.setScene(fresh);
+    if (!fresh) return;
+    if (renderer) renderer.setScene(fresh);
+    if (view === "graph") minimap.setScene(fresh);
   }
 
   /** After any change of the view: the minimap's outline and `data-min-label-px`. */

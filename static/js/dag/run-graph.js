@@ -23,7 +23,8 @@
  *
  * The flow direction (ELK's top-down or left-to-right) is the one the user picked with the toolbar's
  * switch, remembered per user, else the one whose drawing fits the stage best (legibility.js); a
- * layout is only taken from the server or the cache when it flows that way.
+ * layout is only taken from the server or the cache when it flows that way. A small graph too long for
+ * the stage is drawn wrapped to it (layout-wrap.js): a view of the layout, which itself stays as placed.
  *
  * This module loads, appends and updates the run; run-graph-screen.js keeps the drawing on screen
  * (renderer, pan and zoom, following the run as it grows) and run-graph-chrome.js builds the toolbar,
@@ -38,7 +39,7 @@ import { planExtents } from "./layout-sketch.js";
 import { buildChrome, directionPicked, directionRemember, showDirection } from "./run-graph-chrome.js";
 import { keepsEveryPosition, servedLayout, startingLayout } from "./run-graph-layouts.js";
 import { createScreen } from "./run-graph-screen.js";
-import { collapsedScene, graphScene } from "./scene-graph.js";
+import { WRAP_MAX, collapsedScene, graphSceneFitted } from "./scene-graph.js";
 import { timelineScene } from "./scene-timeline.js";
 
 /** Runs with more work nodes than this open collapsed into stages instead of laying out all. */
@@ -76,14 +77,24 @@ export function createRunGraph(
 
   const screen = createScreen(container, ui, {
     onActivate: activate,
-    // The timeline spreads the run over the stage's width: a fit draws it anew for the width it has.
-    refitScene: (name, width) => (name === "timeline" && model ? timelineScene(model, { width }) : null),
+    // The timeline spreads the run over the stage's width, and a small graph wraps to the stage: a fit
+    // draws them anew for the stage they have.
+    refitScene: (name, width) => {
+      if (name === "timeline") return model ? timelineScene(model, { width }) : null;
+      return model && layout && !stages && model.order.length <= WRAP_MAX ? sceneOf(model, layout) : null;
+    },
   });
   const { show, userMoved, hintNewNodes, fit } = screen;
   ui.directionButton.addEventListener("click", () => turn());
   ui.graphButton.addEventListener("click", () => setView("graph"));
   ui.timelineButton.addEventListener("click", () => setView("timeline"));
   ui.backButton.addEventListener("click", () => showStages());
+
+  /** The graph's scene of `layout` for the stage as it is now (wrapped to it when that fits it legibly). */
+  function sceneOf(drawn, placed) {
+    const canvas = { width: ui.stage.clientWidth || 1, height: ui.stage.clientHeight || 1 };
+    return graphSceneFitted(drawn, placed, { highlight: highlighted, ...canvas });
+  }
 
   function activate(box) {
     if (!box) return;
@@ -133,7 +144,7 @@ export function createRunGraph(
     await nextTask();
     const sketch = layoutSketch({ plan });
     if (!sketch) return;
-    const scene = graphScene(model, sketch, highlighted);
+    const scene = sceneOf(model, sketch);
     await nextTask();
     if (destroyed) return;
     show("graph", scene, { refit: true });
@@ -176,7 +187,7 @@ export function createRunGraph(
           // Someone who zoomed or panned the sketch keeps that view; otherwise ELK's drawing is fitted.
           refit = !userMoved("graph");
         }
-        const scene = graphScene(model, layout, highlighted);
+        const scene = sceneOf(model, layout);
         await nextTask();
         if (destroyed) return;
         showDirection(ui.directionButton, layout.direction);
@@ -215,7 +226,7 @@ export function createRunGraph(
       // Appended nodes come into view: the drawing is fitted again unless the user moved it, who
       // is told how many nodes were added instead (the hint fits on click).
       const follow = !userMoved("graph");
-      show("graph", graphScene(model, layout, highlighted), { refit: follow });
+      show("graph", sceneOf(model, layout), { refit: follow });
       if (!follow && added) hintNewNodes(added);
       timelineDirty = true;
       if (screen.view === "timeline") refreshTimeline();
@@ -243,7 +254,7 @@ export function createRunGraph(
       if (destroyed) return;
       layout = placed;
       showDirection(ui.directionButton, direction);
-      show("graph", graphScene(model, layout, highlighted), { refit: true });
+      show("graph", sceneOf(model, layout), { refit: true });
     });
   }
 
@@ -299,7 +310,7 @@ export function createRunGraph(
     if (destroyed || !stageModel) return;
     say(`Stage ${index + 1} of ${stages.length}: ${stages[index].org}`);
     ui.backButton.hidden = false;
-    if (screen.view === "graph") show("graph", graphScene(stageModel, placed, highlighted), { refit: true });
+    if (screen.view === "graph") show("graph", sceneOf(stageModel, placed), { refit: true });
   }
 
   /** @param {"graph" | "timeline"} name */

@@ -6,8 +6,31 @@
  * flow. Every box shares the scene's titles, so cut names never read the same (labels.js).
  */
 import { nodeTitle, titleSet } from "./labels.js";
+import { layoutWrapped } from "./layout-wrap.js";
+import { LEGIBLE_SCALE, SCENE_MARGIN, legibleReach, wholeScale } from "./legibility.js";
 import { cubic, emptyBounds, finishBounds, include, roundedPolyline } from "./scene.js";
 import { LINK, statusStyle } from "./theme.js";
+
+/** Runs with more work nodes than this are never wrapped: at a legible zoom they cannot fit anyway. */
+export const WRAP_MAX = 80;
+
+/**
+ * The graph's scene for a `width` × `height` canvas: the layout as it is when it fits legibly or cannot
+ * fit even wrapped, else wrapped to the canvas (layout-wrap.js), so it fits whole at a legible zoom.
+ * @param {import("./model.js").Model} model
+ * @param {import("./layout.js").Layout} layout
+ * @param {{highlight?: Set<string>, width: number, height: number}} canvas
+ * @returns {import("./scene.js").Scene}
+ */
+export function graphSceneFitted(model, layout, { highlight = new Set(), width, height }) {
+  const scene = graphScene(model, layout, highlight);
+  if (model.order.length > WRAP_MAX || wholeScale(scene.bounds, width, height) >= LEGIBLE_SCALE) return scene;
+  const reach = legibleReach(layout.direction === "RIGHT" ? width : height);
+  const wrapped = layoutWrapped(layout, { reach, header: new Set(model.planning) });
+  if (wrapped === layout) return scene;
+  const candidate = graphScene(model, wrapped, highlight);
+  return wholeScale(candidate.bounds, width, height) >= LEGIBLE_SCALE ? candidate : scene;
+}
 
 /**
  * @param {import("./model.js").Model} model
@@ -23,7 +46,10 @@ export function graphScene(model, layout, highlight = new Set()) {
   for (const [id, rect] of layout.pos) {
     const node = model.nodes.get(id);
     if (!node) continue;
-    boxes.push({ id, kind: node.kind === "planning" ? "planning" : "node", ...rect, node, highlight: highlight.has(id), titles });
+    boxes.push({
+      id, kind: node.kind === "planning" ? "planning" : "node", ...rect, node, highlight: highlight.has(id), titles,
+      attempts: model.attemptsByExec,
+    });
     include(bounds, rect.x, rect.y, rect.w, rect.h);
   }
   const texts = [];
@@ -35,7 +61,7 @@ export function graphScene(model, layout, highlight = new Set()) {
   }
   const bands = layout.bands.filter((band) => band.label);
   for (const band of bands) {
-    texts.push({ x: band.x + 10, y: band.y - 8, text: band.label, role: "band" });
+    if (!band.continued) texts.push({ x: band.x + 10, y: band.y - 8, text: band.label, role: "band" });
     include(bounds, band.x, band.y - 24, band.w, band.h + 24);
   }
   const links = [];
@@ -47,7 +73,7 @@ export function graphScene(model, layout, highlight = new Set()) {
     const link = loopLink(edge, layout, bounds, right);
     if (link) links.push(link);
   }
-  return { bounds: finishBounds(bounds, 40), bands, links, boxes, texts };
+  return { bounds: finishBounds(bounds, SCENE_MARGIN), bands, links, boxes, texts };
 }
 
 function dataLink(edge, layout, right) {
@@ -62,7 +88,7 @@ function dataLink(edge, layout, right) {
     const sy = source.y + source.h / 2;
     const ex = target.x;
     const ey = target.y + target.h / 2;
-    const bend = Math.max(40, Math.abs(ex - sx) / 2);
+    const bend = ex > sx ? Math.max(40, (ex - sx) / 2) : 40;
     const { d, arrow } = cubic(sx, sy, sx + bend, sy, ex - bend, ey, ex, ey);
     return { style, d, arrow };
   }
@@ -70,7 +96,9 @@ function dataLink(edge, layout, right) {
   const sy = source.y + source.h;
   const ex = target.x + target.w / 2;
   const ey = target.y;
-  const bend = Math.max(40, Math.abs(ey - sy) / 2);
+  // An edge to a wrapped drawing's next segment runs back against the flow: a short bend keeps it
+  // from swinging far past the segment's end.
+  const bend = ey > sy ? Math.max(40, (ey - sy) / 2) : 40;
   const { d, arrow } = cubic(sx, sy, sx, sy + bend, ex, ey - bend, ex, ey);
   return { style, d, arrow };
 }

@@ -81,10 +81,14 @@ export function minimapInks(element) {
   };
 }
 
-/** Box sizes in world units (pixels at zoom 1). */
+/**
+ * Box sizes in world units (pixels at zoom 1). A box is wide enough for a 24-character name in its
+ * 13 px title font, and no taller than its two lines need: the fit of a graph of 20 boxes at a
+ * legible zoom (legibility.js) is spent on these sizes and the gaps between them (layout-sketch.js).
+ */
 export const SIZE = {
-  node: { w: 184, h: 56 },
-  planning: { w: 168, h: 34 },
+  node: { w: 226, h: 50 },
+  planning: { w: 226, h: 30 },
   lane: 30,
   attempt: 20,
 };
