@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from django.shortcuts import get_object_or_404
@@ -29,7 +29,9 @@ router = Router(tags=["notifications"])
 class WebhookIn(InSchema):
     url: str = Field(..., description="http(s) URL; loopback, link-local and private addresses are refused.")
     events: list[str] = Field(..., description=f"Any of: {', '.join(EVENTS)}.")
-    format: Literal["json", "slack"] = Field("json", description="json: the documented payload; slack: a message.")
+    # Text, not a choice the schema refuses: a wrong format is named with the request's other problems.
+    format: str = Field("json", description="json: the documented payload; slack: a message.",
+                        json_schema_extra={"enum": ["json", "slack"]})
 
 
 class WebhookOut(Schema):
@@ -79,8 +81,7 @@ def webhooks_create(request, slug: str, payload: WebhookIn):
         hook = webhook_create(project=project, url=payload.url, events=payload.events, format=payload.format,
                               created_by=request.auth)
     except WebhookInvalid as error:
-        raise ApiError(400, "invalid_webhook", error.message, [{"field": error.field, "message": error.message}]) \
-            from error
+        raise ApiError(400, "invalid_webhook", str(error), _problem_fields(error)) from error
     return Status(201, {**_webhook_out(hook), "secret": hook.secret})
 
 
@@ -119,8 +120,11 @@ def email_events_put(request, slug: str, payload: EmailEventsIn):
     try:
         return {"events": email_events_set(user=request.auth, project=project, events=payload.events)}
     except WebhookInvalid as error:
-        raise ApiError(400, "invalid_events", error.message, [{"field": error.field, "message": error.message}]) \
-            from error
+        raise ApiError(400, "invalid_events", str(error), _problem_fields(error)) from error
+
+
+def _problem_fields(error: WebhookInvalid) -> list[dict[str, str]]:
+    return [{"field": name, "message": message} for name, message in error.problems.items()]
 
 
 def _project_led(request, slug: str) -> Project:

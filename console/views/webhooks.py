@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from console.form_fields import TickedChoices, TypedText
 from console.permissions import can, project_for_member, require
 from graphs.models import Project, Webhook, WebhookDelivery
 from graphs.notifications import EVENTS
@@ -34,11 +35,14 @@ class EmailEventsForm(forms.Form):
 
 
 class WebhookForm(forms.Form):
-    url = forms.CharField(max_length=2000, label="URL",
-                          help_text="http(s); loopback, link-local and private addresses are refused.")
-    events = forms.MultipleChoiceField(choices=EVENT_CHOICES, widget=forms.CheckboxSelectMultiple)
-    format = forms.ChoiceField(choices=Webhook.Format.choices, initial=Webhook.Format.JSON,
-                               help_text="JSON: the documented payload. Slack: a message for an incoming webhook.")
+    """Only gathers what was typed: webhook_create checks it all and names every problem at once, as the API
+    does; a field refused here would hide the others' problems until it was fixed."""
+
+    url = TypedText(label="URL", help_text="http(s); loopback, link-local and private addresses are refused.")
+    events = TickedChoices(choices=EVENT_CHOICES, widget=forms.CheckboxSelectMultiple)
+    # Text with a list to choose from: a format the console lacks is webhook_create's to name, with the rest.
+    format = TypedText(widget=forms.Select(choices=Webhook.Format.choices), initial=Webhook.Format.JSON,
+                       help_text="JSON: the documented payload. Slack: a message for an incoming webhook.")
 
 
 @login_required
@@ -62,7 +66,8 @@ def project_notifications(request: HttpRequest, slug: str) -> HttpResponse:
             try:
                 created = webhook_create(project=project, created_by=request.user, **webhook_form.cleaned_data)
             except WebhookInvalid as error:
-                webhook_form.add_error(error.field if error.field in webhook_form.fields else None, error.message)
+                for name, message in error.problems.items():
+                    webhook_form.add_error(name if name in webhook_form.fields else None, message)
             else:
                 # Redirected, a reload of the page that shows the secret cannot register the webhook again.
                 request.session[JUST_REGISTERED] = created.pk

@@ -15,50 +15,81 @@ from graphs.notifications.addresses import WebhookAddressRefused, webhook_target
 from graphs.notifications.jobs import webhook_deliver_submit
 from graphs.notifications.signing import webhook_secret_new
 
-# How many webhooks one project may have, and how many deliveries its log shows.
+# How many webhooks one project may have, how long a URL may be, and how many deliveries its log shows.
 WEBHOOKS_PER_PROJECT = 20
+URL_MAX_LENGTH = 2000
 DELIVERIES_SHOWN = 100
 
 
 class WebhookInvalid(Exception):
-    """What is wrong with a webhook as asked for; ``field`` names the part."""
+    """What is wrong with a webhook as asked for: ``problems`` maps each part (``url``, ``events``, ``format``,
+    or ``webhooks``, the project's own) to what is wrong with it."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field, self.message = field, message
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{name}: {message}" for name, message in problems.items()))
+        self.problems = problems
 
 
 def events_checked(events: Iterable[str], *, field: str = "events") -> list[str]:
     """The events asked for, in the console's order; WebhookInvalid for an unknown one."""
-    chosen = set(events)
-    unknown = sorted(chosen - set(EVENTS))
-    if unknown:
-        raise WebhookInvalid(field, f"unknown events: {', '.join(unknown)}; known: {', '.join(EVENTS)}")
-    return [event for event in EVENTS if event in chosen]
+    chosen, problem = _events_chosen(events)
+    if problem:
+        raise WebhookInvalid({field: problem})
+    return chosen
 
 
 def webhook_create(*, project: Project, url: str, events: Iterable[str], format: str = Webhook.Format.JSON,
                    created_by: AbstractBaseUser | None) -> Webhook:
-    """Register a webhook after checking its URL (and the address it resolves to), events and format. The
-    returned webhook's ``secret`` is shown to its maker once; no page or answer shows it again."""
+    """Register a webhook after checking its URL (and the address it resolves to), events, format and the
+    project's room for one more; WebhookInvalid names every problem at once. The returned webhook's
+    ``secret`` is shown to its maker once; no page or answer shows it again."""
     url = (url or "").strip()
-    if len(url) > 2000:
-        raise WebhookInvalid("url", "the URL is longer than 2000 characters")
+    chosen, events_problem = _events_chosen(events)
+    found = {
+        "url": _url_problem(url),
+        "events": events_problem or ("" if chosen else "choose at least one event"),
+        "format": "" if format in Webhook.Format.values else f"format must be one of {', '.join(Webhook.Format)}",
+        "webhooks": _room_problem(project),
+    }
+    problems = {name: message for name, message in found.items() if message}
+    if problems:
+        raise WebhookInvalid(problems)
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk", flat=True).get()
+        # Counted again under the project's lock: another lead may have added one since.
+        room = _room_problem(project)
+        if room:
+            raise WebhookInvalid({"webhooks": room})
+        return Webhook.objects.create(project=project, url=url, events=chosen, format=format,
+                                      secret=webhook_secret_new(), created_by=created_by)
+
+
+def _events_chosen(events: Iterable[str]) -> tuple[list[str], str]:
+    """The known events asked for, in the console's order, and what is wrong with the rest (or "")."""
+    asked = set(events)
+    unknown = sorted(asked - set(EVENTS))
+    problem = f"unknown events: {', '.join(unknown)}; known: {', '.join(EVENTS)}" if unknown else ""
+    return [event for event in EVENTS if event in asked], problem
+
+
+def _url_problem(url: str) -> str:
+    if not url:
+        return "give the webhook a URL"
+    if len(url) > URL_MAX_LENGTH:
+        return f"the URL is longer than {URL_MAX_LENGTH} characters"
+    if "\x00" in url:
+        return "the URL must not contain a NUL character"
     try:
         webhook_target(url)
     except WebhookAddressRefused as refusal:
-        raise WebhookInvalid("url", f"this URL is refused: {refusal}") from None
-    chosen = events_checked(events)
-    if not chosen:
-        raise WebhookInvalid("events", "choose at least one event")
-    if format not in Webhook.Format.values:
-        raise WebhookInvalid("format", f"format must be one of {', '.join(Webhook.Format.values)}")
-    with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk", flat=True).get()
-        if Webhook.objects.filter(project=project).count() >= WEBHOOKS_PER_PROJECT:
-            raise WebhookInvalid("url", f"a project has {WEBHOOKS_PER_PROJECT} webhooks at most")
-        return Webhook.objects.create(project=project, url=url, events=chosen, format=format,
-                                      secret=webhook_secret_new(), created_by=created_by)
+        return f"this URL is refused: {refusal}"
+    return ""
+
+
+def _room_problem(project: Project) -> str:
+    if Webhook.objects.filter(project=project).count() >= WEBHOOKS_PER_PROJECT:
+        return f"a project has {WEBHOOKS_PER_PROJECT} webhooks at most: remove one to add another"
+    return ""
 
 
 def webhook_deliveries(webhook: Webhook) -> list[WebhookDelivery]:
