@@ -31,7 +31,19 @@ def test_a_working_agent_is_ok_with_its_version_and_answer(claude_project, real_
 
     assert (result.status, result.answer) == ("ok", "ready")
     assert result.version.startswith("2.1.332")
-    assert "works" in result.words and "2.1.332" in result.words
+    assert result.words == (f"The claude agent, version {result.version}, works: it answered "
+                            "\N{LEFT DOUBLE QUOTATION MARK}ready\N{RIGHT DOUBLE QUOTATION MARK}.")
+
+
+def test_an_answer_of_several_lines_reads_as_one_line_of_plain_words(claude_project, real_claude):
+    real_claude.script = lambda _request: text("Ready.\n\n  I can  help with 'quotes'.")
+
+    result = agent_check(claude_project.agent)
+
+    assert result.answer == "Ready. I can help with 'quotes'."
+    quoted = "\N{LEFT DOUBLE QUOTATION MARK}Ready. I can help with 'quotes'.\N{RIGHT DOUBLE QUOTATION MARK}"
+    assert quoted in result.words
+    assert "\\n" not in result.words and "\n" not in result.words and "((" not in result.words
 
 
 def test_a_refused_key_reads_as_no_credentials(claude_project, real_claude):
@@ -110,7 +122,7 @@ def test_an_unknown_runner_is_named(project):
 def test_the_command_prints_the_words_and_fails_when_something_is_wrong(claude_project, real_claude, capsys):
     real_claude.script = lambda _request: text("ready")
     call_command("agent_check", claude_project.slug)
-    assert capsys.readouterr().out.startswith("ok: The claude (2.1.332")
+    assert capsys.readouterr().out.startswith("ok: The claude agent, version 2.1.332")
 
     real_claude.script = lambda _request: error(401, "authentication_error", "invalid x-api-key")
     with pytest.raises(CommandError, match="no_credentials: The API refused"):

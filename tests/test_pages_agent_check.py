@@ -28,7 +28,8 @@ def test_a_lead_checks_the_agent_and_reads_the_words_on_the_project_page(claude_
     real_claude.script = lambda _request: text("ready")
     answer = client.post(reverse("project_agent_check", args=[claude_project.slug]), follow=True)
     assert answer.redirect_chain[-1][0] == reverse("project_detail", args=[claude_project.slug])
-    assert "Check the agent: The claude (2.1.332" in answer.content.decode()
+    assert "Check the agent: The claude agent, version 2.1.332 (Claude Code), works: it answered " \
+           "\N{LEFT DOUBLE QUOTATION MARK}ready\N{RIGHT DOUBLE QUOTATION MARK}." in answer.content.decode()
 
     real_claude.script = lambda _request: error(401, "authentication_error", "invalid x-api-key")
     answer = client.post(reverse("project_agent_check", args=[claude_project.slug]), follow=True)

@@ -8,6 +8,9 @@ permission mode is refused (``permission_refused``: behind a gateway, the Claude
 run its safety check), the API cannot be reached (``network``), the sandbox cannot run (``sandbox``), or
 anything else the call failed with (``failed``). ``ok`` when the call answered.
 
+The words are plain text: the agent named with the version its program printed ("The claude agent,
+version 2.1.332 (Claude Code), works"), its answer on one line, in quotation marks, never as a repr.
+
 The call runs in a private temporary folder, never the project's: a check changes nothing. It runs with
 the profile the caller resolved (a project's planner profile, say), so a permission mode or a model the
 profile names is what is checked.
@@ -113,21 +116,29 @@ def _call(runner: AgentRunner, name: str, folder: Path, *, version: str, profile
 
     call = AgentCall(org_node=CHECK_ORG_NODE, prompt=CHECK_PROMPT, cwd=folder, timeout=timeout, purpose="plan",
                      on_event=event, profile=profile)
-    running = f"{name} ({version})" if version else name
+    agent = f"The {name} agent, version {version}," if version else f"The {name} agent"
     try:
         result = runner.run(call)
     except AgentError as error:
         status, words = _failure(error)
-        return AgentCheck(runner=name, status=status, words=f"{words} The {running} agent said: {error}",
+        return AgentCheck(runner=name, status=status, words=f"{words} {agent} said: {' '.join(str(error).split())}",
                           version=version)
-    answer = result.text.strip()[:_ANSWER_SHOWN_CHARS]
+    answer = _one_line(result.text, _ANSWER_SHOWN_CHARS)
     if refusals:
         return AgentCheck(runner=name, status="permission_refused", version=version, answer=answer,
-                          words=f"The {running} agent answered, but its permission mode refuses actions here: "
+                          words=f"{agent} answered, but its permission mode refuses actions here: "
                                 "behind a gateway (ANTHROPIC_BASE_URL) the auto mode cannot run its safety check. "
                                 "Choose another permission mode in the agent's profile.")
-    return AgentCheck(runner=name, status="ok", version=version, answer=answer,
-                      words=f"The {running} agent works: it answered {answer!r}.")
+    said = f"it answered \N{LEFT DOUBLE QUOTATION MARK}{answer}\N{RIGHT DOUBLE QUOTATION MARK}" if answer \
+        else "it answered with nothing"
+    return AgentCheck(runner=name, status="ok", version=version, answer=answer, words=f"{agent} works: {said}.")
+
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` as one line of plain words (its line breaks and runs of spaces as one space), cut to
+    ``limit`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "\N{HORIZONTAL ELLIPSIS}"
 
 
 def _failure(error: AgentError) -> tuple[str, str]:
