@@ -60,8 +60,9 @@ def node_edit_apply(
 ) -> tuple[dict[str, Any], NodeEdit]:
     """A copy of ``manifest`` with ``node_id``'s prompt or argv replaced, and the edit made.
 
-    Raise ``ForkEditError`` when the node is unknown or takes no such edit, when the new value breaks
-    a node rule (an empty prompt, an argv that is no list of non-empty strings) or changes nothing.
+    Raise ``ForkEditError`` when the node is unknown or is a catalog node; otherwise it names every problem
+    of the edit at once: a field the node does not have, and a new value that breaks a node rule (an empty
+    prompt, an argv that is no list of non-empty strings) or changes nothing.
     """
     edited: dict[str, Any] = json_transform(dict(manifest), leaf=lambda item: item)
     node = next((n for n in edited.get("nodes") or [] if isinstance(n, dict) and n.get("node_id") == node_id), None)
@@ -74,24 +75,19 @@ def node_edit_apply(
             f"{node_id} is a catalog node (artifact type {node.get('artifact_type')}): its assignment comes from the"
             " catalog, so it has no prompt to edit. Fork from it without an edit."
         ]})
-    wrong = [name for name in given if name != field]
-    if wrong:
-        kind = "a command node: it runs its argv and has no prompt" if field == COMMAND else (
-            "an agent node: it has a prompt and runs no argv")
-        raise ForkEditError({FIELD_WORDS[wrong[0]]: [f"{node_id} is {kind}."]})
-    if field not in given:
-        raise ForkEditError({FIELD_WORDS[field]: [f"Give the node's new {FIELD_WORDS[field]}."]})
-    after = _prompt_clean(given[field]) if field == PROMPT else given[field]
-    errors = _value_errors(field, after)
-    if not errors:
-        node[field] = after
-        errors = node_errors(node, f"node {node_id!r}")
-    if errors:
-        raise ForkEditError({FIELD_WORDS[field]: errors})
+    kind = "a command node: it runs its argv and has no prompt" if field == COMMAND else (
+        "an agent node: it has a prompt and runs no argv")
+    errors = {FIELD_WORDS[name]: [f"{node_id} is {kind}."] for name in given if name != field}
+    if field not in given and not errors:
+        errors[FIELD_WORDS[field]] = [f"Give the node's new {FIELD_WORDS[field]}."]
+    after = _prompt_clean(given.get(field)) if field == PROMPT else given.get(field)
     before = manifest_node_field(manifest, node_id, field)
-    if before == after:
-        raise ForkEditError({FIELD_WORDS[field]: [
-            f"This is the node's current {FIELD_WORDS[field]}: change it, or fork without an edit."]})
+    if field in given:
+        value_errors = _edit_errors(node, field, before=before, after=after)
+        if value_errors:
+            errors[FIELD_WORDS[field]] = value_errors
+    if errors:
+        raise ForkEditError(errors)
     return edited, NodeEdit(node_id=node_id, field=field, before=before, after=after)
 
 
@@ -103,6 +99,18 @@ def manifest_node_field(manifest: Mapping[str, Any], node_id: str, field: str) -
 def _prompt_clean(prompt: Any) -> Any:
     # A browser's form sends CRLF line ends: the prompt is stored as the agent will read it.
     return prompt.replace("\r\n", "\n") if isinstance(prompt, str) else prompt
+
+
+def _edit_errors(node: dict[str, Any], field: str, *, before: Any, after: Any) -> list[str]:
+    """What is wrong with ``after`` as ``node``'s ``field``, which it is set to when its own rules allow."""
+    errors = _value_errors(field, after)
+    if errors:
+        return errors
+    node[field] = after
+    errors = node_errors(node, f"node {node['node_id']!r}")
+    if not errors and before == after:
+        errors = [f"This is the node's current {FIELD_WORDS[field]}: change it, or fork without an edit."]
+    return errors
 
 
 def _value_errors(field: str, value: Any) -> list[str]:
