@@ -8,15 +8,12 @@ from typing import Any, Literal
 from uuid import UUID
 
 from ninja import Field, Schema
-from pydantic import field_validator, model_validator
+from pydantic import field_validator
 
 from console.api.change_schemas import AttemptChangeOut
 from console.api.usage_schemas import AttemptSpendOut
 from graphs.models import Task, WorkGraphRun
 from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
-
-MAX_ITEMS = 50
-MAX_ITEM_CHARS = 2000
 
 
 def _status_field(statuses: list[str]) -> Any:
@@ -49,15 +46,6 @@ class InSchema(Schema):
     _no_nul = field_validator("*")(_refuse_nul)
 
 
-def _clean_items(values: list[str]) -> list[str]:
-    items = [value.strip() for value in values if value and value.strip()]
-    if len(items) > MAX_ITEMS:
-        raise ValueError(f"at most {MAX_ITEMS} items")
-    if any(len(item) > MAX_ITEM_CHARS for item in items):
-        raise ValueError(f"each item must be at most {MAX_ITEM_CHARS} characters")
-    return items
-
-
 class ErrorOut(Schema):
     code: str
     message: str
@@ -72,30 +60,6 @@ class SpendOut(Schema):
     tool_calls: int
     calls_without_usage: int
     calls_without_cost: int
-
-
-class TaskIn(InSchema):
-    project: str = Field(..., description="The project's slug.", max_length=50)
-    title: str = Field(..., min_length=1, max_length=300)
-    goal_text: str = Field(..., min_length=1, max_length=20_000)
-    deliverables: list[str] = Field(..., min_length=1)
-    acceptance_criteria: list[str] = Field(..., min_length=1)
-    constraints: list[str] = []
-    resources: list[str] = []
-    task_type: Literal["dynamic", "workflow"] = "dynamic"
-    workflow_id: str = Field("", max_length=200)
-    planning_mode: Literal["graph", "gap_driven"] = Field(
-        "graph", description="graph: the planner plans the whole graph; gap_driven: rounds of tasks until no gap.")
-
-    _items = field_validator("deliverables", "acceptance_criteria", "constraints", "resources")(_clean_items)
-
-    @model_validator(mode="after")
-    def _workflow_needs_id(self) -> TaskIn:
-        if self.task_type == Task.TaskType.WORKFLOW and not self.workflow_id.strip():
-            raise ValueError("a workflow task needs workflow_id")
-        if not self.deliverables or not self.acceptance_criteria:
-            raise ValueError("deliverables and acceptance_criteria need at least one non-empty item")
-        return self
 
 
 class TaskOut(Schema):

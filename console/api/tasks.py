@@ -9,7 +9,8 @@ from django.http import Http404
 from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, TaskIn, TaskOut, TaskPage
+from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, TaskOut, TaskPage
+from console.api.task_schemas import TaskIn
 from console.permissions import require, task_for_member
 from graphs.engine import plan_fresh
 from graphs.engine.next_run import task_run_anew
