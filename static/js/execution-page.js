@@ -15,10 +15,11 @@ const statusSlot = document.getElementById("exec-status");
 
 // The attempt's page follows its log and its run: when the engine writes `node_finished` (committed),
 // the status chip changes at once; then, and whenever the run reports a change to this node (a new
-// attempt, a status) or to the run, the parts the server renders (`data-live-part`: status, facts,
-// attempts, judgment, output, change) are fetched again and swapped in. The trace and the raw log stay,
-// being live already. A refresh asked for while one is under way runs once after it, so the page ends
-// on the latest facts.
+// attempt, a status) or to the run's status, the parts the server renders (`data-live-part`: status,
+// facts, attempts, judgment, output, change) and the page's live regions (the navigation's inbox count,
+// which a run coming to wait for approval moves) are fetched again and swapped in. The trace and the raw
+// log stay, being live already. A refresh asked for while one is under way runs once after it, so the
+// page ends on the latest facts.
 function showStatus(line) {
   if (line.event !== "node_finished" || !line.committed) return;
   statusSlot?.querySelector(".status")?.replaceWith(statusChip(line.status));
@@ -55,6 +56,9 @@ async function partsFetch() {
     for (const details of part.querySelectorAll("details")) if (open.has(detailsKey(details))) details.open = true;
     current.replaceWith(document.adoptNode(part));
   }
+  for (const region of fresh.querySelectorAll("[data-live-region][id]")) {
+    document.getElementById(region.id)?.replaceWith(document.adoptNode(region));
+  }
   diffViewsShow(document.getElementById("changes") ?? document);
   const status = document.querySelector("#exec-status .status")?.dataset.status;
   if (attemptFinished(status)) document.body.dataset.attemptFinished = "true";
@@ -70,12 +74,17 @@ const heading = document.getElementById("exec-heading");
 function followRun() {
   if (!heading?.dataset.runWsUrl) return;
   const nodeId = heading.dataset.nodeId;
+  // The run's status as the last snapshot said it: a snapshot saying another one (a change no event
+  // brought here) may have moved what the page shows of the run.
+  let runStatus = null;
   connectRun(heading.dataset.runWsUrl, {
     onSnapshot(snapshot) {
       const node = (snapshot.nodes ?? []).find((n) => n.node_id === nodeId);
       const shown = document.querySelector("#exec-status .status")?.dataset.status;
       const latestShown = document.querySelector("[data-live-part='facts']")?.dataset.latestAttempt;
-      if (node && (String(node.attempt) !== latestShown || (node.node_exec_id === heading.dataset.execId && node.status !== shown))) {
+      const runMoved = runStatus !== null && snapshot.status !== runStatus;
+      runStatus = snapshot.status;
+      if (runMoved || (node && (String(node.attempt) !== latestShown || (node.node_exec_id === heading.dataset.execId && node.status !== shown)))) {
         refreshParts();
       }
     },
