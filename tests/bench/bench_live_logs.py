@@ -154,6 +154,16 @@ def _store_cases(store: Store, results: list[CaseResult]) -> None:
                                  rate=rate, listeners=listeners))
 
 
+def database_case_run(scratch: Path, *, rate: int, listeners: int) -> CaseResult:
+    """One case of the database store on one daphne, set up afresh in ``scratch``: the case another
+    benchmark measures again in its own sitting."""
+    with _store("database", scratch) as store:
+        setup = console_set_up(tree=store.tree, env=store.env, executions=1)
+        with daphne(tree=store.tree, env=store.env) as port:
+            return _case(store, execution_id=setup.executions[0], ports=[port], cookie=setup.cookie, rate=rate,
+                         listeners=listeners)
+
+
 def _case(store: Store, *, execution_id: str, ports: list[int], cookie: str, rate: int, listeners: int) -> CaseResult:
     count = int(rate * STREAM_SECONDS)
     uris = [f"ws://127.0.0.1:{port}/ws/node-executions/{execution_id}/log/" for port in ports]

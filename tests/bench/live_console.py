@@ -128,12 +128,14 @@ def console_set_up(*, tree: Path, env: dict[str, str], executions: int) -> Conso
 
 
 @contextmanager
-def daphne(*, tree: Path, env: dict[str, str]) -> Iterator[int]:
-    """Run daphne on a free port, serving ``tree`` in ``env``; yield the port."""
+def daphne(*, tree: Path, env: dict[str, str], access_log: Path | None = None) -> Iterator[int]:
+    """Run daphne on a free port, serving ``tree`` in ``env``; yield the port. With ``access_log``,
+    daphne writes a line there for every request it answered."""
     port = _free_port()
+    access = ["--access-log", str(access_log)] if access_log is not None else []
     with tempfile.TemporaryFile("w+") as output:
         process = subprocess.Popen(
-            [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port),
+            [str(Path(sys.executable).with_name("daphne")), "-b", "127.0.0.1", "-p", str(port), *access,
              "console.asgi:application"],
             cwd=tree, env=env, stdout=output, stderr=subprocess.STDOUT,
         )
