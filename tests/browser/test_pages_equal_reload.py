@@ -92,7 +92,7 @@ def test_a_pipeline_waiting_on_each_append_and_succeeding_reads_as_a_reload_at_e
     inline_executor.drain()
     assert WorkGraphRun.objects.get(pk=run.pk).status == "awaiting_approval"
     pages.equal_to_reloads("the coder's append waits for approval")
-    assert graph.locator("#run-progress").inner_text() == "1/2 done · 1 succeeded · 1 pending"
+    assert graph.locator("#run-progress").inner_text() == "1/2 done · 1 succeeded", "the appended node is counted"
     assert graph.locator("#run-waiting").inner_text().startswith("Waiting for approval: ")
     assert graph.locator("#run-header button[data-action='approve']").count() == 1
     assert graph.locator("#run-header button[data-action='reject']").count() == 1
@@ -171,7 +171,7 @@ def test_a_node_that_loops_back_and_a_cancel_read_as_a_reload(browser, console_s
         assert second_draft.wait(30), "the draft never looped back"
         pages.equal_to_reloads("the review failing and looping back to the draft")
         assert graph.locator("#dag .dag-box[data-node-id='draft']").get_attribute("data-status") == "running"
-        assert graph.locator("#run-progress").inner_text() == "0/2 done · 1 running · 1 pending"
+        assert graph.locator("#run-progress").inner_text() == "0/2 done"
 
         run_cancel(run=run)
         assert run_wait_finished(run_id=run.run_id, timeout=30).status == "cancelled"
