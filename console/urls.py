@@ -31,6 +31,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
     path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),
     path("runs/<uuid:run_id>/live/", views.run_graph_live, name="run_graph_live"),
+    path("runs/<uuid:run_id>/panel/", views.run_node_panel, name="run_node_panel"),
     path("runs/<uuid:run_id>/changes.patch", views.run_diff_download, name="run_diff"),
     path("runs/<uuid:run_id>/dag-spec.json", views.run_dag_spec_download, name="run_dag_spec"),
     path("runs/<uuid:run_id>/compare/<uuid:other_run_id>/", views.runs_compare, name="runs_compare"),

@@ -123,8 +123,8 @@ def test_the_node_page_and_the_graph_link_to_it_for_a_lead_only(alice, bob, fini
     assert "fork-edit-link" not in page_of(signed_in(bob).get(f"/executions/{check.pk}/"))
     prd = latest(finished)["prd"]
     assert "fork-edit-link" not in page_of(signed_in(alice).get(f"/executions/{prd.pk}/"))
-    graph = page_of(signed_in(alice).get(f"/runs/{finished.run_id}/"))
-    assert f'<a data-fork-edit href="{url(finished)}">Re-run from here with an edit…</a></form>' in graph
+    panel = page_of(signed_in(alice).get(f"/runs/{finished.run_id}/panel/?node=check"))
+    assert f'<a data-fork-edit href="{url(finished, "check")}">Re-run from here with an edit…</a></form>' in panel
 
 
 def test_where_plans_need_approval_the_fork_waits_and_its_planning_page_shows_the_diff(

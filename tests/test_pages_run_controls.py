@@ -59,8 +59,8 @@ def test_the_graph_page_offers_approval_cancel_and_fork_with_confirmations(alice
     assert 'data-action="cancel"' not in page  # cancel, not while awaiting approval
     finished = planned_run(task, {"nodes": [node("a")], "edges": []}, status="failed")
     factories.ExecutionFactory(run=finished, node_id="a", status="failed")
-    page = _client(alice).get(f"/runs/{finished.run_id}/").content.decode()
-    assert 'id="fork-form"' in page and 'data-confirm="Fork the run from this node?' in page
+    panel = _client(alice).get(f"/runs/{finished.run_id}/panel/?node=a").content.decode()
+    assert 'class="fork-node"' in panel and 'data-confirm="Fork the run from a? A new run reruns it' in panel
 
 
 def test_a_control_goes_back_to_the_page_it_was_on_and_never_off_site(alice, task):

@@ -59,7 +59,7 @@ def test_the_live_regions_alone_are_the_pages_own(alice, task):
     live = client.get(f"/runs/{run.run_id}/live/")
     assert set(live["Cache-Control"].split(", ")) == {"private", "no-store"}
     alone = _regions(live.content.decode())
-    assert {"run-header", "run-notices", "fork-control", "changes", "inbox-count"} <= set(alone)
+    assert {"run-header", "run-notices", "changes", "inbox-count"} <= set(alone)
     assert alone == {region_id: page[region_id] for region_id in alone}
 
 

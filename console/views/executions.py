@@ -3,8 +3,6 @@ panel shows for it."""
 
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -15,7 +13,7 @@ from graphs.domain.attempt_words import attempt_cause_text, attempt_tool_failure
 from graphs.domain.judgment_words import failure_reading, judgment_reading
 from graphs.logs.lines import log_line_summary
 from graphs.logs.store import log_read
-from graphs.models import AttemptChange, ExecutionLogFile, WorkNodeExecution
+from graphs.models import AttemptChange, ExecutionLogFile
 from graphs.reads.executions import execution_detail as execution_detail_read
 from graphs.reads.node_trace import attempt_trace_header
 from graphs.workspaces.worktrees import repository_of
@@ -41,7 +39,6 @@ def execution_detail(request: HttpRequest, node_exec_id) -> HttpResponse:
             "task": execution.run.task,
             "attempts": attempts,
             "latest_attempt": attempts[-1].attempt if attempts else execution.attempt,
-            "finished_statuses": json.dumps(sorted(WorkNodeExecution.FINISHED_STATUSES)),
             "log_file": log_file,
             "lines": [(line, log_line_summary(line)) for line in lines],
             "trace_lines": lines,

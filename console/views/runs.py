@@ -13,11 +13,12 @@ from django.utils.cache import get_conditional_response, patch_cache_control
 from console.permissions import can, run_for_member
 from console.views.common import diff_shown, pretty_json
 from graphs.layout.runs import run_graph_with_layout
-from graphs.models import RunWorkspace, WorkGraphRun
+from graphs.models import RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.planning.append_review import run_appends_shown, run_approval_wait
 from graphs.planning.dag_specs import run_dag_spec
 from graphs.reads.executions import plan_commands, planning_calls
 from graphs.reads.graph_json import graph_compact, run_graph_etag
+from graphs.reads.node_panel import node_panel_read
 from graphs.reads.run_notices import run_notices
 from graphs.reads.runs import run_changed_files
 from graphs.runs.accounting import spend_of
@@ -35,6 +36,25 @@ def run_graph_live(request: HttpRequest, run_id) -> HttpResponse:
     """The run graph page's live regions alone: what its script swaps in when the run reports a change."""
     run, role = run_for_member(request.user, run_id)
     response = render(request, "console/run_graph_live.html", _run_graph_regions(run, role))
+    patch_cache_control(response, private=True, no_store=True)
+    return response
+
+
+@login_required
+def run_node_panel(request: HttpRequest, run_id) -> HttpResponse:
+    """The side panel of the node named by ``?node=``: its latest attempt as the server reads it now."""
+    run, role = run_for_member(request.user, run_id)
+    panel = node_panel_read(run=run, node_id=request.GET.get("node", ""))
+    detail = panel.detail
+    if detail is not None:
+        for attempt in detail["attempts"]:
+            attempt["judgment_json"] = pretty_json(attempt["judgment_result"]) if attempt["judgment_result"] else ""
+    response = render(request, "console/_node_panel.html", {
+        "run": run, "panel": panel, "detail": detail,
+        "can_fork": can(role, "fork_run") and run.is_forkable(),
+        "finished": detail is not None and detail["status"] in WorkNodeExecution.FINISHED_STATUSES,
+        "judgment_json": pretty_json(detail["judgment_result"]) if detail and detail["judgment_result"] else "",
+    })
     patch_cache_control(response, private=True, no_store=True)
     return response
 

@@ -9,7 +9,6 @@ import { liveRegions } from "./live-regions.js";
 import { createRunGraph } from "./dag/run-graph.js";
 import { payloadExpanded } from "./dag/model.js";
 import { diffViewsShow } from "./diff-view.js";
-import { attemptFinished, runFinished } from "./status-vocabulary.js";
 import { nodePanelMount } from "./node-panel.js";
 
 diffViewsShow();
@@ -19,15 +18,6 @@ const panel = document.getElementById("panel");
 const panelTitle = document.getElementById("panel-title");
 const panelBody = document.getElementById("panel-body");
 let latestData = null;
-// Each node's latest attempt as the page last heard it (graph.json, then the run's snapshots and
-// events): the side panel opens on it, so a node that started since the page loaded opens running.
-const latest = new Map();
-
-function latestHeard(state) {
-  const known = latest.get(state.node_id);
-  if (known && known.attempt > state.attempt) return;
-  latest.set(state.node_id, { node_exec_id: state.node_exec_id, status: state.status, attempt: state.attempt });
-}
 
 // The run's status as the server last rendered it in the page's header.
 function runStatus() {
@@ -48,21 +38,6 @@ const regions = liveRegions({
   },
 });
 
-// Forking from the selected node: a copy of the page's fork form (with its CSRF token) in the panel.
-const forkForm = document.getElementById("fork-form");
-
-function forkControl(nodeId) {
-  if (!forkForm) return null;
-  const form = forkForm.cloneNode(true);
-  form.removeAttribute("id");
-  form.hidden = false;
-  form.elements.node_id.value = nodeId;
-  form.dataset.confirm = `Fork the run from ${nodeId}? A new run reruns it and everything after it; this run is kept.`;
-  const edit = form.querySelector("a[data-fork-edit]");
-  if (edit) edit.search = `?node=${encodeURIComponent(nodeId)}`;
-  return form;
-}
-
 // graph.json is tagged (ETag) and never taken from the cache unchecked: while the run is as the browser
 // last fetched it, the server answers 304 and the body comes from the HTTP cache; after any change,
 // the new graph.
@@ -70,25 +45,10 @@ async function fetchGraph() {
   const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin" });
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
   latestData = payloadExpanded(await response.json());
-  for (const attempt of latestData.attempts) latestHeard(attempt);
   return latestData;
 }
 
-const nodePanel = nodePanelMount({
-  panel,
-  title: panelTitle,
-  body: panelBody,
-  latestOf(nodeId) {
-    const node = latestData?.nodes.find((n) => n.node_id === nodeId);
-    if (!node) return null;
-    const heard = latest.get(nodeId);
-    return { label: node.label, node_exec_id: heard?.node_exec_id ?? null, status: heard?.status ?? null };
-  },
-  runStatus,
-  attemptFinished: (status) => attemptFinished(status),
-  runFinished: (status) => runFinished(status),
-  forkControl,
-});
+const nodePanel = nodePanelMount({ panel, title: panelTitle, body: panelBody, panelUrl: container.dataset.panelUrl });
 
 function openPanel(nodeId) {
   return nodePanel.open(nodeId);
@@ -168,7 +128,6 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       // The first one too: the run may have moved between the page's rendering and the socket's opening.
       regions.refresh();
       if (snapshots > 1) await graph.append(await fetchGraph());
-      for (const node of snapshot.nodes ?? []) latestHeard(node);
       graph.updateNodes(snapshot.nodes ?? []);
       // The panel may have missed what this snapshot catches up on: it checks against the server.
       if (snapshots > 1) nodePanel.runChanged();
@@ -177,7 +136,6 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
     async onEvent(event) {
       regions.refresh();
       if (event.event === "nodes") {
-        for (const node of event.nodes) latestHeard(node);
         const grown = unknownTo(event.nodes)
           || event.nodes.some((n) => n.cause === "loop_back" || n.cause === "dynamic_loop_back");
         if (grown) await graph.append(await fetchGraph());

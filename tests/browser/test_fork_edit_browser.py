@@ -39,7 +39,7 @@ def test_a_lead_edits_a_nodes_prompt_the_fork_runs_it_and_compare_shows_the_diff
     page.set_default_timeout(20_000)
     sign_in(page, f"{console_server}/runs/{finished.run_id}/?node=check", "alice")
 
-    page.locator("#panel form:not(#fork-form) a[data-fork-edit]").click()
+    page.locator("#panel form.fork-node a[data-fork-edit]").click()
     page.wait_for_url(f"**/runs/{finished.run_id}/fork/edit/?node=check")
     prompt = page.locator("textarea[name=prompt]")
     assert prompt.input_value() == "Check everything."
