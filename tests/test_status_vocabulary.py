@@ -28,6 +28,8 @@ def test_the_vocabulary_says_what_the_models_define():
     assert set(vocabulary["attempt"]["active"]) == WorkNodeExecution.ACTIVE_STATUSES
     assert vocabulary["run"]["all"] == list(WorkGraphRun.Status.values)
     assert vocabulary["run"]["words"]["awaiting_approval"] == "awaiting approval"
+    assert vocabulary["attempt"]["words"]["not_started"] == "not started"  # a graph's node with no attempt
+    assert set(vocabulary["attempt"]["focus"]) <= set(WorkNodeExecution.Status.values)
 
 
 def test_the_front_end_tests_read_the_vocabulary_the_server_generates():

@@ -13,8 +13,7 @@ from graphs.domain.failure_roles import FailureRole, failure_roles
 from graphs.logs.events import token_total
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import latest_by_node, node_owners
-
-NOT_STARTED = "not_started"
+from graphs.runs.vocabulary import NOT_STARTED
 
 
 def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:

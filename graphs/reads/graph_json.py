@@ -21,6 +21,7 @@ from django.db.models import Count, Max, Q, Sum
 
 from graphs.agents.base import TOKEN_FIELDS
 from graphs.models import RunLayout, WorkGraphRun, WorkNodeExecution
+from graphs.runs.vocabulary import NOT_STARTED
 
 # Part of the tag: bumped when the payload's shape changes, so no browser keeps a body of the old shape.
 PAYLOAD_FORMAT = 3
@@ -29,7 +30,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "run": {"error": "", "error_code": "", "max_cost_usd": None},
     "node": {
         "org_node": "", "kind": "generic", "artifact_type": None, "node_type": None, "judgment_kind": "none",
-        "on_fail_action": None, "status": "not_started", "attempts": 0, "latest_exec_id": None,
+        "on_fail_action": None, "status": NOT_STARTED, "attempts": 0, "latest_exec_id": None,
         "duration_ms": None, "depends_on": [], "cost_usd": None, "failure_role": None,
     },
     "edge": {"edge_type": "needs_judgment", "fired": 0},

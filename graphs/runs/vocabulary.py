@@ -15,6 +15,12 @@ from django.db import models
 
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 
+# A node of a run's graph that has no attempt yet: the status the graph shows for it.
+NOT_STARTED = "not_started"
+# The attempt statuses a graph too large to fit legibly opens on, in order of preference: its running
+# nodes, else its failed ones (else, the drawing decides, its first).
+FOCUS_STATUSES = ("running", "failed")
+
 
 def status_words(status: str) -> str:
     """A stored status as pages read it: ``awaiting_approval`` reads "awaiting approval"."""
@@ -37,12 +43,15 @@ def _statuses(
 def status_vocabulary() -> dict[str, Any]:
     """``{"task": {...}, "run": {...}, "attempt": {...}}``, each with ``all`` (in the models' order),
     ``finished`` and ``active`` (an attempt's; empty where the model defines none) and ``words`` (status →
-    the words a page shows)."""
+    the words a page shows). The attempt's also has ``focus`` (``FOCUS_STATUSES``), and its words name
+    ``not_started``, the status a graph gives a node with no attempt."""
+    attempt = _statuses(
+        WorkNodeExecution.Status, finished=WorkNodeExecution.FINISHED_STATUSES, active=WorkNodeExecution.ACTIVE_STATUSES,
+    )
+    attempt["words"][NOT_STARTED] = status_words(NOT_STARTED)
+    attempt["focus"] = list(FOCUS_STATUSES)
     return {
         "task": _statuses(Task.Status),
         "run": _statuses(WorkGraphRun.Status, finished=WorkGraphRun.FINISHED_STATUSES),
-        "attempt": _statuses(
-            WorkNodeExecution.Status, finished=WorkNodeExecution.FINISHED_STATUSES,
-            active=WorkNodeExecution.ACTIVE_STATUSES,
-        ),
+        "attempt": attempt,
     }

@@ -12,6 +12,11 @@ export function statusVocabulary() {
   return pageVocabulary;
 }
 
+/** Use `vocabulary` where there is no page to read it from (the front-end unit tests). */
+export function statusVocabularyUse(vocabulary) {
+  pageVocabulary = vocabulary;
+}
+
 /** Whether a run with `status` has ended: nothing more happens to it. */
 export function runFinished(status, vocabulary = statusVocabulary()) {
   return vocabulary.run.finished.includes(status);
@@ -20,6 +25,11 @@ export function runFinished(status, vocabulary = statusVocabulary()) {
 /** Whether an attempt with `status` has ended. */
 export function attemptFinished(status, vocabulary = statusVocabulary()) {
   return vocabulary.attempt.finished.includes(status);
+}
+
+/** The attempt statuses a graph too large to fit legibly opens on, in order of preference. */
+export function focusStatuses(vocabulary = statusVocabulary()) {
+  return vocabulary.attempt.focus;
 }
 
 /** The words a status reads as ("awaiting approval"), whichever kind of status it is; "—" for none. */

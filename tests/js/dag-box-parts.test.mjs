@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import "./vocabulary.mjs";
 import { boxParts } from "../../static/js/dag/box-parts.js";
 import { boxFacts } from "../../static/js/dag/labels.js";
 import { SIZE } from "../../static/js/dag/theme.js";

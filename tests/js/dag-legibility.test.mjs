@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import "./vocabulary.mjs";
 import { layoutPlace, layoutPlan } from "../../static/js/dag/layout.js";
 import { planExtents } from "../../static/js/dag/layout-sketch.js";
 import {

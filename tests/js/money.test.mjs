@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import "./vocabulary.mjs";
 import { boxFacts, costLabel } from "../../static/js/dag/labels.js";
 import { usdText } from "../../static/js/money.js";
 

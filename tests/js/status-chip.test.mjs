@@ -5,12 +5,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import { vocabulary } from "./vocabulary.mjs";
 import { statusWords } from "../../static/js/status-chip.js";
 import { attemptFinished, runFinished } from "../../static/js/status-vocabulary.js";
 
-const fixture = (name) => JSON.parse(readFileSync(new URL(`../fixtures/status/${name}`, import.meta.url)));
-const cases = fixture("words.json");
-const vocabulary = fixture("vocabulary.json");
+const cases = JSON.parse(readFileSync(new URL("../fixtures/status/words.json", import.meta.url)));
 
 for (const { status, words } of cases) {
   test(`${JSON.stringify(status)} reads "${words}"`, () => {

@@ -6,6 +6,7 @@
 import { durationLabel } from "./critical-path.js";
 import { failureRoleLabel } from "./failure-roles.js";
 import { FONT, statusStyle } from "./theme.js";
+import { statusWords } from "../status-vocabulary.js";
 import { usdText } from "../money.js";
 import { cutToFit, distinctCuts } from "./title-cuts.js";
 
@@ -27,8 +28,7 @@ export function nodeTitle(node) {
 
 /** @returns {string} e.g. "✓ succeeded" */
 export function statusLine(status) {
-  const style = statusStyle(status);
-  return `${style.glyph} ${style.label}`;
+  return `${statusStyle(status).glyph} ${statusWords(status)}`;
 }
 
 /**
@@ -82,12 +82,12 @@ export function boxAriaLabel(box) {
   if (box.kind === "group") return `${box.title}: ${box.summary}`;
   const node = box.node;
   if (box.kind === "attempt") {
-    return `${nodeTitle(node)} attempt ${box.attempt.attempt}, ${statusStyle(box.attempt.status).label}, cause ${box.attempt.cause}`;
+    return `${nodeTitle(node)} attempt ${box.attempt.attempt}, ${statusWords(box.attempt.status)}, cause ${box.attempt.cause}`;
   }
   const attempts = `${node.attempts} attempt${node.attempts === 1 ? "" : "s"}`;
   const cost = costLabel(node) ? `, cost ${costLabel(node)}` : "";
   const role = failureRoleLabel(node.failure_role);
-  return `${nodeTitle(node)}, ${statusStyle(node.status).label}${role ? ` (${role})` : ""}, ${attempts}${cost}, org node ${node.org_node}`;
+  return `${nodeTitle(node)}, ${statusWords(node.status)}${role ? ` (${role})` : ""}, ${attempts}${cost}, org node ${node.org_node}`;
 }
 
 let measure = null;

@@ -3,6 +3,7 @@
  * open, it sits over the drawing's corner, where it would hide nodes nobody asked it to cover.
  */
 import { CRITICAL, LINK, PLANNING, STATUS } from "./theme.js";
+import { statusWords } from "../status-vocabulary.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -55,7 +56,7 @@ export function createLegend() {
   const summary = document.createElement("summary");
   summary.textContent = "Legend";
   const statuses = document.createElement("ul");
-  for (const style of Object.values(STATUS)) item(statuses, statusSwatch(style), style.label);
+  for (const [status, style] of Object.entries(STATUS)) item(statuses, statusSwatch(style), statusWords(status));
   const links = document.createElement("ul");
   for (const [name, spec] of Object.entries(LINK)) {
     if (spec.label) item(links, lineSwatch(spec, name === "on_failure"), spec.label);

@@ -3,6 +3,7 @@
  * graph too big to fit legibly opens, and which flow direction fits a canvas best. Pure functions.
  */
 import { WRAP_GAP } from "./layout-wrap.js";
+import { focusStatuses } from "../status-vocabulary.js";
 
 /** The smallest on-screen height, in CSS px, a node title may be drawn at by a fit. */
 export const LEGIBLE_PX = 11;
@@ -72,7 +73,8 @@ export function fitTransform(bounds, width, height, { minScale = LEGIBLE_SCALE, 
 
 /**
  * The rectangle around the boxes a drawing too big to fit legibly opens on: its work nodes' (planning
- * calls only when there is no other box), the running ones, else the failed ones, else the first in
+ * calls only when there is no other box), those of the server's focus statuses in their order (running,
+ * else failed: graphs.runs.vocabulary.FOCUS_STATUSES), else the first in
  * reading order (top-left). A planning lane heads the drawing, often far from its first work node:
  * opened on it, a narrow screen would show a planning box and empty stage.
  * @param {{x: number, y: number, w: number, h: number, status?: string, kind?: string}[]} boxes
@@ -82,7 +84,7 @@ export function focusRect(boxes) {
   const work = boxes.filter((box) => box.kind !== "planning");
   const pool = work.length ? work : boxes;
   if (!pool.length) return null;
-  for (const status of ["running", "failed"]) {
+  for (const status of focusStatuses()) {
     const picked = pool.filter((box) => box.status === status);
     if (picked.length) return around(picked);
   }

@@ -10,6 +10,7 @@ import { layoutWrapped } from "./layout-wrap.js";
 import { LEGIBLE_SCALE, SCENE_MARGIN, legibleReach, wholeScale } from "./legibility.js";
 import { cubic, emptyBounds, finishBounds, include, roundedPolyline } from "./scene.js";
 import { LINK, statusStyle } from "./theme.js";
+import { statusWords } from "../status-vocabulary.js";
 
 /** Runs with more work nodes than this are never wrapped: at a legible zoom they cannot fit anyway. */
 export const WRAP_MAX = 80;
@@ -166,6 +167,6 @@ function statusSummary(model, ids) {
   }
   return [...counts]
     .sort((a, b) => b[1] - a[1])
-    .map(([status, count]) => `${statusStyle(status).glyph} ${count.toLocaleString("en")} ${statusStyle(status).label}`)
+    .map(([status, count]) => `${statusStyle(status).glyph} ${count.toLocaleString("en")} ${statusWords(status)}`)
     .join(" · ");
 }

@@ -2,21 +2,22 @@
  * Colours, glyphs and sizes shared by the renderers and the legend, so the legend can never
  * disagree with the drawing. Status colours are light fills with a dark, same-hue stroke and text:
  * every text colour here has at least 4.5:1 contrast on its fill (WCAG AA), and each status also
- * has a glyph so colour is never the only cue.
+ * has a glyph so colour is never the only cue. What a status reads as is the server's
+ * (status-vocabulary.js): the styles are keyed by status, and say nothing in words.
  */
 
-/** @typedef {{fill: string, stroke: string, text: string, glyph: string, label: string}} StatusStyle */
+/** @typedef {{fill: string, stroke: string, text: string, glyph: string}} StatusStyle */
 
 /** @type {Record<string, StatusStyle>} */
 export const STATUS = {
-  succeeded: { fill: "#dcfce7", stroke: "#15803d", text: "#166534", glyph: "✓", label: "succeeded" },
-  running: { fill: "#dbeafe", stroke: "#1d4ed8", text: "#1e40af", glyph: "▶", label: "running" },
-  queued: { fill: "#fef9c3", stroke: "#a16207", text: "#854d0e", glyph: "…", label: "queued" },
-  failed: { fill: "#fee2e2", stroke: "#b91c1c", text: "#991b1b", glyph: "✕", label: "failed" },
-  blocked: { fill: "#ffedd5", stroke: "#c2410c", text: "#9a3412", glyph: "⊘", label: "blocked" },
-  cancelled: { fill: "#e2e8f0", stroke: "#475569", text: "#334155", glyph: "–", label: "cancelled" },
-  pending: { fill: "#f8fafc", stroke: "#64748b", text: "#475569", glyph: "○", label: "pending" },
-  not_started: { fill: "#ffffff", stroke: "#94a3b8", text: "#475569", glyph: "○", label: "not started" },
+  succeeded: { fill: "#dcfce7", stroke: "#15803d", text: "#166534", glyph: "✓" },
+  running: { fill: "#dbeafe", stroke: "#1d4ed8", text: "#1e40af", glyph: "▶" },
+  queued: { fill: "#fef9c3", stroke: "#a16207", text: "#854d0e", glyph: "…" },
+  failed: { fill: "#fee2e2", stroke: "#b91c1c", text: "#991b1b", glyph: "✕" },
+  blocked: { fill: "#ffedd5", stroke: "#c2410c", text: "#9a3412", glyph: "⊘" },
+  cancelled: { fill: "#e2e8f0", stroke: "#475569", text: "#334155", glyph: "–" },
+  pending: { fill: "#f8fafc", stroke: "#64748b", text: "#475569", glyph: "○" },
+  not_started: { fill: "#ffffff", stroke: "#94a3b8", text: "#475569", glyph: "○" },
 };
 
 /** @param {string} status @returns {StatusStyle} */
@@ -34,7 +35,7 @@ export const LINK = {
   zero_token: { color: "#94a3b8", width: 1.25, dash: [], label: "zero_token hand-off" },
   needs_judgment: { color: "#7c3aed", width: 2, dash: [], label: "needs_judgment" },
   on_failure: { color: "#dc2626", width: 2.25, dash: [8, 5], label: "on_failure loop-back (×fired)" },
-  retry: { color: "#b45309", width: 1.75, dash: [3, 3], label: "retry of the same node" },
+  retry: { color: "#b45309", width: 1.75, dash: [3, 3] },
   grid: { color: "#e2e8f0", width: 1, dash: [], label: "" },
 };
 
