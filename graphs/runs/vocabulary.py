@@ -46,7 +46,9 @@ def status_vocabulary() -> dict[str, Any]:
     the words a page shows). The attempt's also has ``focus`` (``FOCUS_STATUSES``), and its words name
     ``not_started``, the status a graph gives a node with no attempt."""
     attempt = _statuses(
-        WorkNodeExecution.Status, finished=WorkNodeExecution.FINISHED_STATUSES, active=WorkNodeExecution.ACTIVE_STATUSES,
+        WorkNodeExecution.Status,
+        finished=WorkNodeExecution.FINISHED_STATUSES,
+        active=WorkNodeExecution.ACTIVE_STATUSES,
     )
     attempt["words"][NOT_STARTED] = status_words(NOT_STARTED)
     attempt["focus"] = list(FOCUS_STATUSES)
