@@ -6,7 +6,8 @@ from tests.flake import junit_read
 
 REPORT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
 <testcase classname="tests.browser.test_a" name="test_fits"/>
-<testcase classname="tests.browser.test_a" name="test_clicks"><failure message="TimeoutError: element is outside of the viewport&#10;call log">trace</failure></testcase>
+<testcase classname="tests.browser.test_a" name="test_clicks">
+<failure message="TimeoutError: element is outside of the viewport&#10;call log">trace</failure></testcase>
 <testcase classname="tests.test_b" name="test_setup"><error message="fixture broke">trace</error></testcase>
 <testcase classname="tests.test_b" name="test_skipped"><skipped message="no redis"/></testcase>
 </testsuite></testsuites>"""
