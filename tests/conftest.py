@@ -96,6 +96,14 @@ def commands_allowed(project):
 
 
 @pytest.fixture
+def reviewed(project):
+    """The project requires plan approval: the plan and each append wait for a reviewer."""
+    project.require_plan_approval = True
+    project.save(update_fields=["require_plan_approval"])
+    return project
+
+
+@pytest.fixture
 def alice(project):
     """Alice leads the project."""
     return factories.member(project, "alice", role="lead")

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.db import connection
 from django.db.models import QuerySet
 
+from graphs.engine import run_start
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from tests import factories
 
@@ -46,6 +47,15 @@ def planned_run(task, manifest: dict, *, org_node: str = "planner", status: str 
         run=run, node_id=PLANNING_NODE_ID, subagent_type=org_node, attempt=1, cause="planning", status="succeeded",
         output_payload={"new_node_ids": [n["node_id"] for n in manifest["nodes"]]},
     )
+    return run
+
+
+def finished_build_check_tests(task, executor) -> WorkGraphRun:
+    """A run of ``task`` through build → check → tests (a command node), started and drained by ``executor``."""
+    nodes = [node("build"), node("check", "build"), command_node("tests", "print(1)", "check")]
+    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
+    run_start(run=run)
+    executor.drain()
     return run
 
 

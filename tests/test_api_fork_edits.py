@@ -7,10 +7,9 @@ import json
 
 import pytest
 
-from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import command_node, edges_for, node, planned_run
+from tests.graphs import finished_build_check_tests
 
 pytestmark = pytest.mark.django_db
 
@@ -21,11 +20,7 @@ def post(client, url: str, body) -> object:
 
 @pytest.fixture
 def finished(task, scripted_runner, inline_executor) -> WorkGraphRun:
-    nodes = [node("build"), node("check", "build"), command_node("tests", "print(1)", "check")]
-    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
-    run_start(run=run)
-    inline_executor.drain()
-    return run
+    return finished_build_check_tests(task, inline_executor)
 
 
 def test_a_prompt_edit_returns_the_new_run_with_its_edit(alice, finished, inline_executor):

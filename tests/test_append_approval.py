@@ -34,14 +34,6 @@ def fenced(payload: dict) -> str:
 
 
 @pytest.fixture
-def reviewed(project):
-    """The project requires plan approval."""
-    project.require_plan_approval = True
-    project.save(update_fields=["require_plan_approval"])
-    return project
-
-
-@pytest.fixture
 def stages(scripted_runner):
     scripted_runner.replies.update({
         ("plan", "planner"): fenced(PLANNER), ("plan", "coder"): fenced(CODER),

@@ -10,21 +10,16 @@ import re
 
 import pytest
 
-from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import command_node, edges_for, node, planned_run
+from tests.graphs import finished_build_check_tests
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def finished(task, scripted_runner, inline_executor) -> WorkGraphRun:
-    nodes = [node("build"), node("check", "build"), command_node("tests", "print(1)", "check")]
-    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
-    run_start(run=run)
-    inline_executor.drain()
-    return run
+    return finished_build_check_tests(task, inline_executor)
 
 
 def api_problems(response) -> dict[str, list[str]]:

@@ -48,14 +48,6 @@ def prd_done(run: WorkGraphRun, executor) -> None:
 
 
 @pytest.fixture
-def reviewed(project):
-    """The project requires plan approval: the plan and each append wait for a reviewer."""
-    project.require_plan_approval = True
-    project.save(update_fields=["require_plan_approval"])
-    return project
-
-
-@pytest.fixture
 def browser(chromium):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(30_000)
