@@ -1,8 +1,7 @@
 """Who may see and do what. Objects of a project the user is not a member of answer 404, not 403.
 
-Roles: a viewer reads; a reviewer also approves or rejects plans; a lead also creates tasks and
-plans, starts, cancels and forks runs, imports DAG specs, edits the project and manages its members. Skill
-administration and creating projects are global permissions.
+What each role in a project may do is graphs.projects.roles' table (``ACTIONS``). Skill administration
+and creating projects are global permissions.
 """
 
 from __future__ import annotations
@@ -13,26 +12,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from graphs.models import Project, ProjectMembership, Task, WorkGraphRun, WorkNodeExecution
-from graphs.reads.access import project_role
+from graphs.models import Project, Task, WorkGraphRun, WorkNodeExecution
+from graphs.projects.roles import ACTIONS, project_role
 
-Role = ProjectMembership.Role
-
-ACTIONS: dict[str, frozenset[str]] = {
-    "read": frozenset({Role.VIEWER, Role.REVIEWER, Role.LEAD}),
-    "review_plan": frozenset({Role.REVIEWER, Role.LEAD}),
-    "create_task": frozenset({Role.LEAD}),
-    "plan": frozenset({Role.LEAD}),
-    "start_run": frozenset({Role.LEAD}),
-    "cancel_run": frozenset({Role.LEAD}),
-    "fork_run": frozenset({Role.LEAD}),
-    # An imported spec creates a task and a planned run at once: what a lead does by hand.
-    "import_dag_spec": frozenset({Role.LEAD}),
-    # A path on the machine the agents run on: it tells others nothing they need.
-    "see_target_folder": frozenset({Role.LEAD}),
-    "edit_project": frozenset({Role.LEAD}),
-    "manage_members": frozenset({Role.LEAD}),
-}
 # Creating a project is not a role in one: Django's model permission, given by an administrator.
 PROJECT_CREATE_PERMISSION = "graphs.add_project"
 

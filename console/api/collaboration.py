@@ -20,7 +20,7 @@ from graphs.engine import pipeline_start
 from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership
 from graphs.planning.gaps import acceptance_items
 from graphs.planning.intake import task_create
-from graphs.reads.access import project_role
+from graphs.projects.roles import project_role
 from graphs.reads.tasks import latest_run_progress
 from graphs.runs.facts import latest_by_node, task_latest_run
 

@@ -14,7 +14,7 @@ from console.views.downloads import dag_spec_file
 from graphs.models import Project
 from graphs.planning.dag_spec_check import DagSpecError
 from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
-from graphs.reads.access import project_role
+from graphs.projects.roles import project_role
 
 router = Router(tags=["DAG specs"])
 

@@ -17,7 +17,7 @@ from graphs.engine.next_run import task_run_anew
 from graphs.models import Project, Task
 from graphs.planning.dag_specs import task_dag_spec
 from graphs.planning.intake import task_create
-from graphs.reads.access import project_role
+from graphs.projects.roles import project_role
 from graphs.reads.tasks import tasks_for_user, tasks_spend
 
 router = Router(tags=["tasks"])

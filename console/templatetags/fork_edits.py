@@ -11,7 +11,7 @@ from console.permissions import can
 from graphs.domain.fork_edits import editable_field
 from graphs.engine.state import manifest_node
 from graphs.models import WorkGraphRun
-from graphs.reads.access import project_role
+from graphs.projects.roles import project_role
 from graphs.reads.comparisons import fork_edit_shown
 
 register = template.Library()

@@ -16,7 +16,8 @@ from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
 from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse, dag_spec_prompt_files_check
 from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
-from graphs.reads.access import project_role, projects_for_user
+from graphs.projects.roles import project_role
+from graphs.reads.access import projects_for_user
 from graphs.reads.runs import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
 from graphs.reads.task_runs import runs_artifacts, task_outcome, task_run_refusal
 from graphs.reads.tasks import (

@@ -25,10 +25,9 @@ from django.utils import timezone
 
 from graphs.domain.manifest_nodes import is_external_node
 from graphs.engine import node_attempt_finish_external
-from graphs.engine.external import EXTERNAL_WORKER
 from graphs.engine.state import graph_shape, latest_rows, upstream_done
 from graphs.errors import WorkGraphError
-from graphs.models import PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
+from graphs.models import EXTERNAL_WORKER, PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import task_latest_run
 
 Status = WorkNodeExecution.Status

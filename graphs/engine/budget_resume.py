@@ -24,7 +24,7 @@ from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Cause, RunStatus, Status, latest_rows, run_locked
 from graphs.errors import WorkGraphError
 from graphs.models import ProjectMembership, WorkGraphRun
-from graphs.reads.access import project_role
+from graphs.projects.roles import project_role
 from graphs.runs.budgets import BUDGET_EXCEEDED
 from graphs.runs.status import run_status_set
 

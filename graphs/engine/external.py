@@ -35,11 +35,8 @@ from graphs.engine.record import attempt_passed_recorder
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Status, manifest_node
 from graphs.logs.store import log_append, log_file_close
-from graphs.models import WorkNodeExecution
+from graphs.models import EXTERNAL_WORKER, WorkNodeExecution
 from graphs.notifications import EXTERNAL_WAITING, notify
-
-# The worker name of an attempt waiting for its report: no worker of the engine holds it.
-EXTERNAL_WORKER = "external"
 
 
 def external_deadline_seconds(node: dict) -> int:

@@ -7,7 +7,7 @@ package's modules:
 - ``projects`` — projects, their members' roles, API tokens;
 - ``agent_profiles`` — each org node's agent profile (console-wide or a project's override) and its revisions;
 - ``skills`` — skills and their revisions;
-- ``runs`` — tasks, runs and node attempts (and the planning nodes' ids);
+- ``runs`` — tasks, runs and node attempts (and the planning nodes' ids, an external attempt's worker name);
 - ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts.
@@ -27,10 +27,18 @@ from graphs.models.records import (
     RunLayout,
     RunWorkspace,
 )
-from graphs.models.runs import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
+from graphs.models.runs import (
+    EXTERNAL_WORKER,
+    PLANNING_NODE_ID,
+    Task,
+    WorkGraphRun,
+    WorkNodeExecution,
+    planning_node_id,
+)
 from graphs.models.skills import Skill, SkillRevision
 
 __all__ = [
+    "EXTERNAL_WORKER",
     "PLANNING_NODE_ID",
     "AgentProfile",
     "AgentProfileRevision",

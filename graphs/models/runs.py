@@ -13,6 +13,9 @@ from graphs.models.projects import Project
 from graphs.models.skills import Skill
 
 PLANNING_NODE_ID = "__planning__"
+# The worker name of an external node's attempt waiting for its report (graphs.engine.external): no worker
+# of the engine holds it.
+EXTERNAL_WORKER = "external"
 
 
 def planning_node_id(org_node: str | None = None) -> str:

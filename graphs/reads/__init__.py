@@ -2,7 +2,7 @@
 does not grow with the number of nodes. Run facts (latest attempts, owners, progress) come from
 ``graphs.runs.facts``. The package's modules, each with one reason to change:
 
-- ``access`` — the projects a user is a member of, their role in one, and what a live consumer may show them;
+- ``access`` — the projects a user is a member of, and what a live consumer may show them;
 - ``tasks`` — the task lists: tasks a user may see, their newest runs, what tasks and projects cost, the
   acceptance criteria a task's cases cover;
 - ``runs`` — the run lists: runs in flight, the runs page and its filters, a run branch's changed files;

@@ -1,5 +1,5 @@
-"""Who may see what: the projects a user is a member of, their role in one, and the visibility checks the
-live consumers make."""
+"""Who may see what: the projects a user is a member of, and the visibility checks the live consumers make
+(a user's role in one is graphs.projects.roles' to say)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from graphs.models import Project, ProjectMembership, WorkGraphRun, WorkNodeExecution
+from graphs.models import Project, WorkGraphRun, WorkNodeExecution
 
 
 def projects_for_user(user: AbstractBaseUser) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user).distinct()
-
-
-def project_role(user: AbstractBaseUser, project_id: Any) -> str | None:
-    """Return the user's role in the project, or None when they are not a member."""
-    if not user.is_authenticated:
-        return None
-    return (
-        ProjectMembership.objects.filter(user=user, project_id=project_id).values_list("role", flat=True).first()
-    )
 
 
 def user_active(*, user_id: Any) -> bool:

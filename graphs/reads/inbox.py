@@ -22,18 +22,25 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 
 from graphs.domain import manifest_graph
-from graphs.engine.external import EXTERNAL_WORKER
-from graphs.models import PLANNING_NODE_ID, AppendReview, ProjectMembership, WorkGraphRun, WorkNodeExecution
+from graphs.models import (
+    EXTERNAL_WORKER,
+    PLANNING_NODE_ID,
+    AppendReview,
+    ProjectMembership,
+    WorkGraphRun,
+    WorkNodeExecution,
+)
 from graphs.planning.append_review import appends_label
+from graphs.projects.roles import ACTIONS
 from graphs.runs.budgets import BUDGET_EXCEEDED
 
-Role = ProjectMembership.Role
 RunStatus = WorkGraphRun.Status
 Status = WorkNodeExecution.Status
 
 APPROVAL, EXTERNAL, BUDGET = "approval", "external", "budget"
-REVIEW_ROLES = (Role.REVIEWER, Role.LEAD)
-LEAD_ROLES = (Role.LEAD,)
+# Who an item waits on: the roles that may act on it (a report, like a budget raised, is a lead's).
+REVIEW_ROLES = ACTIONS["review_plan"]
+LEAD_ROLES = ACTIONS["start_run"]
 # Spend is stored to four places; a sum on SQLite comes back with more.
 CENTS_OF_A_CENT = Decimal("0.0001")
 

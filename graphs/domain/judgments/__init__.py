@@ -1,6 +1,7 @@
 """Judgment kinds: how a node's output is judged. Each kind is one module, listed once in ``registry``:
 
-- ``base`` — what a kind is made of (``JudgmentKind``), what its judge is given and returns;
+- ``base`` — what a kind is made of (``JudgmentKind``), what its judge is given and returns, and how a
+  command it asked for ended (``CommandOutcome``);
 - ``registry`` — ``JUDGMENT_KINDS``, the kinds a manifest may declare, and the default kind;
 - ``none`` — nothing is checked;
 - ``mechanical`` — a named check of graphs.domain.checks;

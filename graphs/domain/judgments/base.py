@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from graphs.workspaces.commands import CommandResult
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -23,6 +20,32 @@ class Judgment:
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "kind": self.kind, "issues": self.issues, **self.detail}
+
+
+class CommandOutcome(Protocol):
+    """How a command the engine ran ended, as a judge reads it (graphs.workspaces.commands' result is one).
+    ``exit_code`` is None when it never ran to its end; ``output`` is its output's last bytes."""
+
+    @property
+    def argv(self) -> tuple[str, ...]: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    @property
+    def duration_ms(self) -> int: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def timed_out(self) -> bool: ...
+
+    @property
+    def start_error(self) -> str | None: ...
 
 
 class JudgeRequest(Protocol):
@@ -43,7 +66,7 @@ class JudgeRequest(Protocol):
         """The answer of an agent asked ``prompt`` (the node's agent, accounted as a judge call)."""
         ...
 
-    def command_run(self, argv: list[str], *, timeout_seconds: int | None) -> CommandResult:
+    def command_run(self, argv: list[str], *, timeout_seconds: int | None) -> CommandOutcome:
         """How ``argv`` ended, run in the attempt's folder (None: the console's default timeout)."""
         ...
 

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from graphs.domain.judgments.base import JudgeRequest, Judgment, JudgmentKind
+from graphs.domain.judgments.base import CommandOutcome, JudgeRequest, Judgment, JudgmentKind
 from graphs.domain.manifest_fields import command_errors, timeout_errors
-
-if TYPE_CHECKING:
-    from graphs.workspaces.commands import CommandResult
 
 # How much of a failed command's output its judgment's issues quote: what a retry or a loop-back's
 # rerun node is given as feedback, in every prompt it reaches.
@@ -31,7 +28,7 @@ def _judge(request: JudgeRequest) -> Judgment:
     return command_exit_judgment(result, expect_exit=0)
 
 
-def command_exit_judgment(result: CommandResult, *, expect_exit: int) -> Judgment:
+def command_exit_judgment(result: CommandOutcome, *, expect_exit: int) -> Judgment:
     """Whether a command exited with ``expect_exit``; when not, the issue ends with its output's tail."""
     failure = command_failure(result, expect_exit=expect_exit)
     return Judgment(ok=failure is None, kind="command", issues=[failure] if failure else [], detail={
@@ -40,7 +37,7 @@ def command_exit_judgment(result: CommandResult, *, expect_exit: int) -> Judgmen
     })
 
 
-def command_failure(result: CommandResult, *, expect_exit: int) -> str | None:
+def command_failure(result: CommandOutcome, *, expect_exit: int) -> str | None:
     """What went wrong with the command, as a judgment's issue ending with its output's tail; None when
     it exited with ``expect_exit``."""
     command = shlex.join(result.argv)
