@@ -77,7 +77,8 @@ run: setup sandbox
 	WORKGRAPH_OFFLINE_CALL_SECONDS=$(DEMO_PACE) $(VENV)/bin/daphne -b 127.0.0.1 -p 8000 console.asgi:application
 
 # The front-end modules' unit tests (node:test, no packages) first: they take a second. Then the
-# docs site, strictly: a broken link or a page missing from the nav fails the run. Then the suite in
+# docs site, strictly: a broken link or a page missing from the nav fails the run. Then the import
+# contracts of pyproject.toml (lint-imports): a package importing one above it fails. Then the suite in
 # TEST_PROCESSES processes (pytest-xdist): half its time is spent waiting on the daphne servers,
 # browsers, Celery workers and agent CLIs it starts, so two processes keep both cores busy. A module
 # stays in one process (--dist loadfile), with its fixtures.
@@ -85,6 +86,7 @@ TEST_PROCESSES ?= 2
 test: setup browser sandbox prometheus
 	node --test tests/js/
 	$(MKDOCS)
+	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # The browser tests and the services tests (real Celery workers, PostgreSQL, Redis) FLAKE_RUNS times with
