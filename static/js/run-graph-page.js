@@ -82,11 +82,19 @@ function selectNode(nodeId) {
   panelTitle.focus({ preventScroll: !window.matchMedia("(max-width: 900px)").matches });
 }
 
+// The box it came from, or the box drawn for the same node since (the drawing is redrawn when the
+// panel's opening narrows the stage).
+function chosenBox() {
+  if (chosenFrom?.isConnected) return chosenFrom;
+  const nodeId = chosenFrom?.dataset?.nodeId;
+  return nodeId ? container.querySelector(`.dag-box[data-node-id="${CSS.escape(nodeId)}"]`) : null;
+}
+
 function unselectNode() {
   if (panel.hidden) return;
   history.pushState(null, "", urlWith({ node: null }));
   closePanel();
-  if (chosenFrom?.isConnected) chosenFrom.focus();
+  chosenBox()?.focus();
   chosenFrom = null;
 }
 

@@ -32,7 +32,7 @@ def test_the_button_checks_the_agent_and_the_page_says_what_was_found(
 
     anthropic_standin.script = lambda _request: text("ready")
     page.click("#agent-check-button")
-    expect(page.locator(".message.success")).to_contain_text("works: it answered 'ready'", timeout=60_000)
+    expect(page.locator(".message.success")).to_contain_text("works: it answered “ready”", timeout=60_000)
     expect(page.locator(".message.success")).to_contain_text("2.1.332")
 
     anthropic_standin.script = lambda _request: error(401, "authentication_error", "invalid x-api-key")

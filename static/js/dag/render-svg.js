@@ -70,6 +70,8 @@ export function createSvgRenderer(host) {
 
   function setScene(next) {
     scene = next;
+    // A redrawn scene keeps the keyboard where it was: on the box of the same node.
+    const focusedId = boxes.find((entry) => entry.group === document.activeElement)?.box.id;
     const inks = sceneInks(host);
     viewport.replaceChildren();
     pinLayer.replaceChildren();
@@ -118,6 +120,7 @@ export function createSvgRenderer(host) {
       return { box, group };
     });
     refresh();
+    if (focusedId !== undefined) boxes.find((entry) => entry.box.id === focusedId)?.group.focus({ preventScroll: true });
   }
 
   /** Redraws what live updates change: box contents and loop-back counts. */
