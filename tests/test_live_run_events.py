@@ -205,3 +205,28 @@ async def test_a_change_announced_by_events_brings_no_extra_snapshot(alice, star
         assert await communicator.receive_nothing(timeout=0.8)
     finally:
         await communicator.disconnect()
+
+
+async def test_a_burst_whose_last_event_was_lost_ends_in_a_snapshot_that_sets_the_page_right(
+    alice, started_run, monkeypatch
+):
+    """Under a storm the layer may drop an event no later one repairs: once the events stop, the run as
+    it is is compared with what the socket told the page."""
+    monkeypatch.setattr(run_events, "RUN_RESYNC_SECONDS", 0.2)
+    communicator = await connect_run(alice, started_run)
+    try:
+        await communicator.receive_json_from(timeout=TIMEOUT)
+
+        def a_runs_then_ends_but_only_its_start_is_heard() -> None:
+            rows = WorkNodeExecution.objects.filter(run=started_run, node_id="a")
+            rows.update(status="running", started_at=timezone.now())
+            run_event_emit(run_id=started_run.pk, event="nodes", nodes=[{"node_id": "a", "status": "running"}])
+            rows.update(status="succeeded", finished_at=timezone.now())
+
+        await sync_to_async(a_runs_then_ends_but_only_its_start_is_heard)()
+        assert [e["event"] for e in await events_until(communicator, "nodes")] == ["nodes"]
+        fresh = await communicator.receive_json_from(timeout=TIMEOUT)
+    finally:
+        await communicator.disconnect()
+    assert fresh["type"] == "snapshot"
+    assert {item["node_id"]: item["status"] for item in fresh["nodes"]}["a"] == "succeeded"

@@ -35,7 +35,9 @@ class RunEventsConsumer(LiveConsumer):
     Changes no event brings here — a run executed by another process in the embedded mode, whose
     in-memory layer reaches only its own process, or events dropped on the way — are noticed by a
     cheap check every ``RUN_RESYNC_SECONDS``: when the run changed while no event arrived, a fresh
-    snapshot is sent.
+    snapshot is sent; and once events stop after a burst of them (any of which the layer may have
+    dropped), the run as it is now is compared with what this socket told the page, and a snapshot sent
+    where they differ.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -43,6 +45,9 @@ class RunEventsConsumer(LiveConsumer):
         self._resync_task: asyncio.Task | None = None
         self._events_seen = 0
         self._run_id: Any = None
+        # What this socket has told the page: the run's status and each node's latest status, from the
+        # snapshots sent and the events relayed since.
+        self._told: dict[str, str] = {}
 
     async def connect(self) -> None:
         user = await accept_signed_in(self)
@@ -60,7 +65,7 @@ class RunEventsConsumer(LiveConsumer):
         if snapshot is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        await self.send_json({"type": "snapshot", **snapshot})
+        await self._snapshot_send(snapshot)
         self._resync_task = asyncio.create_task(self._resync(run_id, fingerprint))
 
     async def disconnect(self, code: int) -> None:
@@ -75,21 +80,43 @@ class RunEventsConsumer(LiveConsumer):
         if not await self._access_recheck():
             return
         self._events_seen += 1
-        await self.send_json({"type": "event", "event": message["event"]})
+        event = message["event"]
+        if event.get("event") == "nodes":
+            self._told.update({node["node_id"]: node.get("status") for node in event.get("nodes", [])})
+        elif event.get("event") == "run_status":
+            self._told[""] = event.get("status")
+        await self.send_json({"type": "event", "event": event})
+
+    async def _snapshot_send(self, snapshot: dict[str, Any]) -> None:
+        self._told = {"": snapshot["status"], **{node["node_id"]: node["status"] for node in snapshot["nodes"]}}
+        await self.send_json({"type": "snapshot", **snapshot})
+
+    def _told_differs(self, snapshot: dict[str, Any]) -> bool:
+        """Whether the page, as this socket told it, differs from ``snapshot``."""
+        now = {"": snapshot["status"], **{node["node_id"]: node["status"] for node in snapshot["nodes"]}}
+        return any(self._told.get(key) != status for key, status in now.items())
 
     async def _resync(self, run_id: Any, fingerprint: tuple) -> None:
         events_seen = self._events_seen
+        # Whether events came since the last snapshot: under a storm of them the layer may have dropped
+        # some, which no later event repairs.
+        heard = False
         while True:
             await asyncio.sleep(RUN_RESYNC_SECONDS)
             try:
                 if not await self._access_recheck():
                     return
                 current = await database_sync_to_async(run_fingerprint_read)(run_id=run_id)
-                # Events arriving mean the layer works: they carry the changes, no snapshot needed.
-                if current != fingerprint and self._events_seen == events_seen:
+                if self._events_seen != events_seen:
+                    # Events are arriving: they carry the changes while they last.
+                    heard = True
+                elif current != fingerprint or heard:
+                    # Quiet now, after a change no event brought, or after a burst of events: a snapshot
+                    # goes to the page when what it was told differs from the run as it is.
                     snapshot = await database_sync_to_async(run_snapshot_read)(run_id=run_id)
-                    if snapshot is not None:
-                        await self.send_json({"type": "snapshot", **snapshot})
+                    if snapshot is not None and (current != fingerprint or self._told_differs(snapshot)):
+                        await self._snapshot_send(snapshot)
+                    heard = False
                 fingerprint, events_seen = current, self._events_seen
             except Exception:
                 logger.exception("checking run %s for changes failed", run_id)

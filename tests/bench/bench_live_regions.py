@@ -228,7 +228,7 @@ def _status_changes(context, producer: _Producer, *, origin: str, run: dict) -> 
             missing += 1
         # Spaced out, so each change is measured alone (and the regions' fetch it caused has ended).
         time.sleep(max(0.0, paced - time.monotonic()))
-    heard = {entry["node"]: entry for entry in page.evaluate("window.__bench.heard")}
+    heard = {entry["node"]: entry for entry in page.evaluate("() => window.__bench.heard")}
     page.close()
     drawn = [heard[n]["drawn"] - emitted[n] for n in picked if n in heard and heard[n]["drawn"]]
     return StatusResult(heard_ms=[heard[n]["heard"] - emitted[n] for n in picked if n in heard], drawn_ms=drawn,
@@ -243,7 +243,7 @@ def _storm(context, producer: _Producer, *, origin: str, run: dict, seconds: int
     tasks = [task_page_open(context, origin=origin, task_id=run["task"]) for _ in range(TASK_LISTENERS)]
     # A graph page fetches its regions once on its first snapshot: that fetch is the page's loading.
     for page in graphs:
-        page.wait_for_function("Number(document.documentElement.dataset.liveRenders || 0) >= 1", timeout=60_000)
+        page.wait_for_function("() => Number(document.documentElement.dataset.liveRenders || 0) >= 1", timeout=60_000)
     before = _logged(access_log, live_path, task_path)
     changes = STORM_RATE * seconds
     rate, first, _ = (float(value) for value in producer.ask(f"storm {run['run']} {STORM_RATE} {changes}",
@@ -288,7 +288,7 @@ def _graph_final(page, expected: dict[str, str]) -> bool:
 
 def _task_final(page, run: dict) -> bool:
     try:
-        page.wait_for_function(f"document.getElementById('run-{run['run']}')?.dataset.runStatus === 'succeeded'",
+        page.wait_for_function(f"() => document.getElementById('run-{run['run']}')?.dataset.runStatus === 'succeeded'",
                                timeout=FINAL_TIMEOUT_MS, polling=100)
     except PageTimeout:
         return False

@@ -106,7 +106,7 @@ def graph_page_open(context, *, origin: str, run_id: str):
     page = context.new_page()
     page.goto(f"{origin}/runs/{run_id}/", timeout=READY_MS)
     page.wait_for_selector("#dag[data-placed='true']", state="attached", timeout=READY_MS)
-    page.wait_for_function("window.__bench.snapshots > 0", timeout=READY_MS)
+    page.wait_for_function("() => window.__bench.snapshots > 0", timeout=READY_MS)
     return page
 
 
@@ -114,5 +114,5 @@ def task_page_open(context, *, origin: str, task_id: str):
     """The task's page, following its runs' sockets."""
     page = context.new_page()
     page.goto(f"{origin}/tasks/{task_id}/", timeout=READY_MS)
-    page.wait_for_function("window.__bench.snapshots > 0", timeout=READY_MS)
+    page.wait_for_function("() => window.__bench.snapshots > 0", timeout=READY_MS)
     return page
