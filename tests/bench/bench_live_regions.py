@@ -254,8 +254,12 @@ def _storm(context, producer: _Producer, *, origin: str, run: dict, seconds: int
     time.sleep(SETTLE_SECONDS)  # fetches still under way once the pages show the final state are counted
     after = _logged(access_log, live_path, task_path)
     shown = _progress_shown(origin, run["run"], cookie)
-    final -= sum(page.text_content("#run-progress") != shown for page in graphs)
-    final -= sum(page.text_content(f"#run-{run['run']} [data-progress]") != shown for page in tasks)
+    progress = [page.text_content("#run-progress") for page in graphs]
+    progress += [page.text_content(f"#run-{run['run']} [data-progress]") for page in tasks]
+    for text in progress:
+        if text != shown:
+            print(f"a page's progress reads {text!r}, the server's {shown!r}", flush=True)
+    final -= sum(text != shown for text in progress)
     most = max(_most_in_a_second(page.evaluate(FETCHES, path), since=1000 * first)
                for pages, path in ((graphs, live_path), (tasks, task_path)) for page in pages)
     for page in graphs + tasks:
@@ -282,6 +286,11 @@ def _graph_final(page, expected: dict[str, str]) -> bool:
             arg=expected, timeout=FINAL_TIMEOUT_MS, polling=250,
         )
     except PageTimeout:
+        wrong = page.evaluate(
+            "(expected) => Object.entries(expected).filter(([id, status]) => document.querySelector("
+            "`#dag g.dag-box[data-node-id=\"${CSS.escape(id)}\"]`)?.dataset.status !== status).length", expected)
+        status = page.evaluate("() => document.querySelector('#run-header')?.dataset.runStatus")
+        print(f"a graph page did not end right: run {status}, {wrong} boxes not as the run is", flush=True)
         return False
     return True
 
@@ -291,6 +300,8 @@ def _task_final(page, run: dict) -> bool:
         page.wait_for_function(f"() => document.getElementById('run-{run['run']}')?.dataset.runStatus === 'succeeded'",
                                timeout=FINAL_TIMEOUT_MS, polling=100)
     except PageTimeout:
+        status = page.evaluate(f"() => document.getElementById('run-{run['run']}')?.dataset.runStatus")
+        print(f"a task page did not end right: run {status}", flush=True)
         return False
     return True
 

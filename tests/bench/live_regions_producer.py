@@ -15,7 +15,8 @@ what it emits crosses Redis to them as a worker's events do.
   - ``change RUN NODE`` moves the node's latest attempt to its next status (queued → running →
     succeeded → failed → queued…) as the engine does: the row updated and its ``nodes`` event emitted
     in one transaction, delivered on commit. Answers ``emitted <epoch seconds just before the commit>``.
-  - ``storm RUN RATE COUNT`` makes COUNT such changes at RATE a second, taking the run's nodes in turn.
+  - ``storm RUN RATE COUNT`` makes COUNT changes at RATE a second, taking the run's nodes in turn, each
+    one UPDATE (autocommitted) and its ``nodes`` event, as the engine's hot path makes them.
     Answers ``stormed <changes a second achieved> <first emit> <last emit>``.
   - ``finish RUN STATUS`` moves the run to STATUS through ``run_status_set`` (its ``run_status`` event).
     Answers ``finished <epoch seconds>``.
@@ -118,16 +119,26 @@ def _change(*, run_id: str, node_id: str) -> float:
 
 
 def _storm(run_id: str, rate: int, count: int) -> tuple[float, float, float]:
-    from graphs.models import WorkGraphRun
+    """COUNT changes at RATE a second, each its own statement and event: the rows are read once, and
+    each change is one UPDATE, committed, and its ``nodes`` event, as the engine's hot path makes them."""
+    from graphs.logs.events import node_states_emit
+    from graphs.models import WorkGraphRun, WorkNodeExecution
 
-    nodes = cycle(WorkGraphRun.objects.get(pk=run_id).graph_manifest["nodes"])
+    order = [spec["node_id"] for spec in WorkGraphRun.objects.get(pk=run_id).graph_manifest["nodes"]]
+    rows = {row["node_id"]: row for row in WorkNodeExecution.objects.filter(run_id=run_id).order_by("attempt")
+            .values("node_exec_id", "node_id", "attempt", "status", "cause")}
+    nodes = cycle(order)
     start = time.monotonic()
     first = last = 0.0
     for index in range(count):
         delay = start + index / rate - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        last = _change(run_id=run_id, node_id=next(nodes)["node_id"])
+        row = rows[next(nodes)]
+        row["status"] = NEXT_STATUS[row["status"]]
+        WorkNodeExecution.objects.filter(pk=row["node_exec_id"]).update(status=row["status"])
+        last = time.time()
+        node_states_emit(run_id=run_id, rows=[row])
         first = first or last
     return count / (time.monotonic() - start), first, last
 
