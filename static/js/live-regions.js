@@ -17,6 +17,9 @@
 const RETRY_MS = 1000;
 const GATHER_MS = 150;
 const MIN_INTERVAL_MS = 1000;
+// A fetch the server has not answered by then is given up and made again: one that hangs (a saturated
+// server, a dropped connection) must not keep the page from following for good.
+const FETCH_TIMEOUT_MS = 15_000;
 
 /** Whether `region` holds a pending action that a re-render would drop. */
 export function regionBusy(region) {
@@ -93,10 +96,14 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
     }
     inFlight = true;
     lastFetch = performance.now();
-    fetch(url, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
+    fetch(url, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin",
+                 signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) })
       .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
       .then((html) => apply(new DOMParser().parseFromString(html, "text/html")))
-      .catch(() => {})
+      .catch((error) => {
+        // A page the server answered with an error stays as it is; one it did not answer is asked again.
+        if (typeof error !== "number") again = true;
+      })
       .finally(() => {
         inFlight = false;
         if (again) {

@@ -42,7 +42,7 @@ const regions = liveRegions({
 // last fetched it, the server answers 304 and the body comes from the HTTP cache; after any change,
 // the new graph.
 async function fetchGraph() {
-  const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin" });
+  const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin", signal: AbortSignal.timeout(30_000) });
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
   latestData = payloadExpanded(await response.json());
   return latestData;
@@ -135,11 +135,15 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       snapshots += 1;
       // The first one too: the run may have moved between the page's rendering and the socket's opening.
       regions.refresh();
-      if (snapshots > 1) await graph.append(await fetchGraph());
+      // What the snapshot says is drawn at once; a graph that has grown meanwhile follows once fetched.
       graph.updateNodes(snapshot.nodes ?? []);
       // The panel may have missed what this snapshot catches up on: it checks against the server.
       if (snapshots > 1) nodePanel.runChanged();
       else nodePanel.nodesChanged(snapshot.nodes ?? []);
+      if (snapshots > 1 || unknownTo(snapshot.nodes ?? [])) {
+        await graph.append(await fetchGraph());
+        graph.updateNodes(snapshot.nodes ?? []);
+      }
     },
     async onEvent(event) {
       regions.refresh();
