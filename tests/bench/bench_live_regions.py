@@ -298,7 +298,11 @@ def _graph_final(page, expected: dict[str, str]) -> bool:
             "(expected) => Object.entries(expected).filter(([id, status]) => document.querySelector("
             "`#dag g.dag-box[data-node-id=\"${CSS.escape(id)}\"]`)?.dataset.status !== status).length", expected)
         status = page.evaluate("() => document.querySelector('#run-header')?.dataset.runStatus")
-        print(f"a graph page did not end right: run {status}, {wrong} boxes not as the run is", flush=True)
+        seen = page.evaluate("() => ({snapshots: window.__bench.snapshots, opened: window.__bench.opened, "
+                             "closed: window.__bench.closed, errors: window.__bench.errors.slice(0, 5), "
+                             "events: window.__bench.heard.length, "
+                             "renders: document.documentElement.dataset.liveRenders})")
+        print(f"a graph page did not end right: run {status}, {wrong} boxes not as the run is; {seen}", flush=True)
         return False
     return True
 

@@ -30,7 +30,9 @@ READY_MS = 120_000
 
 WATCH = """
 (() => {
-  const bench = (window.__bench = { snapshots: 0, heard: [] });
+  const bench = (window.__bench = { snapshots: 0, heard: [], opened: 0, closed: 0, errors: [] });
+  window.addEventListener("error", (event) => bench.errors.push(String(event.message)));
+  window.addEventListener("unhandledrejection", (event) => bench.errors.push(String(event.reason)));
   const now = () => performance.timeOrigin + performance.now();
   let waiting = [];
   performance.setResourceTimingBufferSize(100000);
@@ -38,6 +40,8 @@ WATCH = """
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
+      this.addEventListener("open", () => { bench.opened += 1; });
+      this.addEventListener("close", () => { bench.closed += 1; });
       this.addEventListener("message", (event) => {
         const message = JSON.parse(event.data);
         if (message.type === "snapshot") bench.snapshots += 1;
