@@ -30,7 +30,7 @@ READY_MS = 120_000
 
 WATCH = """
 (() => {
-  const bench = (window.__bench = { snapshots: 0, heard: [], opened: 0, closed: 0, errors: [] });
+  const bench = (window.__bench = { snapshots: 0, heard: [], opened: 0, closed: [], errors: [] });
   window.addEventListener("error", (event) => bench.errors.push(String(event.message)));
   window.addEventListener("unhandledrejection", (event) => bench.errors.push(String(event.reason)));
   const now = () => performance.timeOrigin + performance.now();
@@ -41,7 +41,7 @@ WATCH = """
     constructor(...args) {
       super(...args);
       this.addEventListener("open", () => { bench.opened += 1; });
-      this.addEventListener("close", () => { bench.closed += 1; });
+      this.addEventListener("close", (event) => { bench.closed.push(event.code); });
       this.addEventListener("message", (event) => {
         const message = JSON.parse(event.data);
         if (message.type === "snapshot") bench.snapshots += 1;
