@@ -13,6 +13,9 @@
 - ``compare`` — two attempts of a node, or two runs of a task, side by side;
 - ``downloads`` — the patches, an attempt's log as JSONL, the DAG spec file;
 - ``common`` — what several pages show alike: a change's diff, pretty JSON;
+- ``agent_check`` — the project page's Check the agent button, and the words it shows;
+- ``webhooks`` — a project's notifications page (email choices, webhooks) and a webhook's delivery log;
+- ``metrics`` — ``/metrics``, Prometheus' scrape of the console, behind a bearer token;
 - ``auth`` — the answer to a sign-in while it is locked out.
 """
 

@@ -4,6 +4,16 @@
 ``WORKGRAPH_AGENT_RUNNERS`` (``name=dotted.path.to.factory``, so the settings can check the choice
 at start-up), or one added in-process with ``runner_register``. The runners themselves take their
 configuration as arguments and never read settings, so they can be used and tested on their own.
+The package's modules:
+
+- ``base`` — the protocol every runner implements, and the errors they raise;
+- ``claude`` — the Claude Code CLI (``claude_stream``: its ``stream-json`` events read into log lines;
+  ``claude_agents``: an agent profile as its ``--agents`` and flags);
+- ``codex`` — OpenAI's Codex CLI (``codex_stream``: its ``exec --json`` events read into log lines);
+- ``jsonl_stream`` — what every CLI that prints one JSON event a line shares: its stdout read line by line;
+- ``openai`` — any OpenAI-compatible chat-completions endpoint;
+- ``offline`` — the deterministic built-in agent (``offline_plans``: what it plans);
+- ``check`` — a project's agent checked before its first run: its version, then one real call.
 """
 
 from __future__ import annotations

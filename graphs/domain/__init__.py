@@ -18,6 +18,7 @@ models. Everything above it builds on these.
 - ``agent_profiles`` — the profile an agent call runs with, as plain data, and the profiles the console ships;
 - ``attempt_words`` — how an attempt's cause, failure and failed tool calls read to a person;
 - ``judgment_words`` — how a judgment and a failure classification read: verdict, issues, category in words;
+- ``money_words`` — what an amount of dollars reads as, on every page;
 - ``duration_words`` — how long something took or has waited, in the words every page uses;
 - ``retries`` — the transient retry's budget and backoff;
 - ``storable`` — text made safe to store (no NUL, bounded);

@@ -4,14 +4,20 @@ State lives in the database; each node attempt is its own ``WorkNodeExecution`` 
 modules, each with one reason to change:
 
 - ``state`` — the run lock, the graph's shape, the nodes' latest rows, the progress throttle;
+- ``statements`` — the statements every node of a run sends, written once per process;
 - ``scheduler`` — start and advance a run, queue and dispatch attempts (``fan_in``: the cheap
-  advance after a leaf of a wide fan-in);
-- ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes);
+  advance after a leaf of a wide fan-in; ``claims``: a queued attempt claimed for a worker about to be
+  free, without a broker message);
+- ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes;
+  ``classify``: a failed attempt classified by the rules, then the judge agent);
+- ``commands`` — the commands an attempt runs, a command node's own and a command judgment's;
+- ``changes`` — an attempt's change judged against the rules every attempt keeps, then landed or kept;
 - ``judgment`` — judge an attempt's output with its kind's judge (graphs.domain.judgments), which asks the
   engine for the agent calls and commands it needs;
 - ``on_fail`` — a failed judgment's ``on_fail`` action (graphs.domain.on_fail_actions) run on the run, and
   the transient retry with backoff;
 - ``finish`` — how a stage and a run end;
+- ``review`` — a reviewer's approval or rejection of a fresh plan or an append, when the project asks;
 - ``external`` — nodes done outside the engine: their wait for a report, and its deadline;
 - ``budget_resume`` — a run its budget stopped, given a higher budget and resumed where it stopped;
 - ``recovery`` — cancel, fork, and the reaper of lost work (``fork_edits``: a fork with its node's prompt or
