@@ -14,6 +14,7 @@ import pytest
 
 from graphs.agents import AgentCall, AgentCancelled, AgentError, ClaudeRunner, get_runner
 from graphs.agents.claude import STDIN_MAX_BYTES
+from graphs.domain.manifest import extract_graph_manifest, normalize_graph_manifest
 from tests.processes import all_gone
 
 # The fake CLI records its call, and waits for its gates, in the test's folder.
@@ -204,13 +205,12 @@ def test_the_result_carries_the_calls_accounting(fake, workdir):
 
 
 def test_a_fixture_result_carries_a_manifest_the_extractor_finds(fake, workdir):
-    manifest = pytest.importorskip("graphs.domain.manifest")
     fake("plan_id_edges_only.json")
 
     result = _runner().run(_call(workdir, org_node="coder"))
 
-    extracted = manifest.extract_graph_manifest(result.text)
-    normalized = manifest.normalize_graph_manifest(extracted, existing_node_ids=("sdd",))
+    extracted = extract_graph_manifest(result.text)
+    normalized = normalize_graph_manifest(extracted, existing_node_ids=("sdd",))
     assert [node["node_id"] for node in normalized["nodes"]] == ["impl_export", "unit_tests", "bench_script"]
     assert normalized["nodes"][1]["depends_on"] == ["impl_export"]
 
