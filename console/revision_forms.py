@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from graphs.domain.revision_conflicts import RevisionConflict
+from graphs.domain.revisions import RevisionConflict
 
 
 def conflict_shown(form: forms.ModelForm, conflict: RevisionConflict) -> forms.ModelForm:

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_POST
 from console.revision_forms import conflict_shown
 from console.skill_forms import MAX_BODY_CHARS, RevisionPairForm, SkillForm, SkillStatusForm
 from graphs.domain.markdown import markdown_render_safe
-from graphs.domain.revision_conflicts import RevisionConflict
+from graphs.domain.revisions import RevisionConflict
 from graphs.errors import WorkGraphError
 from graphs.models import Skill
 from graphs.skills.revisions import skill_revisions_diff, skill_save

@@ -7,7 +7,7 @@ import html
 
 import pytest
 
-from graphs.domain.revision_conflicts import RevisionConflict
+from graphs.domain.revisions import RevisionConflict
 from graphs.models import AgentProfile
 from graphs.profiles.resolve import profile_console
 from graphs.profiles.revisions import profile_save

@@ -7,7 +7,7 @@ import html
 
 import pytest
 
-from graphs.domain.revision_conflicts import RevisionConflict
+from graphs.domain.revisions import RevisionConflict
 from graphs.models import Skill
 from graphs.skills.revisions import skill_content, skill_save
 from tests import factories

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from console.agent_profile_forms import AgentProfileForm, OverrideForm, RevisionPairForm
 from console.revision_forms import conflict_shown
 from graphs.domain.markdown import markdown_render_safe
-from graphs.domain.revision_conflicts import RevisionConflict
+from graphs.domain.revisions import RevisionConflict
 from graphs.models import AgentProfile, AgentProfileRevision, Project
 from graphs.profiles.resolve import profile_override_create, profiles_ensure_shipped
 from graphs.profiles.revisions import profile_revisions_diff, profile_save

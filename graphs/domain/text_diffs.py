@@ -1,5 +1,4 @@
-"""Line diffs of two texts: side by side, for the compare pages, and unified, for two revisions of a
-skill or an agent profile.
+"""Line diffs of two texts, side by side, for the compare pages.
 
 Pure functions over strings (no Django): the rows a template draws as two columns, old on the left and
 new on the right, with long unchanged stretches folded into one row that says how many lines it hides.
@@ -94,24 +93,3 @@ def _unchanged(lines: list[str], i1: int, i2: int, j1: int, *, first: bool, last
         return [row(i) for i in range(i1, i2)]
     folded = DiffRow(kind="folded", folded=i2 - i1 - head - tail)
     return [*(row(i) for i in range(i1, i1 + head)), folded, *(row(i) for i in range(i2 - tail, i2))]
-
-
-@dataclass(frozen=True)
-class DiffLine:
-    kind: str  # "header", "hunk", "add", "del" or "same"
-    text: str
-
-
-def revisions_diff(*, old: str, new: str, old_number: int, new_number: int) -> list[DiffLine]:
-    """A unified diff from revision ``old_number``'s text to ``new_number``'s, for a page to render escaped."""
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=f"revision {old_number}",
-                                 tofile=f"revision {new_number}", lineterm="")
-    return [DiffLine(kind=_unified_kind(line), text=line) for line in lines]
-
-
-def _unified_kind(line: str) -> str:
-    if line.startswith(("---", "+++")):
-        return "header"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "same")

@@ -2,22 +2,49 @@
 
 Every change of a profile goes through ``profile_save``: the console pages, the Django admin and the
 shipped profiles created on first use all call it. An editor names the revision it was made on: a save
-over a newer one is a ``RevisionConflict`` and saves nothing.
+over a newer one is a ``RevisionConflict`` and saves nothing. Numbering, diffs and conflicts are
+``graphs.revisions``'; this module keeps what only a profile has: its fields.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from graphs.domain.revision_conflicts import revision_conflict_check
-from graphs.domain.text_diffs import DiffLine, revisions_diff
+from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
 from graphs.models import AgentProfile, AgentProfileRevision
+from graphs.revisions import revision_save
 
-# What a revision copies of its profile, and what makes two revisions differ.
-CONTENT_FIELDS = (
-    "description", "instructions", "model", "effort", "allowed_tools", "disallowed_tools", "max_turns",
-    "permission_mode", "repository_definition_first",
+
+def _tools(value: list[str] | None) -> list[str]:
+    return list(value or [])
+
+
+def _tools_text(value: list[str]) -> str:
+    return ", ".join(value)
+
+
+def _max_turns_text(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+# What a revision copies of its profile, in its editor's order.
+FIELDS = (
+    RevisionField(name="description", label="Description", line="description"),
+    RevisionField(name="instructions", label="Instructions", line="instructions", block=True),
+    RevisionField(name="model", label="Model", line="model", empty="(runner default)"),
+    RevisionField(name="effort", label="Effort", line="effort", empty="(model default)"),
+    RevisionField(name="permission_mode", label="Permission mode", line="permission mode"),
+    RevisionField(name="max_turns", label="Max turns", line="max turns", empty="—", text=_max_turns_text),
+    RevisionField(name="repository_definition_first", label="The repository's own definition first",
+                  line="repository definition first", text=_yes_no),
+    RevisionField(name="allowed_tools", label="Allowed tools", line="allowed tools", empty="—", stored=_tools,
+                  text=_tools_text),
+    RevisionField(name="disallowed_tools", label="Disallowed tools", line="disallowed tools", empty="—",
+                  stored=_tools, text=_tools_text),
 )
 
 
@@ -33,66 +60,23 @@ def profile_save(
     # Browsers send textarea lines ending in CRLF; unnormalized, every save would look like a change.
     profile.instructions = profile.instructions.replace("\r\n", "\n")
     profile.description = profile.description.replace("\r\n", "\n")
-    with transaction.atomic():
-        if profile.pk is not None:
-            # Serializes revision numbering, and the conflict check, between concurrent saves of the profile.
-            AgentProfile.objects.select_for_update().filter(pk=profile.pk).first()
-        latest = profile.revisions.order_by("-number").first() if profile.pk is not None else None
-        content = profile_content(profile)
-        revision_conflict_check(
-            base=base_revision, latest=latest.number if latest else 0,
-            theirs=profile_fields_text(profile_content(latest)) if latest else {},
-            yours=profile_fields_text(content),
-        )
-        profile.save()
-        if latest is not None and profile_content(latest) == content:
-            return None
+
+    def create(number: int, content: Content) -> AgentProfileRevision:
         return AgentProfileRevision.objects.create(
-            profile=profile, number=(latest.number + 1) if latest else 1, **content,
+            profile=profile, number=number, **content,
             author=author if author and author.is_authenticated else None, note=note,
         )
 
+    return revision_save(record=profile, fields=FIELDS, base_revision=base_revision, record_write=profile.save,
+                         revision_create=create)
 
-def profile_content(source: AgentProfile | AgentProfileRevision) -> dict:
+
+def profile_content(source: AgentProfile | AgentProfileRevision) -> Content:
     """The content fields of a profile or a revision, as a revision stores them."""
-    content = {name: getattr(source, name) for name in CONTENT_FIELDS}
-    content["allowed_tools"] = list(content["allowed_tools"] or [])
-    content["disallowed_tools"] = list(content["disallowed_tools"] or [])
-    return content
-
-
-def profile_fields_text(content: dict) -> dict[str, str]:
-    """A profile's content as text by the label its editor gives each field."""
-    return {
-        "Description": content["description"],
-        "Instructions": content["instructions"],
-        "Model": content["model"],
-        "Effort": content["effort"],
-        "Permission mode": content["permission_mode"],
-        "Max turns": "" if content["max_turns"] is None else str(content["max_turns"]),
-        "The repository's own definition first": "yes" if content["repository_definition_first"] else "no",
-        "Allowed tools": ", ".join(content["allowed_tools"]),
-        "Disallowed tools": ", ".join(content["disallowed_tools"]),
-    }
-
-
-def profile_text(revision: AgentProfile | AgentProfileRevision) -> str:
-    """A revision as the lines its diff compares: one line a setting, then the instructions."""
-    content = profile_content(revision)
-    settings_lines = [
-        f"description: {' '.join(content['description'].split())}",
-        f"model: {content['model'] or '(runner default)'}",
-        f"effort: {content['effort'] or '(model default)'}",
-        f"permission mode: {content['permission_mode']}",
-        f"allowed tools: {', '.join(content['allowed_tools']) or '—'}",
-        f"disallowed tools: {', '.join(content['disallowed_tools']) or '—'}",
-        f"max turns: {content['max_turns'] or '—'}",
-        f"repository definition first: {'yes' if content['repository_definition_first'] else 'no'}",
-    ]
-    return "\n".join([*settings_lines, "", "instructions:", content["instructions"]])
+    return revision_content(fields=FIELDS, source=source)
 
 
 def profile_revisions_diff(*, old: AgentProfileRevision, new: AgentProfileRevision) -> list[DiffLine]:
     """A unified diff from ``old`` to ``new``, settings and instructions, for the page to render escaped."""
-    return revisions_diff(old=profile_text(old), new=profile_text(new), old_number=old.number, new_number=new.number)
-
+    return revisions_diff(fields=FIELDS, old=profile_content(old), new=profile_content(new), old_number=old.number,
+                          new_number=new.number)
