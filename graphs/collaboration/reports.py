@@ -28,7 +28,7 @@ from graphs.engine import node_attempt_finish_external
 from graphs.engine.state import graph_shape, latest_rows, upstream_done
 from graphs.errors import WorkGraphError
 from graphs.models import EXTERNAL_WORKER, PLANNING_NODE_ID, ReportReceipt, Task, WorkGraphRun, WorkNodeExecution
-from graphs.runs.facts import task_latest_run
+from graphs.runs.facts import node_latest_attempt, task_latest_run
 
 Status = WorkNodeExecution.Status
 # The mechanical check a verdict gate passes on (``graphs.domain.checks``): the first VERDICT: line says pass.
@@ -147,7 +147,7 @@ def _replayed(*, run: WorkGraphRun, node_id: str, digest: str) -> ReportOutcome:
 def _reportable_attempt(*, run: WorkGraphRun, node_id: str) -> WorkNodeExecution:
     """The node's current attempt, if a report may complete it: not finished, and every dependency of
     the node done; otherwise the reason, as a ``ReportRejected``."""
-    attempt = run.executions.filter(node_id=node_id).order_by("-attempt").first()
+    attempt = node_latest_attempt(run=run, node_id=node_id)
     if attempt is None:
         raise ReportRejected(f"the run has no node {node_id!r}", code="unknown_node")
     if attempt.is_finished():

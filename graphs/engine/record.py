@@ -20,6 +20,7 @@ from graphs.metrics.counters import node_duration_observe
 from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import accounting_of
 from graphs.runs.evidence import node_evidence_gaps
+from graphs.runs.facts import node_latest_attempt
 
 
 def attempt_finish(
@@ -152,7 +153,7 @@ def attempt_next_create(
     not_before_seconds: float = 0.0,
 ) -> WorkNodeExecution:
     """Add the next attempt of ``node_id`` as a pending row (call under the run lock)."""
-    previous = run.executions.filter(node_id=node_id).order_by("-attempt").first()
+    previous = node_latest_attempt(run=run, node_id=node_id)
     node = manifest_node(run.graph_manifest, node_id) or {}
     created = WorkNodeExecution.objects.create(
         run=run,

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, WorkGraphRun
 from graphs.reads.executions import execution_detail
+from graphs.runs.facts import node_latest_attempt
 
 
 @dataclass(frozen=True)
@@ -25,9 +26,7 @@ class NodePanel:
 
 def node_panel_read(*, run: WorkGraphRun, node_id: str) -> NodePanel:
     """The panel of ``node_id`` in ``run`` (two queries with an attempt, one without)."""
-    latest = (
-        WorkNodeExecution.objects.select_related("run").filter(run=run, node_id=node_id).order_by("-attempt").first()
-    )
+    latest = node_latest_attempt(run=run, node_id=node_id)
     if latest is not None:
         return NodePanel(node_id=node_id, state=latest.status, detail=execution_detail(latest))
     planned = any(spec.get("node_id") == node_id for spec in (run.graph_manifest or {}).get("nodes", []))

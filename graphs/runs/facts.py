@@ -2,7 +2,8 @@
 live events and the collaboration layer.
 
 - a task's **latest run** is its newest (``runs_latest_first``, ``task_latest_run``);
-- a node's **latest attempt** is its highest-numbered row (``latest_by_node``);
+- a node's **latest attempt** is its highest-numbered row (``node_latest_attempt`` for one node,
+  ``latest_by_node`` and ``latest_attempts`` for many);
 - a node's **latest usable output** is that of its highest attempt that succeeded or ended partial
   (``USABLE_STATUSES``, ``usable_attempts``): a partial node not required for completion hands it on;
 - the **org node** that planned a node is the planning call that added it, unless the node names its
@@ -58,6 +59,11 @@ def latest_by_node(rows: Iterable[Row]) -> dict[str, Row]:
         if current is None or _get(row, "attempt") > _get(current, "attempt"):
             latest[node_id] = row
     return latest
+
+
+def node_latest_attempt(*, run: WorkGraphRun, node_id: str) -> WorkNodeExecution | None:
+    """``node_id``'s latest attempt in ``run`` (its ``run`` already set), or None when it has none yet."""
+    return run.executions.filter(node_id=node_id).order_by("-attempt").first()
 
 
 def latest_attempts(executions: QuerySet[WorkNodeExecution]) -> QuerySet[WorkNodeExecution]:
