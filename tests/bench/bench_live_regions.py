@@ -301,7 +301,10 @@ def _graph_final(page, expected: dict[str, str]) -> bool:
         seen = page.evaluate("() => ({snapshots: window.__bench.snapshots, opened: window.__bench.opened, "
                              "closed: window.__bench.closed, errors: window.__bench.errors.slice(0, 5), "
                              "events: window.__bench.heard.length, "
-                             "renders: document.documentElement.dataset.liveRenders})")
+                             "renders: document.documentElement.dataset.liveRenders, "
+                             "fetches: window.__bench.fetches.slice(-6).map((f) => "
+                             "[new URL(f.url, location.href).pathname, Math.round(f.started), f.outcome, "
+                             "f.ended && Math.round(f.ended - f.started)])})")
         print(f"a graph page did not end right: run {status}, {wrong} boxes not as the run is; {seen}", flush=True)
         return False
     return True

@@ -32,6 +32,16 @@ WATCH = """
 (() => {
   const bench = (window.__bench = { snapshots: 0, heard: [], opened: 0, closed: [], errors: [] });
   window.addEventListener("error", (event) => bench.errors.push(String(event.message)));
+  bench.fetches = [];
+  const nativeFetch = window.fetch;
+  window.fetch = (input, init) => {
+    const entry = { url: String(input), started: now(), ended: null, outcome: "pending" };
+    bench.fetches.push(entry);
+    return nativeFetch(input, init).then(
+      (response) => { entry.ended = now(); entry.outcome = String(response.status); return response; },
+      (error) => { entry.ended = now(); entry.outcome = String(error); throw error; },
+    );
+  };
   window.addEventListener("unhandledrejection", (event) => bench.errors.push(String(event.reason)));
   const now = () => performance.timeOrigin + performance.now();
   let waiting = [];
