@@ -5,6 +5,7 @@ from typing import Any
 
 from django import forms
 
+from graphs.domain.catalogs import ORG_NODES
 from graphs.models import Project, Skill, Task, WorkGraphRun
 
 
@@ -69,6 +70,16 @@ class ReviewForm(forms.Form):
 
 class ForkForm(forms.Form):
     node_id = forms.CharField(max_length=200)
+
+
+class PlanForm(forms.Form):
+    """Who plans the task from scratch: any org node, with its own catalog and prompt; left out, the planner."""
+
+    org_node = forms.ChoiceField(label="Plan as", choices=[(name, name) for name in ORG_NODES], initial=ORG_NODES[0],
+                                 required=False)
+
+    def clean_org_node(self) -> str:
+        return self.cleaned_data["org_node"] or ORG_NODES[0]
 
 
 class BudgetForm(forms.Form):

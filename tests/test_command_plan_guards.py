@@ -36,10 +36,3 @@ def test_it_is_refused_while_another_run_of_the_task_is_under_way(task, scripted
 
     assert list(WorkGraphRun.objects.filter(task=task)) == [under_way]
     assert scripted_runner.calls == []
-
-
-def test_a_fresh_plan_by_another_org_node_is_refused(task, scripted_runner):
-    with pytest.raises(CommandError, match="a fresh plan is the planner's"):
-        call_command("plan", str(task.pk), "--org-node", "coder")
-
-    assert not WorkGraphRun.objects.filter(task=task).exists()

@@ -283,8 +283,19 @@ class BudgetIn(InSchema):
     )
 
 
+ORG_NODE_PATTERN = r"^[A-Za-z0-9_.-]+$"
+
+
 class OrgNodeIn(InSchema):
-    org_node: str = Field(..., min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+    org_node: str = Field(..., min_length=1, max_length=100, pattern=ORG_NODE_PATTERN)
+
+
+class PlanIn(BudgetIn):
+    org_node: str = Field(
+        "planner", min_length=1, max_length=100, pattern=ORG_NODE_PATTERN,
+        description="Who plans the task from scratch, with its own catalog and prompt: planner, coder, validator"
+                    " or another org node; left out, the planner.",
+    )
 
 
 class CommentIn(InSchema):

@@ -9,7 +9,7 @@ from django.http import Http404
 from ninja import Field, Query, Router, Status
 
 from console.api.errors import ApiError
-from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, TaskOut, TaskPage
+from console.api.schemas import ERRORS, AcceptedOut, BudgetIn, InSchema, PlanIn, TaskOut, TaskPage
 from console.api.task_schemas import TaskIn
 from console.permissions import require, task_for_member
 from graphs.engine import plan_fresh
@@ -66,11 +66,12 @@ def tasks_detail(request, task_id: UUID):
 
 
 @router.post("/tasks/{task_id}/plan", response={202: AcceptedOut, **ERRORS})
-def tasks_plan(request, task_id: UUID, payload: BudgetIn | None = None):
+def tasks_plan(request, task_id: UUID, payload: PlanIn | None = None):
     task, role = task_for_member(request.auth, task_id)
     require(role, "plan")
-    plan_fresh(task=task, max_cost_usd=payload.max_cost_usd if payload else None)
-    return Status(202, {"detail": "the planner is planning the task"})
+    payload = payload or PlanIn()
+    plan_fresh(task=task, org_node=payload.org_node, max_cost_usd=payload.max_cost_usd)
+    return Status(202, {"detail": f"the {payload.org_node} is planning the task"})
 
 
 @router.post("/tasks/{task_id}/pipeline", response={202: AcceptedOut, **ERRORS})

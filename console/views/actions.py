@@ -11,8 +11,9 @@ from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from console.forms import BudgetForm, ForkForm, ReviewForm
+from console.forms import BudgetForm, ForkForm, PlanForm, ReviewForm
 from console.permissions import can, require, run_for_member, task_for_member
+from graphs.domain.catalogs import ORG_NODES
 from graphs.engine import EngineError, plan_fresh, run_cancel, run_fork, run_start
 from graphs.engine.next_run import task_run_anew
 from graphs.engine.review import REASON_NEEDED, run_plan_approve, run_plan_reject
@@ -28,7 +29,13 @@ from graphs.reads.task_runs import RUN_UNDER_WAY
 def task_plan(request: HttpRequest, task_id) -> HttpResponse:
     task, role = task_for_member(request.user, task_id)
     require(role, "plan")
-    _carry_out(request, lambda: plan_fresh(task=task), "The planner is planning this task.", level=messages.INFO)
+    form = PlanForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose who plans the task: " + ", ".join(ORG_NODES) + ".")
+        return redirect("task_detail", task_id=task.pk)
+    org_node = form.cleaned_data["org_node"]
+    _carry_out(request, lambda: plan_fresh(task=task, org_node=org_node), f"The {org_node} is planning this task.",
+               level=messages.INFO)
     return redirect("task_detail", task_id=task.pk)
 
 

@@ -44,9 +44,9 @@ def pipeline_step_submit(*, run_id: Any, from_stage: str) -> None:
     job_submit(Job.PIPELINE_STEP, f"{run_id}:{from_stage}")
 
 
-def plan_fresh_submit(*, run_id: Any) -> None:
-    """Plan a run created in ``planning`` with the planner only, without executing it."""
-    job_submit(Job.PLAN_FRESH, str(run_id))
+def plan_fresh_submit(*, run_id: Any, org_node: str) -> None:
+    """Plan a run created in ``planning`` with ``org_node`` only (empty: the planner), without executing it."""
+    job_submit(Job.PLAN_FRESH, f"{run_id}:{org_node}")
 
 
 def plan_append_submit(*, run_id: Any, org_node: str) -> None:

@@ -35,10 +35,12 @@ def pipeline_start(*, task: Task, max_cost_usd: Decimal | None = None) -> WorkGr
     return _planning_run_create(task=task, pipeline=True, max_cost_usd=max_cost_usd)
 
 
-def plan_fresh(*, task: Task, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
-    """Create a run for the task and queue the planner's planning call, without executing it.
-    ``max_cost_usd`` is the run's budget; without it, the project's ``max_run_cost_usd``."""
-    return _planning_run_create(task=task, pipeline=False, max_cost_usd=max_cost_usd)
+def plan_fresh(*, task: Task, org_node: str = FIRST_STAGE, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+    """Create a run for the task and queue ``org_node``'s planning call, without executing it.
+
+    Any org node may plan a task from scratch, with its own catalog and prompt: a coding task needs no
+    documents first. ``max_cost_usd`` is the run's budget; without it, the project's ``max_run_cost_usd``."""
+    return _planning_run_create(task=task, pipeline=False, max_cost_usd=max_cost_usd, org_node=org_node)
 
 
 def plan_append(*, run: WorkGraphRun, org_node: str) -> None:
@@ -46,18 +48,20 @@ def plan_append(*, run: WorkGraphRun, org_node: str) -> None:
     plan_append_submit(run_id=run.run_id, org_node=org_node)
 
 
-def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | None) -> WorkGraphRun:
+def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | None,
+                         org_node: str = FIRST_STAGE) -> WorkGraphRun:
     # The run exists from the request on, so the task reads "planning" at once and the plan can be
     # cancelled before its job starts.
     with transaction.atomic():
         # A gap-driven task's pipeline is its planner's rounds; a plan on request is one round like any.
         first_stage = gap_stage(1) if task.planning_mode == Task.PlanningMode.GAP_DRIVEN else FIRST_STAGE
-        run = planning_run_create(task=task, pipeline=pipeline, stage=first_stage if pipeline else "",
+        # A plan on request keeps its org node as its stage, so a reaper that finds it unplanned asks the same node.
+        run = planning_run_create(task=task, pipeline=pipeline, stage=first_stage if pipeline else org_node,
                                   max_cost_usd=max_cost_usd)
         if pipeline:
             pipeline_plan_submit(run_id=run.run_id)
         else:
-            plan_fresh_submit(run_id=run.run_id)
+            plan_fresh_submit(run_id=run.run_id, org_node=org_node)
     return run
 
 
@@ -72,11 +76,13 @@ def pipeline_plan_job(run_id: str) -> None:
         run_start(run=result.run)
 
 
-def plan_fresh_job(run_id: str) -> None:
-    """Plan a run with the planner only (no execution); a failure is recorded on its planning node."""
+def plan_fresh_job(arg: str) -> None:
+    """Plan a run with one org node only, no execution (``<run_id>:<org_node>``; the planner when the
+    argument names none); a failure is recorded on its planning node."""
+    run_id, _, org_node = arg.partition(":")
     run = WorkGraphRun.objects.select_related("task__project").get(pk=run_id)
     try:
-        plan_work_graph(FIRST_STAGE, run.task, run.task.goal_text, run=run)
+        plan_work_graph(org_node or FIRST_STAGE, run.task, run.task.goal_text, run=run)
     except PlanningFailedError:
         return
 

@@ -218,13 +218,13 @@ def _lost_run_steps_resume(*, cutoff) -> None:
     unplanned = (
         WorkGraphRun.objects.filter(status=RunStatus.PLANNING, created_at__lt=cutoff, cancel_requested_at__isnull=True)
         .exclude(executions__node_id=PLANNING_NODE_ID)
-        .values_list("pk", "pipeline")
+        .values_list("pk", "pipeline", "stage")
     )
-    for run_id, pipeline in unplanned:
+    for run_id, pipeline, stage in unplanned:
         if pipeline:
             pipeline_plan_submit(run_id=run_id)
         else:
-            plan_fresh_submit(run_id=run_id)
+            plan_fresh_submit(run_id=run_id, org_node=stage)
 
 
 def _run_advance_or_fail(*, run_id: Any) -> None:

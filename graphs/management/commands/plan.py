@@ -11,20 +11,20 @@ from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecutio
 from graphs.planning.planner import plan_work_graph
 from graphs.planning.planning_node import PlanningFailedError
 
-# Who makes a fresh plan: the planner, as on the page and in the API (``plan_fresh``).
-FRESH_PLANNER = "planner"
+# Who plans when --org-node is left out, as on the page and in the API (``plan_fresh``).
+DEFAULT_ORG_NODE = "planner"
 PLANNED = (WorkGraphRun.Status.READY, WorkGraphRun.Status.AWAITING_APPROVAL)
 
 
 class Command(BaseCommand):
-    help = ("Plan a graph for a task as the page and the API do (the planner, under the project's budget, refused"
+    help = ("Plan a graph for a task as the page and the API do (any org node, under the project's budget, refused"
             " while another run of the task is under way), or let an org node append to a run; print what it made.")
 
     def add_arguments(self, parser):
         parser.add_argument("task_id")
-        parser.add_argument("--org-node", default=FRESH_PLANNER,
-                            help="who appends with --append-to: planner, coder, validator or another org node"
-                                 " (a fresh plan is the planner's)")
+        parser.add_argument("--org-node", default=DEFAULT_ORG_NODE,
+                            help="who plans: planner, coder, validator or another org node; with --append-to it"
+                                 " appends its own nodes to that run, without it it plans the task from scratch")
         parser.add_argument("--append-to", dest="append_to", default=None, help="a run_id to append nodes to")
 
     def handle(self, *args, task_id: str, org_node: str, append_to: str | None, **options):
@@ -45,13 +45,10 @@ class Command(BaseCommand):
         self._print(result.run, new_node_ids=result.new_node_ids, planning=result.planning_execution)
 
     def _plan_fresh(self, task: Task, *, org_node: str) -> None:
-        if org_node != FRESH_PLANNER:
-            raise CommandError(f"a fresh plan is the {FRESH_PLANNER}'s, as on the page and in the API;"
-                               f" --org-node {org_node} only appends, with --append-to <run_id>")
         with _jobs_run_here() as jobs:
             try:
                 # The one way a planning run is made: the project's budget, one run under way per task.
-                run = plan_fresh(task=task)
+                run = plan_fresh(task=task, org_node=org_node)
             except WorkGraphError as refusal:
                 raise CommandError(f"refused: {refusal}") from refusal
             jobs.drain()
