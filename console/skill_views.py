@@ -16,6 +16,7 @@ from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -109,6 +110,7 @@ def skill_detail(request: HttpRequest, skill_id: str) -> HttpResponse:
             "body_html": mark_safe(markdown_render_safe(skill.body)),  # noqa: S308 — sanitized by nh3
             "template_json": _pretty(skill.team_template) if skill.team_template is not None else "",
             "revisions": revisions,
+            "diff_url": reverse("skill_diff", kwargs={"skill_id": skill.skill_id}),
             "status_form": SkillStatusForm(),
             "next_statuses": [(s, Skill.Status(s).label) for s in skill_allowed_statuses(skill)],
             "history": skill_status_history(skill)[:50],
@@ -140,6 +142,7 @@ def skill_diff(request: HttpRequest, skill_id: str) -> HttpResponse:
     skill = _skill_or_404(skill_id)
     numbers = list(skill.revisions.order_by("number").values_list("number", flat=True))
     form = RevisionPairForm(request.GET or _latest_pair(numbers))
+    context = {"skill": skill, "subject": skill.skill_id, "crumbs": "skills/_crumbs.html", "numbers": numbers}
     old = new = None
     if form.is_valid():
         revisions = {r.number: r for r in skill.revisions.filter(number__in=form.cleaned_data.values())}
@@ -148,13 +151,9 @@ def skill_diff(request: HttpRequest, skill_id: str) -> HttpResponse:
         # A hand-edited or stale link: the page says so and offers the revisions there are.
         problem = (f"This skill has no such pair of revisions; it has {len(numbers)}: choose two."
                    if numbers else "This skill has no revisions to compare yet.")
-        return render(request, "skills/skill_diff.html", {"skill": skill, "numbers": numbers, "problem": problem},
-                      status=404)
-    return render(
-        request,
-        "skills/skill_diff.html",
-        {"skill": skill, "old": old, "new": new, "numbers": numbers, "lines": skill_revisions_diff(old=old, new=new)},
-    )
+        return render(request, "revisions/diff.html", {**context, "problem": problem}, status=404)
+    return render(request, "revisions/diff.html",
+                  {**context, "old": old, "new": new, "lines": skill_revisions_diff(old=old, new=new)})
 
 
 @_skill_admin

@@ -54,12 +54,15 @@ def profile_new(request: HttpRequest) -> HttpResponse:
 def profile_detail(request: HttpRequest, org_node: str, slug: str | None = None) -> HttpResponse:
     profile = _profile_or_404(org_node, slug)
     revisions = list(profile.revisions.select_related("author").order_by("-number"))
+    for revision in revisions:
+        revision.page_url = _url("agent_profile_revision", profile, number=revision.number)
     overrides = [] if slug else list(
         AgentProfile.objects.filter(org_node=org_node, project__isnull=False).select_related("project"))
     return render(request, "agent_profiles/profile_detail.html", {
         "profile": profile,
         "instructions_html": mark_safe(markdown_render_safe(profile.instructions)),  # noqa: S308 — sanitized by nh3
         "revisions": revisions,
+        "diff_url": _url("agent_profile_diff", profile),
         "overrides": overrides,
         "projects": [] if slug else Project.objects.exclude(pk__in=[o.project_id for o in overrides]).order_by("slug"),
     })
@@ -107,13 +110,13 @@ def profile_diff(request: HttpRequest, org_node: str, slug: str | None = None) -
         revisions = {r.number: r for r in profile.revisions.select_related("author")
                      .filter(number__in=form.cleaned_data.values())}
         old, new = revisions.get(form.cleaned_data["old"]), revisions.get(form.cleaned_data["new"])
-    context = {"profile": profile, "numbers": numbers}
+    context = {"profile": profile, "subject": str(profile), "crumbs": "agent_profiles/_crumbs.html", "numbers": numbers}
     if old is None or new is None:
         # A hand-edited or stale link: the page says so and offers the revisions there are.
         context["problem"] = (f"This profile has no such pair of revisions; it has {len(numbers)}: choose two."
                               if len(numbers) > 1 else "This profile has no two revisions to compare yet.")
-        return render(request, "agent_profiles/profile_diff.html", context, status=404)
-    return render(request, "agent_profiles/profile_diff.html",
+        return render(request, "revisions/diff.html", context, status=404)
+    return render(request, "revisions/diff.html",
                   {**context, "old": old, "new": new, "lines": profile_revisions_diff(old=old, new=new)})
 
 
