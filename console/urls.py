@@ -4,10 +4,43 @@ from django.urls import include, path
 
 from console import views
 from console.api import api
+from console.views import agent_profiles as profile_views
 from console.views import inbox as inbox_views
+from console.views import skills as skill_views
 from console.views.agent_check import project_agent_check
 from console.views.metrics import metrics
 from console.views.webhooks import project_notifications, webhook_deliveries_page
+
+# The skill administration pages, under /skills/.
+skill_urls = [
+    path("", skill_views.skill_list, name="skill_list"),
+    path("new/", skill_views.skill_new, name="skill_new"),
+    path("preview/", skill_views.skill_preview, name="skill_preview"),
+    path("<slug:skill_id>/", skill_views.skill_detail, name="skill_detail"),
+    path("<slug:skill_id>/edit/", skill_views.skill_edit, name="skill_edit"),
+    path("<slug:skill_id>/status/", skill_views.skill_status, name="skill_status"),
+    path("<slug:skill_id>/diff/", skill_views.skill_diff, name="skill_diff"),
+    path("<slug:skill_id>/usage/", skill_views.skill_usage_page, name="skill_usage"),
+]
+
+# The agent profile pages, under /agents/: the console's profile of an org node, and a project's override
+# of it under projects/<slug>/.
+agent_profile_urls = [
+    path("", profile_views.profile_list, name="agent_profile_list"),
+    path("new/", profile_views.profile_new, name="agent_profile_new"),
+    path("<slug:org_node>/", profile_views.profile_detail, name="agent_profile_detail"),
+    path("<slug:org_node>/edit/", profile_views.profile_edit, name="agent_profile_edit"),
+    path("<slug:org_node>/diff/", profile_views.profile_diff, name="agent_profile_diff"),
+    path("<slug:org_node>/revisions/<int:number>/", profile_views.profile_revision, name="agent_profile_revision"),
+    path("<slug:org_node>/override/", profile_views.profile_override, name="agent_profile_override"),
+    path("<slug:org_node>/projects/<slug:slug>/", profile_views.profile_detail, name="agent_profile_detail_project"),
+    path("<slug:org_node>/projects/<slug:slug>/edit/", profile_views.profile_edit, name="agent_profile_edit_project"),
+    path("<slug:org_node>/projects/<slug:slug>/diff/", profile_views.profile_diff, name="agent_profile_diff_project"),
+    path("<slug:org_node>/projects/<slug:slug>/revisions/<int:number>/", profile_views.profile_revision,
+         name="agent_profile_revision_project"),
+    path("<slug:org_node>/projects/<slug:slug>/delete/", profile_views.profile_override_delete,
+         name="agent_profile_delete_project"),
+]
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
@@ -51,8 +84,8 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/changes.patch", views.execution_diff_download, name="execution_diff"),
     path("api/", api.urls),
     path("metrics", metrics, name="metrics"),  # Prometheus, behind WORKGRAPH_METRICS_TOKEN
-    path("skills/", include("console.skill_urls")),  # skill administration
-    path("agents/", include("console.agent_profile_urls")),  # agent profile administration
+    path("skills/", include(skill_urls)),
+    path("agents/", include(agent_profile_urls)),
     path("admin/", admin.site.urls),
 ]
 

@@ -3,7 +3,8 @@
 ``console.urls`` and ``AXES_LOCKOUT_CALLABLE`` name the views through this package. Its modules:
 
 - ``pages`` — the dashboard, a project (and its DAG spec import), the task and run lists, a task, a new task;
-- ``agent_profiles`` — the agent profile pages (their URLs: ``console.agent_profile_urls``);
+- ``skills`` — the skill administration pages: list, editor with a live preview, status, revisions, usage;
+- ``agent_profiles`` — the agent profile pages: list, a profile or a project's override, editor, revisions;
 - ``projects`` — a new project, a project's settings and its members;
 - ``runs`` — a run's graph page and its graph.json, and its planning page;
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;

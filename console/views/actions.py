@@ -11,7 +11,7 @@ from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from console.forms import BudgetForm, ForkForm, PlanForm, ReviewForm
+from console.forms.pages import BudgetForm, ForkForm, PlanForm, ReviewForm
 from console.permissions import can, require, run_for_member, task_for_member
 from graphs.domain.catalogs import ORG_NODES
 from graphs.engine import EngineError, plan_fresh, run_cancel, run_fork, run_start

@@ -18,8 +18,8 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from console.agent_profile_forms import AgentProfileForm, OverrideForm, RevisionPairForm
-from console.revision_forms import conflict_shown
+from console.forms.agent_profiles import AgentProfileForm, OverrideForm
+from console.forms.revisions import RevisionPairForm, conflict_shown
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.models import AgentProfile, AgentProfileRevision, Project

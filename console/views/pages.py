@@ -9,7 +9,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from console.forms import DagSpecForm, PlanForm, RunFilterForm, TaskForm
+from console.forms.pages import DagSpecForm, PlanForm, RunFilterForm, TaskForm
 from console.permissions import can, require, task_for_member
 from graphs.domain.case_manifests import acceptance_criteria_with_ids
 from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
@@ -202,7 +202,7 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "coverage": task_criteria_coverage(task, artifacts),
             # An imported task runs its spec again; it has no planner to ask.
             "imported": any(tree.dag_spec for tree in trees),
-            "run_refusal": task_run_refusal(runs),
+            "run_refusal": task_run_refusal(runs, imported=any(tree.dag_spec for tree in trees)),
             "can_plan": can(role, "plan"),
             "plan_form": PlanForm(),
             "can_start": can(role, "start_run"),

@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from console.forms.projects import MemberAddForm, MemberRoleForm, ProjectForm
 from console.permissions import can, may_create_projects, project_for_member, require
-from console.project_forms import MemberAddForm, MemberRoleForm, ProjectForm
 from graphs.projects.edits import EDITABLE, ProjectInvalid, project_create, project_update
 from graphs.projects.folder_check import folder_check
 from graphs.projects.members import MemberRefused, member_add, member_remove, member_role_set, project_members

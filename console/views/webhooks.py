@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from console.form_fields import TickedChoices, TypedText
+from console.forms.fields import TickedChoices, TypedText
 from console.permissions import can, project_for_member, require
 from graphs.models import Project, Webhook, WebhookDelivery
 from graphs.notifications import EVENTS

@@ -113,10 +113,3 @@ class OverrideForm(forms.Form):
     """The project a new override is for."""
 
     project = forms.SlugField()
-
-
-class RevisionPairForm(forms.Form):
-    """The two revision numbers to compare."""
-
-    old = forms.IntegerField(min_value=1)
-    new = forms.IntegerField(min_value=1)

@@ -1,4 +1,5 @@
-"""What the skill and agent profile editors share: a refused save shown on the form that made it."""
+"""What the skill and agent profile pages share: a refused save shown on the form that made it, and the
+pair of revisions a diff page compares."""
 
 from __future__ import annotations
 
@@ -16,3 +17,11 @@ def conflict_shown(form: forms.ModelForm, conflict: RevisionConflict) -> forms.M
     form.data = form.data.copy()
     form.data["base_revision"] = conflict.latest
     return form
+
+
+class RevisionPairForm(forms.Form):
+    """The two revision numbers to compare."""
+
+    old = forms.IntegerField(min_value=1)
+    new = forms.IntegerField(min_value=1)
+

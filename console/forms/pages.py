@@ -1,3 +1,5 @@
+"""The forms of the task, run and project pages (``views.pages``) and of the run actions (``views.actions``)."""
+
 from __future__ import annotations
 
 from decimal import Decimal

@@ -1,3 +1,5 @@
+"""The skill pages' forms: a skill's editor, and a status change with its reason."""
+
 from __future__ import annotations
 
 from django import forms
@@ -50,10 +52,3 @@ class SkillForm(forms.ModelForm):
 class SkillStatusForm(forms.Form):
     status = forms.ChoiceField(choices=Skill.Status.choices)
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=4000)
-
-
-class RevisionPairForm(forms.Form):
-    """The two revision numbers to compare."""
-
-    old = forms.IntegerField(min_value=1)
-    new = forms.IntegerField(min_value=1)

@@ -20,8 +20,8 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from console.revision_forms import conflict_shown
-from console.skill_forms import MAX_BODY_CHARS, RevisionPairForm, SkillForm, SkillStatusForm
+from console.forms.revisions import RevisionPairForm, conflict_shown
+from console.forms.skills import MAX_BODY_CHARS, SkillForm, SkillStatusForm
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.errors import WorkGraphError
