@@ -12,6 +12,7 @@ import pytest
 from graphs.engine import run_start
 from graphs.engine.budget_resume import BudgetResumeRefused, run_budget_raise_resume
 from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.projects.roles import ACTIONS
 from tests import factories
 from tests.clients import signed_in
 from tests.graphs import edges_for, latest, node, planned_run
@@ -66,6 +67,15 @@ def test_only_a_lead_may_and_a_refusal_changes_nothing(stopped, role):
 
     assert refused.value.code == "not_lead"
     assert snapshot(stopped) == before
+
+
+def test_who_may_raise_a_budget_is_the_role_table_s_word(stopped, monkeypatch):
+    reviewer = factories.member(stopped.task.project, "someone-reviewing", role="reviewer")
+    monkeypatch.setitem(ACTIONS, "raise_budget", frozenset({"lead", "reviewer"}))
+
+    resumed = run_budget_raise_resume(run_id=stopped.pk, user=reviewer, max_cost_usd=Decimal("5"))
+
+    assert resumed.status == "running"
 
 
 @pytest.mark.parametrize("budget", ["0.3", str(2 * CALL_COST)])

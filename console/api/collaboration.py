@@ -17,10 +17,10 @@ from console.permissions import require, task_for_member
 from graphs.collaboration.relay import RelaySpec, relay_attach, relay_result
 from graphs.collaboration.reports import loop_task_id_parse, node_result_report
 from graphs.engine import pipeline_start
-from graphs.models import PLANNING_NODE_ID, Project, ProjectMembership
+from graphs.models import PLANNING_NODE_ID, Project
 from graphs.planning.gaps import acceptance_items
 from graphs.planning.intake import task_create
-from graphs.projects.roles import project_role
+from graphs.projects.roles import ACTIONS, project_role
 from graphs.reads.tasks import latest_run_progress
 from graphs.runs.facts import latest_by_node, task_latest_run
 
@@ -236,7 +236,7 @@ def collaboration_relay_result(request, payload: RelayResultIn):
 
 
 def _project_for(user, slug: str) -> Project:
-    leads = Project.objects.filter(memberships__user=user, memberships__role=ProjectMembership.Role.LEAD)
+    leads = Project.objects.filter(memberships__user=user, memberships__role__in=ACTIONS["create_task"])
     if slug:
         project = Project.objects.filter(slug=slug).first()
         if project is None or project_role(user, project.pk) is None:

@@ -23,8 +23,8 @@ from graphs.engine.record import attempt_next_create
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Cause, RunStatus, Status, latest_rows, run_locked
 from graphs.errors import WorkGraphError
-from graphs.models import ProjectMembership, WorkGraphRun
-from graphs.projects.roles import project_role
+from graphs.models import WorkGraphRun
+from graphs.projects.roles import ACTIONS, project_role
 from graphs.runs.budgets import BUDGET_EXCEEDED
 from graphs.runs.status import run_status_set
 
@@ -45,7 +45,7 @@ def run_budget_raise_resume(*, run_id: Any, user: AbstractBaseUser, max_cost_usd
     Only a lead of its project may; the new budget must be above what the run's agent calls cost.
     Return the run, running again."""
     with run_locked(run_id) as run:
-        if project_role(user, run.task.project_id) != ProjectMembership.Role.LEAD:
+        if project_role(user, run.task.project_id) not in ACTIONS["raise_budget"]:
             raise BudgetResumeRefused("only a lead of the project may raise a run's budget", code="not_lead")
         if run.status != RunStatus.FAILED or run.error_code != BUDGET_EXCEEDED:
             raise BudgetResumeRefused(f"only a run its budget stopped can be resumed; this one is {run.status}",

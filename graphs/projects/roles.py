@@ -1,8 +1,9 @@
 """Who may do what in a project: the actions each role allows, and a user's role in one.
 
 A viewer reads; a reviewer also approves or rejects plans; a lead also creates tasks and plans, starts,
-cancels and forks runs, imports DAG specs, edits the project and manages its members. The console's
-permission checks (console.permissions), the inbox and the engine's own refusals read the same table.
+cancels and forks runs, raises a stopped run's budget, imports DAG specs, edits the project and manages
+its members. The console's permission checks (console.permissions), the inbox and the engine's own
+refusals read the same table.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "start_run": frozenset({Role.LEAD}),
     "cancel_run": frozenset({Role.LEAD}),
     "fork_run": frozenset({Role.LEAD}),
+    # Spending more than the run was given is the lead's decision, as starting it was.
+    "raise_budget": frozenset({Role.LEAD}),
     # An imported spec creates a task and a planned run at once: what a lead does by hand.
     "import_dag_spec": frozenset({Role.LEAD}),
     # A path on the machine the agents run on: it tells others nothing they need.

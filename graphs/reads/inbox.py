@@ -38,9 +38,10 @@ RunStatus = WorkGraphRun.Status
 Status = WorkNodeExecution.Status
 
 APPROVAL, EXTERNAL, BUDGET = "approval", "external", "budget"
-# Who an item waits on: the roles that may act on it (a report, like a budget raised, is a lead's).
+# Who an item waits on: the roles that may act on it (the API takes a report from those who may start a run).
 REVIEW_ROLES = ACTIONS["review_plan"]
-LEAD_ROLES = ACTIONS["start_run"]
+REPORT_ROLES = ACTIONS["start_run"]
+BUDGET_ROLES = ACTIONS["raise_budget"]
 # Spend is stored to four places; a sum on SQLite comes back with more.
 CENTS_OF_A_CENT = Decimal("0.0001")
 
@@ -74,8 +75,9 @@ def inbox_items(user: AbstractBaseUser) -> list[InboxItem]:
         return []
     roles = dict(ProjectMembership.objects.filter(user=user).values_list("project_id", "role"))
     reviewing = [project for project, role in roles.items() if role in REVIEW_ROLES]
-    leading = [project for project, role in roles.items() if role in LEAD_ROLES]
-    items = _approvals(reviewing) + _external_waits(leading) + _budget_stops(leading)
+    reporting = [project for project, role in roles.items() if role in REPORT_ROLES]
+    raising = [project for project, role in roles.items() if role in BUDGET_ROLES]
+    items = _approvals(reviewing) + _external_waits(reporting) + _budget_stops(raising)
     items.sort(key=lambda item: item.since)
     return items
 
@@ -87,10 +89,10 @@ def inbox_count(user: AbstractBaseUser) -> int:
     member = {"task__project__memberships__user": user}
     runs = WorkGraphRun.objects.filter(
         Q(_approval_q(), task__project__memberships__role__in=REVIEW_ROLES, **member)
-        | Q(_budget_q(), task__project__memberships__role__in=LEAD_ROLES, **member)
+        | Q(_budget_q(), task__project__memberships__role__in=BUDGET_ROLES, **member)
     ).order_by().values("pk")
     waits = _waiting_reports().filter(
-        run__task__project__memberships__user=user, run__task__project__memberships__role__in=LEAD_ROLES
+        run__task__project__memberships__user=user, run__task__project__memberships__role__in=REPORT_ROLES
     ).order_by().values("pk")
     return runs.union(waits, all=True).count()
 
