@@ -181,6 +181,10 @@ class WorkGraphRun(models.Model):
         """Return True once the run can no longer change: planning failed, succeeded, failed, rejected or cancelled."""
         return self.status in self.FINISHED_STATUSES
 
+    def is_unstarted(self) -> bool:
+        """Return True for a run that is only planned: ``ready``, and never started."""
+        return self.status == self.Status.READY and self.started_at is None
+
     def is_forkable(self) -> bool:
         """Return True for a run that executed and ended: succeeded, failed or cancelled — not one whose
         planning failed or that a reviewer rejected (``rejected``): a rejected plan has nothing to reuse,

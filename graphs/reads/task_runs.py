@@ -65,9 +65,12 @@ def task_outcome(task: Task, runs: Sequence[WorkGraphRun]) -> TaskOutcome:
     return TaskOutcome(run=run, facts=facts, verdict=verdict, last_verdict=last)
 
 
-def task_run_refusal(runs: Sequence[WorkGraphRun]) -> str:
-    """Why no new run of the task can be made now, in words; empty when one can."""
-    return RUN_UNDER_WAY if any(not run.is_finished() for run in runs) else ""
+def task_run_refusal(runs: Sequence[WorkGraphRun], *, imported: bool = False) -> str:
+    """Why no new run of the task can be made now, in words; empty when one can. A run that is only
+    planned, never started, is no refusal for a new plan or pipeline, which supersedes it; an imported
+    task's "Run again" still waits for it (``imported``)."""
+    blocking = [run for run in runs if not run.is_finished() and (imported or not run.is_unstarted())]
+    return RUN_UNDER_WAY if blocking else ""
 
 
 def _runs_verdicts(runs: Sequence[WorkGraphRun]) -> dict[Any, RunVerdict]:

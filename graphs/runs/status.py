@@ -30,6 +30,8 @@ from graphs.runs.facts import runs_latest_first, task_latest_run
 from graphs.telemetry.export import run_ended
 
 RunStatus = WorkGraphRun.Status
+# Why a planned run nobody started ended when a new plan of its task was asked for.
+SUPERSEDED = "superseded by a new plan of the task before it started"
 UNFINISHED_STATUSES = tuple(status for status in RunStatus.values if status not in WorkGraphRun.FINISHED_STATUSES)
 
 _TASK_STATUS_OF_RUN = {
@@ -144,10 +146,10 @@ def _stop_reason(*, error_code: str, error: str) -> str:
 def planning_run_create(*, task: Task, pipeline: bool = False, stage: str = "",
                         max_cost_usd: Decimal | None = None) -> WorkGraphRun:
     """The one way a planning run is made, for the page, the API, ``manage.py plan`` and the planner
-    alike: refused while another run of the task is under way, and given the project's budget unless
-    ``max_cost_usd`` is its own."""
+    alike: refused while another run of the task is under way — a plan nobody started is not work under
+    way, and the new plan supersedes it — and given the project's budget unless ``max_cost_usd`` is its own."""
     with transaction.atomic():
-        task_claim_for_new_run(task_id=task.pk)
+        task_claim_for_new_run(task_id=task.pk, supersede_unstarted=True)
         run = WorkGraphRun.objects.create(
             task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=stage,
             max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd,
@@ -156,19 +158,24 @@ def planning_run_create(*, task: Task, pipeline: bool = False, stage: str = "",
     return run
 
 
-def task_claim_for_new_run(*, task_id: Any) -> None:
+def task_claim_for_new_run(*, task_id: Any, supersede_unstarted: bool = False) -> None:
     """Lock the task for a new run, refusing (``TaskBusyError``) while another of its runs is under way.
+
+    With ``supersede_unstarted`` (a new plan), a run that is only planned — ``ready``, never started — is
+    no refusal: it ends ``cancelled``, its reason saying it was superseded (``SUPERSEDED``).
 
     Call inside the transaction that creates the run: concurrent requests queue on the task row, and
     each sees what the one before it committed, so a task never gets two runs under way at once.
     """
     Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
-    under_way = (
-        runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id).exclude(
-            status__in=list(WorkGraphRun.FINISHED_STATUSES))).values_list("pk", "status").first()
-    )
-    if under_way is not None:
-        raise TaskBusyError(task_id=task_id, run_id=under_way[0], status=under_way[1])
+    under_way = runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id).exclude(
+        status__in=list(WorkGraphRun.FINISHED_STATUSES))).first()
+    if under_way is None:
+        return
+    if supersede_unstarted and under_way.is_unstarted() and run_status_set(
+            run=under_way, status=RunStatus.CANCELLED, error=SUPERSEDED, allowed_from=[RunStatus.READY]):
+        return
+    raise TaskBusyError(task_id=task_id, run_id=under_way.pk, status=under_way.status)
 
 
 def task_status_of(run: WorkGraphRun | None, *, incomplete: bool = False) -> str:
