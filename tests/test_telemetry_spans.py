@@ -8,10 +8,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from graphs.models import PLANNING_NODE_ID, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.telemetry.content import ContentPolicy
 from graphs.telemetry.ids import span_id_of
-from graphs.telemetry.spans import attempt_spans
+from graphs.telemetry.spans import attempt_spans, run_span
 
 T0 = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 OFF = ContentPolicy(capture=False, max_chars=2000)
@@ -129,3 +129,13 @@ def test_any_process_makes_the_same_span_ids_of_the_same_attempt():
     again = attempt_spans(execution, lines=CLAUDE_LINES, runner="claude", content=OFF)
     assert [span.span_id for span in first] == [span.span_id for span in again]
     assert len({span.span_id for span in first}) == len(first)
+
+
+def test_a_span_is_an_error_exactly_when_its_run_or_attempt_ended_any_way_but_succeeded():
+    for status in WorkGraphRun.FINISHED_STATUSES | {"running"}:
+        run = WorkGraphRun(run_id=uuid.uuid4(), task_id=uuid.uuid4(), status=status, created_at=T0, finished_at=T0)
+        span = run_span(run, task_title="t", project="p")
+        assert (span.error is not None) == (status not in {"succeeded", "running"}), status
+    for status in WorkNodeExecution.FINISHED_STATUSES | {"running"}:
+        (attempt, *_) = attempt_spans(_execution(status=status), lines=[], runner="claude", content=OFF)
+        assert (attempt.error is not None) == (status not in {"succeeded", "running"}), status

@@ -181,6 +181,10 @@ class WorkGraphRun(models.Model):
         """Return True once the run can no longer change: planning failed, succeeded, failed, rejected or cancelled."""
         return self.status in self.FINISHED_STATUSES
 
+    def ended_unsuccessfully(self) -> bool:
+        """Return True once the run has finished any way but succeeded (rejected and cancelled too)."""
+        return self.is_finished() and self.status != self.Status.SUCCEEDED
+
     def is_unstarted(self) -> bool:
         """Return True for a run that is only planned: ``ready``, and never started."""
         return self.status == self.Status.READY and self.started_at is None
@@ -324,6 +328,10 @@ class WorkNodeExecution(models.Model):
     def is_finished(self) -> bool:
         """Return True once this attempt has ended, whatever the outcome."""
         return self.status in self.FINISHED_STATUSES
+
+    def ended_unsuccessfully(self) -> bool:
+        """Return True once this attempt has ended any way but succeeded (partial and blocked too)."""
+        return self.is_finished() and self.status != self.Status.SUCCEEDED
 
     def is_waiting_for_report(self) -> bool:
         """Return True while this is an external node's attempt running without a worker, waiting for a

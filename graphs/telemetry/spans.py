@@ -25,7 +25,6 @@ TRACE_EVENTS = ("agent_call", "agent_init", "agent_result", "agent_error", "tool
 PROVIDERS = {"claude": "anthropic", "codex": "openai", "openai": "openai", "offline": "workgraph.offline"}
 # Runners that are one chat-completions call; the others run an agent (a CLI's loop of turns and tools).
 CHAT_RUNNERS = frozenset({"openai"})
-FAILED_STATUSES = frozenset({"failed", "cancelled", "partial"})
 
 
 @dataclass
@@ -56,7 +55,7 @@ def run_span(run: WorkGraphRun, *, task_title: str, project: str) -> SpanSpec:
                         ("workgraph.task.id", str(run.task_id)), ("workgraph.project", project),
                         ("workgraph.run.error_code", run.error_code)):
         span.set(name, value)
-    if run.status in FAILED_STATUSES or run.status == "planning_failed":
+    if run.ended_unsuccessfully():
         span.error = run.error or run.status
     return span
 
@@ -82,7 +81,7 @@ def attempt_spans(
         ("workgraph.cost_usd", execution.cost_usd), ("workgraph.agent_calls", execution.agent_calls),
     ):
         attempt.set(key, value)
-    if execution.status in FAILED_STATUSES:
+    if execution.ended_unsuccessfully():
         attempt.error = execution.error or execution.status
     builder = _Children(execution, attempt=attempt, runner=runner, content=content, planning=planning)
     for line in lines:
