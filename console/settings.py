@@ -14,6 +14,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from console.env import env_bool, env_choice, env_float, env_int, env_list, env_pairs, env_prices, env_str, env_url
+from graphs.domain.runners import RUNNERS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("WORKGRAPH_VAR_DIR", str(BASE_DIR / "var")))
@@ -156,7 +157,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("WORKGRAPH_CELERY_QUEUE") or "celery"
 # More agent runners, as name=dotted.path.to.factory pairs; each factory returns an AgentRunner.
 WORKGRAPH_AGENT_RUNNERS = env_pairs("WORKGRAPH_AGENT_RUNNERS")
 WORKGRAPH_AGENT = env_choice("WORKGRAPH_AGENT", "offline",
-                             ("offline", "claude", "codex", "openai", *WORKGRAPH_AGENT_RUNNERS))
+                             (*RUNNERS, *WORKGRAPH_AGENT_RUNNERS))
 WORKGRAPH_AGENT_TIMEOUT = env_float("WORKGRAPH_AGENT_TIMEOUT", 900.0, minimum=1.0)
 WORKGRAPH_CLAUDE_BIN = env_str("WORKGRAPH_CLAUDE_BIN", "claude")
 # The Codex CLI (graphs.agents.codex): its program, the model when a profile names none (empty: the

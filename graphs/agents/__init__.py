@@ -92,7 +92,7 @@ def _offline() -> AgentRunner:
                          call_seconds=settings.WORKGRAPH_OFFLINE_CALL_SECONDS)
 
 
-# The built-in runners; ``runner_register`` adds more.
+# The built-in runners, one for each name of graphs.domain.runners; ``runner_register`` adds more.
 _FACTORIES: dict[str, Callable[[], AgentRunner]] = {
     "claude": _claude, "codex": _codex, "openai": _openai, "offline": _offline,
 }

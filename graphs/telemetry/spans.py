@@ -14,6 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from graphs.domain.runners import CHAT_RUNNERS, RUNNER_PROVIDERS
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.telemetry.content import ContentPolicy
 from graphs.telemetry.ids import span_id_of
@@ -21,10 +22,6 @@ from graphs.telemetry.ids import span_id_of
 # The log events a trace is made of: the rest (agent output, heartbeats of text) is left in the log.
 TRACE_EVENTS = ("agent_call", "agent_init", "agent_result", "agent_error", "tool_call", "tool_result",
                 "command_start", "command_exit")
-# The GenAI conventions' provider of each built-in runner; another runner is named as it is.
-PROVIDERS = {"claude": "anthropic", "codex": "openai", "openai": "openai", "offline": "workgraph.offline"}
-# Runners that are one chat-completions call; the others run an agent (a CLI's loop of turns and tools).
-CHAT_RUNNERS = frozenset({"openai"})
 
 
 @dataclass
@@ -134,7 +131,7 @@ class _Children:
                         span_id=span_id_of("call", self.execution.pk, len(self.calls)),
                         parent_id=self.attempt.span_id, start=at, end=at, client=True)
         call.set("gen_ai.operation.name", "chat" if chat else "invoke_agent")
-        call.set("gen_ai.provider.name", PROVIDERS.get(self.runner, self.runner))
+        call.set("gen_ai.provider.name", RUNNER_PROVIDERS.get(self.runner, self.runner))
         call.set("gen_ai.agent.name", agent)
         call.set("gen_ai.request.model", self.execution.model)
         call.set("workgraph.call.purpose", purpose)
