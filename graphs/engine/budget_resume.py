@@ -25,7 +25,6 @@ from graphs.engine.state import Cause, RunStatus, Status, latest_rows, run_locke
 from graphs.errors import WorkGraphError
 from graphs.models import WorkGraphRun
 from graphs.projects.roles import ACTIONS, project_role
-from graphs.runs.budgets import BUDGET_EXCEEDED
 from graphs.runs.status import run_status_set
 
 # The latest attempts a budget stop leaves behind: those it cancelled, and those blocked behind them.
@@ -47,7 +46,7 @@ def run_budget_raise_resume(*, run_id: Any, user: AbstractBaseUser, max_cost_usd
     with run_locked(run_id) as run:
         if project_role(user, run.task.project_id) not in ACTIONS["raise_budget"]:
             raise BudgetResumeRefused("only a lead of the project may raise a run's budget", code="not_lead")
-        if run.status != RunStatus.FAILED or run.error_code != BUDGET_EXCEEDED:
+        if run.status != RunStatus.FAILED or run.error_code != WorkGraphRun.StopCode.BUDGET_EXCEEDED:
             raise BudgetResumeRefused(f"only a run its budget stopped can be resumed; this one is {run.status}",
                                       code="not_budget_stopped")
         if run.task.runs.filter(created_at__gt=run.created_at).exists():

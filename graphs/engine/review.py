@@ -95,7 +95,7 @@ def _appends_reject(
     _appends_check(run=run, requested=Status.REJECTED)
     _appends_mark(waiting, reviewer=reviewer, comment=comment, status=AppendReview.Status.REJECTED)
     run_status_set(run=run, status=Status.REJECTED, error=f"{appends_label(waiting)} rejected by {reviewer}: {comment}",
-                   error_code=WorkGraphRun.APPEND_REJECTED, allowed_from=[Status.AWAITING_APPROVAL])
+                   error_code=WorkGraphRun.StopCode.APPEND_REJECTED, allowed_from=[Status.AWAITING_APPROVAL])
 
 
 def _appends_check(*, run: WorkGraphRun, requested: str) -> None:

@@ -111,8 +111,13 @@ class WorkGraphRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     FINISHED_STATUSES = frozenset({"planning_failed", "succeeded", "failed", "rejected", "cancelled"})
-    # The error_code of a run stopped by a reviewer who rejected an append (graphs.engine.review).
-    APPEND_REJECTED = "append_rejected"
+    class StopCode(models.TextChoices):
+        """Why a run was stopped before its nodes ended: its ``error_code`` (empty when it was not)."""
+
+        # Its agent calls spent its budget (graphs.runs.budgets); a lead may raise it and resume the run.
+        BUDGET_EXCEEDED = "budget_exceeded", "Budget exceeded"
+        # A reviewer rejected an append (graphs.engine.review).
+        APPEND_REJECTED = "append_rejected", "Append rejected"
 
     run_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
@@ -198,7 +203,7 @@ class WorkGraphRun(models.Model):
     def state_label(self) -> str:
         """The run's status as a transition refusal names it: a rejected run says what was rejected."""
         if self.status == self.Status.REJECTED:
-            return "rejected (append)" if self.error_code == self.APPEND_REJECTED else "rejected (plan)"
+            return "rejected (append)" if self.error_code == self.StopCode.APPEND_REJECTED else "rejected (plan)"
         return self.status
 
 

@@ -32,7 +32,6 @@ from graphs.models import (
 )
 from graphs.planning.append_review import appends_label
 from graphs.projects.roles import ACTIONS
-from graphs.runs.budgets import BUDGET_EXCEEDED
 
 RunStatus = WorkGraphRun.Status
 Status = WorkNodeExecution.Status
@@ -103,7 +102,7 @@ def _approval_q() -> Q:
 
 def _budget_q() -> Q:
     newer = WorkGraphRun.objects.filter(task_id=OuterRef("task_id"), created_at__gt=OuterRef("created_at"))
-    return Q(status=RunStatus.FAILED, error_code=BUDGET_EXCEEDED) & ~Q(Exists(newer))
+    return Q(status=RunStatus.FAILED, error_code=WorkGraphRun.StopCode.BUDGET_EXCEEDED) & ~Q(Exists(newer))
 
 
 def _waiting_reports() -> QuerySet[WorkNodeExecution]:

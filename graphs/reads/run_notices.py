@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
-from graphs.runs.budgets import BUDGET_EXCEEDED
 from graphs.runs.facts import latest_by_node
 
 
@@ -52,6 +51,6 @@ def run_notices(run: WorkGraphRun) -> RunNotices:
         if row["status"] == WorkNodeExecution.Status.FAILED
     ]
     given = {failure.reason for failure in failures}
-    stopped_by_budget = run.error_code == BUDGET_EXCEEDED
+    stopped_by_budget = run.error_code == WorkGraphRun.StopCode.BUDGET_EXCEEDED
     reason = run.error if run.is_finished() and run.error and not stopped_by_budget and run.error not in given else ""
     return RunNotices(planning_failures=failures, reason=reason)

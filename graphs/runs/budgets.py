@@ -17,12 +17,9 @@ from decimal import Decimal
 from django.db.models import Sum
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.notifications import BUDGET_EXCEEDED as BUDGET_EXCEEDED_EVENT
-from graphs.notifications import notify
+from graphs.notifications import BUDGET_EXCEEDED, notify
 from graphs.runs.accounting import accounting_of
 from graphs.runs.status import run_stop
-
-BUDGET_EXCEEDED = "budget_exceeded"
 
 
 class BudgetSpentError(Exception):
@@ -57,8 +54,9 @@ def budget_check_after_call(execution: WorkNodeExecution) -> bool:
 
 def budget_stop(run: WorkGraphRun, *, spent: Decimal) -> None:
     """Stop the run for its budget: it ends ``failed`` with ``budget_exceeded`` once nothing runs."""
-    notify(BUDGET_EXCEEDED_EVENT, run=run, budget_usd=str(run.max_cost_usd), spent_usd=str(spent))
-    run_stop(run_id=run.pk, error_code=BUDGET_EXCEEDED, error=budget_exceeded_message(run.max_cost_usd, spent))
+    notify(BUDGET_EXCEEDED, run=run, budget_usd=str(run.max_cost_usd), spent_usd=str(spent))
+    run_stop(run_id=run.pk, error_code=WorkGraphRun.StopCode.BUDGET_EXCEEDED,
+             error=budget_exceeded_message(run.max_cost_usd, spent))
 
 
 def budget_exceeded_message(budget: Decimal | None, spent: Decimal) -> str:
