@@ -73,6 +73,10 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
     if (!event.defaultPrevented) submitting = true;
   });
   document.addEventListener("confirm:closed", () => schedule(0));
+  // A page brought back into view (its timers may have been held back meanwhile) catches up at once.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") changed();
+  });
   document.addEventListener("focusout", () => {
     if (document.querySelector("[data-live-stale]")) schedule(200);
   });

@@ -104,7 +104,8 @@ def browser_context(*, origin: str, cookie_name: str, cookie: str) -> Iterator:
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--no-first-run", "--disable-renderer-backgrounding",
-                  "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows"],
+                  "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
+                  "--disable-features=IntensiveWakeUpThrottling"],
         )
         try:
             context = browser.new_context(viewport=VIEWPORT)
