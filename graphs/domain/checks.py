@@ -61,9 +61,7 @@ def check_run(name: str, content: str) -> CheckResult:
 @check_register("check_script_compiles", description="the node's content is a Python script that compiles")
 def check_script_compiles(content: str) -> CheckResult:
     """The output's Python script parses: the first fenced code block if there is one, else the whole text."""
-    source = first_code_block(content)
-    if source is None:
-        source = content
+    source = script_source(content)
     if not source.strip():
         return CheckResult(ok=False, issues=["the output holds no script"])
     try:
@@ -174,6 +172,12 @@ def root_cause_read(content: str) -> tuple[str | None, str]:
     if category in ROOT_CAUSE_CATEGORIES:
         return category, detail_text
     return None, value or category
+
+
+def script_source(content: str) -> str:
+    """The script an output holds: its first fenced code block if there is one, else the whole text."""
+    source = first_code_block(content)
+    return content if source is None else source
 
 
 def first_code_block(content: str) -> str | None:

@@ -1,13 +1,16 @@
-"""The commands an attempt runs — a command node's own and a command judgment's — in its working folder.
+"""The commands an attempt runs — a command node's own, a command judgment's and a validator's test
+script — in its working folder.
 
 Commands run only in projects with ``allow_commands``; ``commands_refusal`` says why an attempt may not
-run its node's. Each command's output streams into the attempt's log as ``command_output`` lines,
-between a ``command_start`` and a ``command_exit`` line, each marked with the command's purpose
-(``node`` or ``judge``).
+run its node's, and ``validator_script_refusal`` why a validator's test script did not run. Each
+command's output streams into the attempt's log as ``command_output`` lines, between a
+``command_start`` and a ``command_exit`` line, each marked with the command's purpose (``node`` or
+``judge``).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import threading
 from pathlib import Path
@@ -29,11 +32,30 @@ def commands_refusal(node: dict, *, allowed: bool) -> str | None:
     commands = node_commands(node)
     if allowed or not commands:
         return None
-    listed = ", ".join(f"{shlex.join(argv)} (as its {runs_as})" for runs_as, argv in commands)
+    return _refusal(", ".join(f"{shlex.join(argv)} (as its {runs_as})" for runs_as, argv in commands))
+
+
+def validator_script_refusal(argv: list[str]) -> str:
+    """What a validator's test_script node says when its project does not allow its script to run."""
+    return _refusal(f"{shlex.join(argv)} (its test script)")
+
+
+def _refusal(listed: str) -> str:
     return (
         f"the project does not allow commands, so {listed} did not run; a project admin can turn on "
         "allow_commands for the project"
     )
+
+
+def validator_script_save(cwd: Path, *, file: str, source: str) -> None:
+    """Save ``source`` as ``file`` in ``cwd``, ending with a newline, replacing what is there. Whatever the
+    agent left under that name is removed first, never followed: a symlink there must not lead the write
+    out of the folder. Raises OSError when it cannot be saved."""
+    path = cwd / file
+    path.unlink(missing_ok=True)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(handle, "w", encoding="utf-8") as script:
+        script.write(source if source.endswith("\n") else f"{source}\n")
 
 
 def attempt_command_run(

@@ -3,22 +3,23 @@
 A kind's judge asks the engine for what it may not do itself, an agent's answer or a command's run,
 through the ``AttemptJudgeRequest`` it is given: the call is accounted and logged on the attempt, in
 its folder, under the run's cancel. A command node's exit code is judged before its judgment, if it
-has one, and so is the shape of a node's test case manifest.
+has one, and so is the shape of a node's test case manifest. A validator's test_script node, once its
+judgment passed, has its script saved in its folder and run there, and the script's exit code decides.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from graphs.agents import AgentRunner
 from graphs.domain.case_manifests import TEST_CASE_MANIFEST
-from graphs.domain.checks import check_run
+from graphs.domain.checks import check_run, script_source
 from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, Judgment, judgment_kind
-from graphs.domain.judgments.command import command_exit_judgment
+from graphs.domain.judgments.command import command_exit_judgment, validator_script_command
 from graphs.engine.calls import attempt_agent_call
-from graphs.engine.commands import attempt_command_run
+from graphs.engine.commands import attempt_command_run, validator_script_refusal, validator_script_save
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
 from graphs.workspaces.commands import CommandResult
@@ -68,7 +69,7 @@ def judgment_run(request: AttemptJudgeRequest) -> Judgment:
     A command node is judged by its exit code first (kind ``command``), and a node producing a test case
     manifest by its schema (``test_case_manifest_valid``), then by its own judgment if it has one.
     A kind nothing registers fails the output: a manifest validated against another version of the kinds
-    must not pass unjudged.
+    must not pass unjudged. A validator's test script then runs (``_validator_script_judgment``).
     """
     name = request.spec.get("kind", DEFAULT_JUDGMENT_KIND)
     kind = judgment_kind(name)
@@ -86,5 +87,26 @@ def judgment_run(request: AttemptJudgeRequest) -> Judgment:
         judgment = Judgment(ok=False, kind=str(name), issues=[f"no judge for judgment kind {name!r}"])
     else:
         judgment = kind.judge(request)
+    org_node = request.execution.subagent_type or request.node.get("subagent_type", "")
+    script = validator_script_command(request.node, org_node=org_node, manifest=request.execution.run.graph_manifest)
+    if judgment.ok and script is not None:
+        judgment = _validator_script_judgment(request, script, judged=judgment)
     log_append(execution=request.execution, event="judgment", **judgment.as_dict())
     return judgment
+
+
+def _validator_script_judgment(request: AttemptJudgeRequest, argv: list[str], *, judged: Judgment) -> Judgment:
+    """The passed judgment ``judged`` of a validator's test_script node, completed by running its script
+    (``argv``): saved in the attempt's folder from the output, its exit code decides and a failure's issue
+    ends with what it printed. Where the project allows no commands, ``judged`` stands with an issue
+    saying the script did not run: the node says so rather than passing as if it had run."""
+    if not request.execution.run.task.project.allow_commands:
+        return replace(judged, issues=[*judged.issues, validator_script_refusal(argv)])
+    file = argv[-1]
+    try:
+        validator_script_save(request.cwd, file=file, source=script_source(request.content))
+    except OSError as error:
+        return Judgment(ok=False, kind="command", issues=[f"the test script could not be saved as {file}: {error}"],
+                        detail={**judged.detail, "command": argv})
+    exited = command_exit_judgment(request.command_run(argv, timeout_seconds=None), expect_exit=0)
+    return replace(exited, detail={**judged.detail, **exited.detail})
