@@ -154,7 +154,10 @@ VALIDATOR_NODE_CATALOG: Sequence[Mapping[str, Any]] = (
         "node_type": "test_script",
         "description": (
             "A runnable Python script that checks the independent benchmark against the real "
-            "repository. It is executed after planning, so it must contain real commands."
+            "repository. Its output is the script itself (one fenced code block): where the project allows "
+            "commands, the engine saves it as `<node_id>.py` in the working folder and runs it there with "
+            "python3, and its exit code judges the node, so it must contain real commands and exit non-zero "
+            "on a failure."
         ),
         "suggested_judgment": {"kind": "mechanical", "check_ref": "check_script_compiles"},
         "suggested_on_fail": {"action": "retry_self", "max_attempts": 2},
