@@ -276,9 +276,23 @@ export function createRunGraph(
     if (stageModel) modelApplyUpdates(stageModel, updates);
     if (!changed) return;
     timelineDirty = true;
-    if (screen.view === "timeline") refreshTimeline();
-    else if (stages && !stageModel) show("graph", collapsedScene(model, stages), { refit: false });
-    else screen.refresh();
+    redrawSoon();
+  }
+
+  // However many status events a frame brings (a storm of them comes hundreds a second), the drawing
+  // is redone once for them, at the next frame: the page keeps up, and its other work (the regions'
+  // fetches, the socket) is not starved by a redraw per event.
+  let redrawQueued = false;
+  function redrawSoon() {
+    if (redrawQueued) return;
+    redrawQueued = true;
+    requestAnimationFrame(() => {
+      redrawQueued = false;
+      if (!model) return;
+      if (screen.view === "timeline") refreshTimeline();
+      else if (stages && !stageModel) show("graph", collapsedScene(model, stages), { refit: false });
+      else screen.refresh();
+    });
   }
 
   function refreshTimeline() {
