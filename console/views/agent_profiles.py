@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 
 from console.forms.agent_profiles import AgentProfileForm, OverrideForm
 from console.forms.revisions import RevisionPairForm, conflict_shown
+from console.views.common import revision_saved_say
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.models import AgentProfile, AgentProfileRevision, Project
@@ -79,10 +80,7 @@ def profile_edit(request: HttpRequest, org_node: str, slug: str | None = None) -
                                     note=form.cleaned_data["note"], base_revision=form.cleaned_data["base_revision"])
         except RevisionConflict as conflict:
             return _editor(request, conflict_shown(form, conflict), profile=profile, conflict=conflict, status=409)
-        if revision is None:
-            messages.info(request, "Saved. Nothing changed, so no new revision was made.")
-        else:
-            messages.success(request, f"Saved as revision {revision.number}.")
+        revision_saved_say(request, revision)
         return redirect(_url("agent_profile_detail", profile))
     return _editor(request, form, profile=profile)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.contrib import messages
+from django.http import HttpRequest
+
 from graphs.models import AttemptChange, RunWorkspace
 from graphs.reads.changes import diff_page
 
@@ -16,3 +19,11 @@ def diff_shown(change: RunWorkspace | AttemptChange | None) -> dict[str, Any] | 
 
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def revision_saved_say(request: HttpRequest, revision: Any) -> None:
+    """What a skill's or a profile's save tells its editor: the revision made, or that nothing changed."""
+    if revision is None:
+        messages.info(request, "Saved. Nothing changed, so no new revision was made.")
+    else:
+        messages.success(request, f"Saved as revision {revision.number}.")

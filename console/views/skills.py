@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from console.forms.revisions import RevisionPairForm, conflict_shown
 from console.forms.skills import MAX_BODY_CHARS, SkillForm, SkillStatusForm
+from console.views.common import revision_saved_say
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.errors import WorkGraphError
@@ -80,10 +81,7 @@ def skill_edit(request: HttpRequest, skill_id: str) -> HttpResponse:
                                   note=form.cleaned_data["note"], base_revision=form.cleaned_data["base_revision"])
         except RevisionConflict as conflict:
             return _editor(request, conflict_shown(form, conflict), skill=skill, conflict=conflict, status=409)
-        if revision is None:
-            messages.info(request, "Saved. Nothing changed, so no new revision was made.")
-        else:
-            messages.success(request, f"Saved as revision {revision.number}.")
+        revision_saved_say(request, revision)
         return redirect("skill_detail", skill_id=skill.skill_id)
     return _editor(request, form, skill=skill)
 

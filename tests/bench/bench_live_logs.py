@@ -67,6 +67,7 @@ from tests.bench.live_console import (
     console_set_up,
     daphne,
     database_fresh,
+    producer_close,
     redis_reachable,
 )
 
@@ -252,14 +253,7 @@ class _Producer:
             return ""
 
     def __exit__(self, *exc) -> None:
-        # Its stdin closing lets it exit, once its publisher has sent everything.
-        self.process.stdin.close()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.errors.close()
+        producer_close(self.process, self.errors)
 
 
 def _sent_at(line: dict) -> float | None:

@@ -61,7 +61,14 @@ import pytest
 from django.conf import settings
 
 from tests.bench.bench_live_logs import database_case_run
-from tests.bench.live_console import REDIS_URL, console_env, daphne, database_fresh, redis_reachable
+from tests.bench.live_console import (
+    REDIS_URL,
+    console_env,
+    daphne,
+    database_fresh,
+    producer_close,
+    redis_reachable,
+)
 from tests.bench.live_regions_pages import (
     BOXES_SHOW,
     FETCHES,
@@ -206,13 +213,7 @@ class _Producer:
         self.lines.put("")
 
     def __exit__(self, *exc) -> None:
-        self.process.stdin.close()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.errors.close()
+        producer_close(self.process, self.errors)
 
 
 def _status_changes(context, producer: _Producer, *, origin: str, run: dict) -> StatusResult:

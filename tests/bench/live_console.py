@@ -257,3 +257,15 @@ async def _listen(uri: str, cookie: str, *, sent_at: SentAt, seconds: float, on_
                 await asyncio.sleep(RESUME_PAUSE_SECONDS)
     except TimeoutError:
         return result(last_seq=None)
+
+
+def producer_close(process: subprocess.Popen, errors) -> None:
+    """Close a producer process's stdin, which lets it exit once its publisher has sent everything;
+    killed if it has not within 10 s."""
+    process.stdin.close()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    errors.close()
