@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from graphs.agents import AgentCall, AgentCancelled, OfflineRunner, get_runner, runner_register
 from graphs.domain.catalogs import ARTIFACT_TYPES
-from graphs.domain.checks import check_run
+from graphs.domain.check_registry import check_run
 from graphs.domain.manifest import extract_graph_manifest, normalize_graph_manifest, validate_graph_manifest
 from graphs.domain.manifest_graph import data_dependencies
 

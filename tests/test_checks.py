@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphs.domain.checks import check_run
+from graphs.domain.check_registry import check_run
 
 
 def test_check_script_compiles_reads_the_first_fenced_block():

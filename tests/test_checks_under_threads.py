@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from graphs.domain.checks import check_run
+from graphs.domain.check_registry import check_run
 
 SCRIPT = "\n".join(f"def step_{i}(rows):\n    return [row * {i} for row in rows if row % 2]\n" for i in range(300))
 THREADS = 8

@@ -17,7 +17,7 @@ from graphs.domain.case_manifests import (
     criteria_coverage,
 )
 from graphs.domain.catalogs import ARTIFACT_TYPES, artifact_entry
-from graphs.domain.checks import check_run
+from graphs.domain.check_registry import check_run
 from graphs.domain.manifest import validate_graph_manifest
 from graphs.engine import run_start
 from graphs.models import Artifact

@@ -11,8 +11,8 @@ disagrees with them is an error.
 Acceptance criteria are ids ``AC-1``, ``AC-2``, … by their position in the task, unless an item starts
 with an id of its own (``AC-EXPORT-1: the CSV opens``).
 
-Pure functions over plain values: no Django, no I/O. Importing the module registers the mechanical
-check ``test_case_manifest_valid`` (the engine's judges import it).
+Pure functions over plain values: no Django, no I/O. ``test_case_manifest_valid`` is the mechanical check
+graphs.domain.check_registry names.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
-from graphs.domain.checks import CheckResult, check_register
+from graphs.domain.checks import CheckResult
 from graphs.domain.json_extraction import extract_json_payload
 
 TEST_CASE_MANIFEST = "test_case_manifest"
@@ -133,14 +133,9 @@ def case_manifest_errors(manifest: Any) -> list[str]:
     return list(dict.fromkeys(errors))
 
 
-@check_register(
-    "test_case_manifest_valid",
-    description="the content holds a valid Backend Test Case Manifest v1 (run on every node that produces a"
-                " test_case_manifest)",
-)
 def test_case_manifest_valid(content: str) -> CheckResult:
     """The mechanical check of a node that produces a manifest: the output holds a valid one, and every
-    offending field is an issue. Registered here, beside the schema it applies."""
+    offending field is an issue. Kept here, beside the schema it applies."""
     manifest = case_manifest_in(content)
     if manifest is None:
         return CheckResult(ok=False, issues=["the output is not a valid test case manifest: no JSON object with a "

@@ -1,9 +1,5 @@
-"""Mechanical judgment checks: named, deterministic verdicts on a node's output.
-
-A manifest node refers to a check by name (``judgment: {"kind": "mechanical", "check_ref": ...}``);
-an unknown name is a failed judgment that says so, never an exception. A check is registered once,
-with ``check_register``: its function and the description planning prompts give of it, in
-``MECHANICAL_CHECKS``.
+"""Mechanical judgment checks: deterministic verdicts on a node's output, each a function of the text
+(``Check``), and the readings of a validator's verdict lines. graphs.domain.check_registry names them.
 """
 
 from __future__ import annotations
@@ -25,40 +21,6 @@ class CheckResult:
 Check = Callable[[str], CheckResult]
 
 
-@dataclass(frozen=True)
-class MechanicalCheck:
-    name: str
-    run: Check
-    # What planning prompts say the check passes, so a planner can choose it.
-    description: str
-
-
-# In registration order, which is the order planning prompts list them in.
-MECHANICAL_CHECKS: dict[str, MechanicalCheck] = {}
-
-
-def check_register(name: str, *, description: str) -> Callable[[Check], Check]:
-    """Register the decorated function as the mechanical check ``name``, described by ``description``."""
-
-    def decorate(function: Check) -> Check:
-        MECHANICAL_CHECKS[name] = MechanicalCheck(name=name, run=function, description=description)
-        return function
-
-    return decorate
-
-
-def check_names() -> list[str]:
-    return sorted(MECHANICAL_CHECKS)
-
-
-def check_run(name: str, content: str) -> CheckResult:
-    check = MECHANICAL_CHECKS.get(name)
-    if check is None:
-        return CheckResult(ok=False, issues=[f"unknown mechanical check {name!r}; known: {', '.join(check_names())}"])
-    return check.run(content)
-
-
-@check_register("check_script_compiles", description="the node's content is a Python script that compiles")
 def check_script_compiles(content: str) -> CheckResult:
     """The output's Python script parses: the first fenced code block if there is one, else the whole text."""
     source = script_source(content)
@@ -76,7 +38,6 @@ def check_script_compiles(content: str) -> CheckResult:
     return CheckResult(ok=True)
 
 
-@check_register("verdict_says_pass", description="the first line that starts with `VERDICT:` says exactly `pass`")
 def verdict_says_pass(content: str) -> CheckResult:
     """The first line that starts with ``VERDICT:`` says exactly ``pass`` (see ``first_verdict``)."""
     verdict = first_verdict(content)
@@ -87,7 +48,6 @@ def verdict_says_pass(content: str) -> CheckResult:
     return CheckResult(ok=False, issues=[f"the verdict is {verdict!r}, not pass"])
 
 
-@check_register("output_not_empty", description="the content is not empty")
 def output_not_empty(content: str) -> CheckResult:
     if content.strip():
         return CheckResult(ok=True)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from graphs.agents import AgentRunner
 from graphs.domain.case_manifests import TEST_CASE_MANIFEST
-from graphs.domain.checks import check_run, script_source
+from graphs.domain.check_registry import check_run
+from graphs.domain.checks import script_source
 from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, Judgment, judgment_kind
 from graphs.domain.judgments.command import command_exit_judgment, validator_script_command
 from graphs.engine.calls import attempt_agent_call

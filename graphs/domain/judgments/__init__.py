@@ -4,7 +4,7 @@
   command it asked for ended (``CommandOutcome``);
 - ``registry`` — ``JUDGMENT_KINDS``, the kinds a manifest may declare, and the default kind;
 - ``none`` — nothing is checked;
-- ``mechanical`` — a named check of graphs.domain.checks;
+- ``mechanical`` — a named check of graphs.domain.check_registry;
 - ``llm`` — another agent reviews the output with the node's judge prompt;
 - ``command`` — a program runs in the attempt's folder, and its exit code decides.
 

@@ -1,11 +1,12 @@
-"""``mechanical``: a named, deterministic check of the output (graphs.domain.checks), run by the engine itself."""
+"""``mechanical``: a named, deterministic check of the output (graphs.domain.check_registry), run by the
+engine itself."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from graphs.domain.checks import MECHANICAL_CHECKS, check_run
+from graphs.domain.check_registry import MECHANICAL_CHECKS, check_run
 from graphs.domain.judgments.base import JudgeRequest, Judgment, JudgmentKind
 from graphs.domain.manifest_fields import is_id
 
