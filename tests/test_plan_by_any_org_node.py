@@ -62,10 +62,12 @@ def test_the_command_plans_as_the_org_node_it_names(task, scripted_runner, capsy
     call_command("plan", str(task.pk), "--org-node", "coder")
 
     run = WorkGraphRun.objects.get(task=task)
-    assert run.executions.get(node_id=PLANNING_NODE_ID).subagent_type == "coder"
+    planning = run.executions.get(node_id=PLANNING_NODE_ID)
+    assert planning.subagent_type == "coder"
     out = capsys.readouterr().out
     assert f"run: {run.run_id} (ready)" in out
     assert "new nodes: impl" in out
+    assert f"planning execution: {planning.pk}" in out
 
 
 def test_the_command_refuses_a_coders_plan_while_another_run_is_under_way(task, scripted_runner, inline_executor):

@@ -10,6 +10,7 @@ from graphs.management.args import uuid_or_none
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from graphs.planning.planner import plan_work_graph
 from graphs.planning.planning_node import PlanningFailedError
+from graphs.runs.facts import node_latest_attempt
 
 # Who plans when --org-node is left out, as on the page and in the API (``plan_fresh``).
 DEFAULT_ORG_NODE = "planner"
@@ -53,7 +54,7 @@ class Command(BaseCommand):
                 raise CommandError(f"refused: {refusal}") from refusal
             jobs.drain()
         run.refresh_from_db()
-        planning = run.executions.filter(node_id=PLANNING_NODE_ID).order_by("-attempt").first()
+        planning = node_latest_attempt(run=run, node_id=PLANNING_NODE_ID)
         if run.status not in PLANNED or planning is None:
             where = f" (planning execution {planning.pk})" if planning else ""
             reason = run.error or (planning.error if planning else "") or f"the run is {run.status}"
