@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.models import Task
+from graphs.models import ProjectMembership, Task
+from graphs.projects.roles import ACTIONS
 from tests import factories
 from tests.clients import signed_in
 
@@ -55,6 +56,17 @@ def test_the_project_pages_new_task_link_comes_with_its_project_chosen(project, 
 
 def test_a_reviewer_cannot_create_tasks(project, bob):
     assert signed_in(bob).get("/tasks/new/").status_code == 403
+
+
+def test_the_projects_offered_for_a_new_task_are_those_the_role_table_lets_the_user_create_tasks_in(
+    project, bob, monkeypatch
+):
+    monkeypatch.setitem(ACTIONS, "create_task", ACTIONS["create_task"] | {ProjectMembership.Role.REVIEWER})
+
+    form = signed_in(bob).get("/tasks/new/")
+
+    assert form.status_code == 200
+    assert f'<option value="{project.pk}" selected>{project.name}</option>' in form.content.decode()
 
 
 def test_a_lead_cannot_create_a_task_in_someone_elses_project(project, alice):

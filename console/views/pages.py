@@ -12,11 +12,11 @@ from django.shortcuts import redirect, render
 from console.forms.pages import DagSpecForm, PlanForm, RunFilterForm, TaskForm
 from console.permissions import can, require, task_for_member
 from graphs.domain.case_manifests import acceptance_criteria_with_ids
-from graphs.models import Project, ProjectMembership, Task, WorkGraphRun
+from graphs.models import Project, Task, WorkGraphRun
 from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse, dag_spec_prompt_files_check
 from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
-from graphs.projects.roles import project_role
+from graphs.projects.roles import ACTIONS, project_role
 from graphs.reads.access import projects_for_user
 from graphs.reads.runs import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
 from graphs.reads.task_runs import runs_artifacts, task_outcome, task_run_refusal
@@ -132,7 +132,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
             "statuses": Task.Status.choices,
             "filters": filters,
             "query": query.urlencode(),
-            "can_create": _lead_projects(request).exists(),
+            "can_create": _projects_creating_tasks(request).exists(),
         },
     )
 
@@ -157,7 +157,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def task_new(request: HttpRequest) -> HttpResponse:
-    projects = _lead_projects(request)
+    projects = _projects_creating_tasks(request)
     if not projects.exists():
         require(None, "create_task")
     # The project page's New task names its project, chosen already.
@@ -216,7 +216,8 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
     )
 
 
-def _lead_projects(request: HttpRequest):
+def _projects_creating_tasks(request: HttpRequest):
+    """The user's projects whose role there lets them create tasks, as the role table says."""
     return projects_for_user(request.user).filter(
-        memberships__user=request.user, memberships__role=ProjectMembership.Role.LEAD
+        memberships__user=request.user, memberships__role__in=ACTIONS["create_task"]
     )
