@@ -1,5 +1,6 @@
 """The layers of the code, held three ways: pyproject.toml's import contracts (``lint-imports``), the
-README's map of the code, which lists them in the same order, and the 400-line limit of every module."""
+README's map of the code, which lists them in the same order and names every module of each package in
+its row, and the 400-line limit of every module."""
 
 from __future__ import annotations
 
@@ -43,6 +44,27 @@ def _map_modules() -> list[str]:
     return modules
 
 
+def _map_rows() -> dict[str, str]:
+    """Each package of graphs/ the README's map names in a row's first column (migrations aside: written by
+    makemigrations), as a folder path, with what that row's second column says lives there."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## A map of the code", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("| `graphs/"):
+            where, what = line.split("|")[1:3]
+            rows |= {path: what for path in re.findall(r"`(graphs/[a-z_]+/)`", where) if path != "graphs/migrations/"}
+    return rows
+
+
+def _unnamed_in_row(package: Path, what: str) -> list[str]:
+    """The modules and sub-packages of ``package`` its row does not name (as `name`, `name.py` or `name/`)."""
+    children = {path.stem for path in package.glob("*.py") if path.name != "__init__.py"}
+    children |= {path.parent.name for path in package.glob("*/__init__.py")}
+    named = set(re.findall(r"`([a-z_]+)(?:\.py|/)?`", what))
+    return sorted(children - named)
+
+
 def _graphs_children() -> set[str]:
     package = ROOT / "graphs"
     modules = {f"graphs.{path.stem}" for path in package.glob("*.py") if path.name != "__init__.py"}
@@ -60,6 +82,21 @@ def test_the_readme_map_lists_the_layers_of_graphs_in_the_contracts_order():
     assert sorted(listed) == sorted(layer_of), "the map names each module of the contract once"
     out_of_order = [(lower, higher) for lower, higher in pairwise(listed) if layer_of[lower] > layer_of[higher]]
     assert out_of_order == [], "the map lists these before a module of a layer below them"
+
+
+def test_the_readme_map_names_every_module_of_each_package_of_graphs_in_its_row():
+    rows = _map_rows()
+    packages = {f"{path.parent.relative_to(ROOT).as_posix()}/" for path in (ROOT / "graphs").glob("*/__init__.py")}
+
+    assert set(rows) == packages - {"graphs/migrations/"}
+    assert {path: _unnamed_in_row(ROOT / path, what) for path, what in rows.items()} == {path: [] for path in rows}
+
+
+def test_a_module_left_out_of_its_packages_row_is_found(tmp_path):
+    for name in ("listed", "forgotten", "base"):
+        (tmp_path / f"{name}.py").write_text("")
+
+    assert _unnamed_in_row(tmp_path, " `listed` (named), `base.py` (named as a file) ") == ["forgotten"]
 
 
 def test_the_readme_map_puts_console_above_graphs_as_the_contract_does():
