@@ -146,7 +146,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # Keep a worker's database connection from task to task (Celery would otherwise close it after every
-# task); graphs.tasks closes broken or expired connections itself, as Django does per request.
+# task); graphs.jobs_celery closes broken or expired connections itself, as Django does per request.
 CELERY_DB_REUSE_MAX = 1_000_000
 # The queue the console publishes jobs to and workers consume: consoles (or test runs) sharing one
 # Redis keep their jobs apart by naming their own.

@@ -18,7 +18,7 @@ from graphs.executors import InlineExecutor, executor_set
 from graphs.models import Project, ProjectMembership, Skill, Task
 from graphs.skills.revisions import skill_save
 from graphs.skills.statuses import skill_status_change
-from graphs.skills.templates import TEMPLATE_EXAMPLE
+from graphs.skills.team_templates import TEMPLATE_EXAMPLE
 
 DEMO_USERNAME = "demo"
 # The documented login of `make run`, which turns DEBUG on; without DEBUG a random password is made.

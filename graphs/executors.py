@@ -25,7 +25,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 
 logger = logging.getLogger(__name__)
 
-# The Celery task every job travels in (graphs.tasks), and the job the reaper's timer runs.
+# The Celery task every job travels in (graphs.jobs_celery), and the job the reaper's timer runs.
 JOB_TASK_NAME = "graphs.job"
 REAP_JOB = "reap"
 # How often, and how far apart at most (seconds), a job that lost its database is run again.

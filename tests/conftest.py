@@ -23,10 +23,10 @@ from graphs.executors import InlineExecutor, executor_set
 from graphs.logs.store import log_writer_stop
 from graphs.workspaces.sandbox import bwrap_problem
 from tests import factories
-from tests.agents import ScriptedRunner
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
 from tests.claude_real import anthropic_standin, real_claude  # noqa: F401  (fixtures of the real Claude CLI)
 from tests.repos import repository_create
+from tests.scripted_agents import ScriptedRunner
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"

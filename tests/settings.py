@@ -53,6 +53,6 @@ WORKGRAPH_AGENT_ENV = [
     "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
     "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "CLAUDE_CODE_MAX_RETRIES",
 ]
-# Command nodes in the tests run this test run's Python (tests.graphs.python): its folders are the
+# Command nodes in the tests run this test run's Python (tests.run_builders.python): its folders are the
 # toolchain a deployment would list here.
 WORKGRAPH_SANDBOX_READ_ONLY = sorted({sys.prefix, sys.base_prefix})

@@ -17,7 +17,7 @@ from graphs.runs.accounting import spend_by_org_node, spend_of
 from tests import factories
 from tests.clients import signed_in
 from tests.graph_json import graph_json
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 from tests.test_agent_openai import _call, _runner, endpoint  # noqa: F401  (the stand-in server fixture)
 
 pytestmark = pytest.mark.django_db

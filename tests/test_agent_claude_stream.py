@@ -17,7 +17,7 @@ from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
 from tests.conftest import FAKE_CLAUDE
-from tests.graphs import drained_in_background, latest, node, planned_run
+from tests.run_builders import drained_in_background, latest, node, planned_run
 
 # The fake CLI records its call, and waits for its gates, in the test's folder.
 pytestmark = pytest.mark.usefixtures("sandbox_writable")

@@ -17,7 +17,7 @@ from graphs.planning.planner import plan_work_graph
 from graphs.profiles.resolve import profile_console, profile_override_create, profile_resolve, profiles_ensure_shipped
 from graphs.profiles.revisions import profile_revisions_diff, profile_save
 from tests.factories import ExecutionFactory, ProjectFactory, TaskFactory, UserFactory
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.test import Client
 from graphs.engine import pipeline_start, run_start
 from graphs.models import ApiToken, WorkGraphRun
 from tests import factories
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.test import Client
 from console.api import api
 from graphs.models import WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from django.test import Client
 
 from graphs.engine import run_start
 from graphs.models import AttemptChange
-from tests.graphs import edges_for, latest, node, planned_run
 from tests.repos import writes
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

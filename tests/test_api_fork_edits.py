@@ -9,7 +9,7 @@ import pytest
 
 from graphs.models import WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import finished_build_check_tests
+from tests.run_builders import finished_build_check_tests
 
 pytestmark = pytest.mark.django_db
 

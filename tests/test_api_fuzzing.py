@@ -23,7 +23,7 @@ from schemathesis.specs.openapi.checks import (
 
 from graphs.engine import run_start
 from graphs.tokens import token_create
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from graphs.models import WorkGraphRun
 from graphs.planning.dag_specs import dag_spec_import
 from graphs.tokens import token_create
 from tests import factories
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 OK, DENIED, HIDDEN, ANON = "ok", 403, 404, 401
 READ = {"alice": OK, "bob": OK, "charlie": HIDDEN, "dana": HIDDEN}

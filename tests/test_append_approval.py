@@ -17,7 +17,7 @@ from graphs.models import AppendReview, Task, WorkGraphRun
 from graphs.planning.planner import plan_work_graph
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

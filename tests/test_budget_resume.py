@@ -15,7 +15,7 @@ from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.projects.roles import ACTIONS
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sandbox_writable")]
 

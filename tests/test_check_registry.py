@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphs.domain import case_manifests, checks
+from graphs.domain import case_manifests, mechanical_checks
 from graphs.domain.check_registry import MECHANICAL_CHECKS
-from graphs.domain.checks import CheckResult
+from graphs.domain.mechanical_checks import CheckResult
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ def _public_checks(module) -> set[str]:
 
 
 def test_every_check_function_of_both_modules_is_in_the_registry():
-    defined = _public_checks(checks) | _public_checks(case_manifests)
+    defined = _public_checks(mechanical_checks) | _public_checks(case_manifests)
 
     assert defined == {"check_script_compiles", "verdict_says_pass", "output_not_empty", "test_case_manifest_valid"}
     assert set(MECHANICAL_CHECKS) == defined

@@ -9,7 +9,7 @@ import pytest
 from graphs.engine import run_start
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

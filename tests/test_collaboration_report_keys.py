@@ -12,7 +12,7 @@ from django.db import connections
 from graphs.engine import run_start
 from graphs.models import ReportReceipt, WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 URL = "/api/v1/collaboration/tasks/callback/report"
 

@@ -12,7 +12,7 @@ from graphs.engine import run_start
 from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkNodeExecution
-from tests.graphs import drained_in_background, edges_for, latest, node, planned_run, python
+from tests.run_builders import drained_in_background, edges_for, latest, node, planned_run, python
 
 pytestmark = pytest.mark.django_db
 

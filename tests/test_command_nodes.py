@@ -12,8 +12,8 @@ from graphs.engine import run_start
 from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
-from tests.graphs import command_node, drained_in_background, edges_for, latest, node, planned_run
 from tests.repos import git, writes
+from tests.run_builders import command_node, drained_in_background, edges_for, latest, node, planned_run
 
 GATED = """
 import pathlib, sys, time

@@ -16,8 +16,8 @@ from graphs.executors import ThreadExecutor, executor_set
 from graphs.logs import writer
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
-from tests.graphs import command_node, latest, node, planned_run, python
 from tests.processes import all_gone, processes_marked
+from tests.run_builders import command_node, latest, node, planned_run, python
 
 # Starts a child that would outlive it, marked (as it is) by the argument it was given, then hangs.
 SPAWNS_AND_HANGS = """

@@ -12,8 +12,8 @@ from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, RunWorkspace, WorkGraphRun
 from graphs.planning.dag_specs import dag_spec_import
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec
-from tests.graphs import latest
 from tests.repos import git
+from tests.run_builders import latest
 
 EXECUTE = "execute-backend-pytest-shell"
 # What the fixture repository can run in place of the seed's pytest call (it has no test suite): the

@@ -13,7 +13,7 @@ from graphs.models import DagSpec, Task, WorkGraphRun
 from graphs.planning.dag_spec_check import DagSpecError
 from graphs.planning.dag_specs import dag_spec_download, dag_spec_import, run_dag_spec
 from tests.dag_specs import backend_test_prompt_files, backend_test_spec, pi, spec_of
-from tests.graphs import latest
+from tests.run_builders import latest
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from graphs.demo import DEMO_PROJECT_FILES, demo_data_load, demo_pipeline_run, demo_project_files_copy
 from graphs.models import Task, WorkGraphRun
-from tests.graphs import latest
+from tests.run_builders import latest
 
 pytestmark = pytest.mark.django_db
 

@@ -35,8 +35,8 @@ from tests.browser.conftest import chromium_launched
 from tests.celery_worker import Broker, Worker, current_database_url, wait_until
 from tests.clients import signed_in
 from tests.conftest import IN_CI
-from tests.graphs import edges_for, latest, node, planned_run
 from tests.netns import Host, NetnsUnavailable, Network, listening, network_create
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

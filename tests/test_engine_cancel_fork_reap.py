@@ -11,8 +11,8 @@ from django.utils import timezone
 from graphs.engine import EngineError, executions_reap, run_cancel, run_fork, run_start, run_wait_finished
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.agents import wait_for_cancel
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
+from tests.scripted_agents import wait_for_cancel
 
 
 def chain() -> dict:

@@ -18,7 +18,7 @@ from graphs.executors import CeleryExecutor, InlineExecutor, executor_set
 from graphs.logs.store import log_read
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from tests.celery_worker import wait_until
-from tests.graphs import edges_for, lanes_manifest, latest, node, node_rows, planned_run
+from tests.run_builders import edges_for, lanes_manifest, latest, node, node_rows, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

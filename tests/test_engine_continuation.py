@@ -12,7 +12,7 @@ from django.utils import timezone
 from graphs.engine import attempt, run_start
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkGraphRun
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from graphs.domain import manifest as manifest_lib
 from graphs.engine import attempt, fan_in, node_execution_run, run_start, scheduler, state
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.profiles.resolve import profiles_ensure_shipped
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from graphs.engine.fork_edits import run_fork_edited
 from graphs.engine.review import run_plan_approve, run_plan_reject
 from graphs.errors import InvalidTransitionError
 from graphs.models import WorkGraphRun
-from tests.graphs import command_node, edges_for, latest, node, planned_run
+from tests.run_builders import command_node, edges_for, latest, node, planned_run
 
 
 def chain() -> dict:

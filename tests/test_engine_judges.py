@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.engine import run_start
-from tests.graphs import latest, planned_run
+from tests.run_builders import latest, planned_run
 
 pytestmark = pytest.mark.django_db
 

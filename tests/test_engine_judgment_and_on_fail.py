@@ -6,8 +6,8 @@ import pytest
 
 from graphs.engine import run_start
 from graphs.models import Artifact, WorkGraphRun
-from tests.agents import judge
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
+from tests.scripted_agents import judge
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from graphs.engine import run_start, state
 from graphs.logs import events
 from graphs.models import WorkGraphRun
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

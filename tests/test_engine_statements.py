@@ -14,7 +14,7 @@ from django.utils import timezone
 from graphs.engine.state import RUN_FIELDS
 from graphs.engine.statements import attempt_next_queued_lock, row_locked_read, row_update, rows_read
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from graphs.collaboration.reports import node_result_report
 from graphs.engine import run_fork, run_start
 from graphs.models import Task, WorkGraphRun
 from graphs.runs.evidence import evidence_gaps
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from graphs.engine import executions_reap, run_cancel, run_start
 from graphs.logs.store import log_read
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.clients import signed_in
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

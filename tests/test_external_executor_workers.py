@@ -13,7 +13,7 @@ from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.celery_worker import wait_until
 from tests.clients import signed_in
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 URL = "/api/v1/collaboration/tasks/callback/report"
 

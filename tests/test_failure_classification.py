@@ -13,8 +13,8 @@ from graphs.engine import executions_reap, run_start
 from graphs.models import WorkNodeExecution
 from graphs.planning.planner import plan_work_graph
 from graphs.planning.planning_node import PlanningFailedError
-from tests.agents import judge
-from tests.graphs import command_node, edges_for, latest, node, planned_run
+from tests.run_builders import command_node, edges_for, latest, node, planned_run
+from tests.scripted_agents import judge
 
 PYTEST_ASSERTION = """\
 ============================= test session starts ==============================

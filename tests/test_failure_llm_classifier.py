@@ -13,8 +13,8 @@ from graphs.domain.failures import FailureFacts
 from graphs.engine import run_start
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
-from tests.agents import judge
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
+from tests.scripted_agents import judge
 
 REVIEW = {"kind": "llm", "judge_prompt": "Review:\n{content}"}
 CLASSIFY_MARK = "Classify why one attempt of a work-graph node failed"

@@ -12,7 +12,7 @@ from graphs.domain.failure_roles import FailureRole, failure_roles
 from graphs.engine import run_start
 from graphs.reads.graph import run_failure_roles
 from tests.graph_json import graph_json
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "failure_roles.json").read_text())["cases"]
 

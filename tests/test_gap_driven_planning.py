@@ -11,7 +11,7 @@ from graphs.engine import pipeline_start
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import latest
+from tests.run_builders import latest
 
 pytestmark = pytest.mark.django_db
 

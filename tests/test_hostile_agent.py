@@ -21,9 +21,9 @@ from django.conf import settings as django_settings
 
 from graphs.engine import run_start
 from graphs.models import AttemptChange, RunWorkspace, WorkNodeExecution
-from tests.graphs import command_node, latest, node, planned_run
 from tests.processes import all_gone
 from tests.repos import git, repository_create
+from tests.run_builders import command_node, latest, node, planned_run
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db]
 

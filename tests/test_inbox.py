@@ -16,7 +16,7 @@ from graphs.models import PLANNING_NODE_ID, AppendReview, WorkGraphRun, WorkNode
 from graphs.reads.inbox import inbox_count, inbox_items
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

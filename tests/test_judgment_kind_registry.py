@@ -12,7 +12,7 @@ from graphs.domain.judgments import JUDGMENT_KINDS, JudgeRequest, Judgment, Judg
 from graphs.domain.manifest import ManifestError, validate_graph_manifest
 from graphs.domain.prompts import TaskBrief, planning_prompt
 from graphs.engine import run_start
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 
 
 def _mentions_errors(spec: Mapping[str, Any], label: str) -> list[str]:

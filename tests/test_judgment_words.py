@@ -10,7 +10,7 @@ from graphs.domain.failures import CATEGORIES
 from graphs.domain.judgment_words import CATEGORY_WORDS, confidence_words, failure_reading, judgment_reading
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 
 def test_every_category_reads_in_words():

@@ -6,7 +6,7 @@ import pytest
 
 from graphs.runs.facts import latest_attempts, latest_by_node, node_latest_attempt
 from tests import factories
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from graphs.engine import run_start
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
 from tests.clients import socket_headers
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = [
     pytest.mark.services,

@@ -15,7 +15,7 @@ from graphs.models import WorkNodeExecution
 from graphs.reads.live import run_snapshot_read
 from tests import factories
 from tests.clients import socket_headers
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
 

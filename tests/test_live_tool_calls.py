@@ -17,7 +17,7 @@ from console.asgi import application
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.clients import socket_headers
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets", "sandbox_writable")]
 

@@ -17,7 +17,7 @@ from graphs.logs import writer
 from graphs.logs.store import log_append, log_file_close, log_file_close_soon, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkGraphRun
 from tests import factories
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 
 def _chain(length: int) -> dict:

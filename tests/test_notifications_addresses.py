@@ -14,7 +14,7 @@ from graphs.notifications import RUN_FAILED, notify
 from graphs.notifications import addresses as addresses_module
 from graphs.notifications.addresses import address_refusal
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 from tests.webhook_receiver import webhook_receiver
 
 pytestmark = pytest.mark.django_db

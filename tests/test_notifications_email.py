@@ -11,7 +11,7 @@ import pytest
 from graphs.models import EmailNotice, ProjectMembership
 from graphs.notifications import EXTERNAL_WAITING, RUN_FAILED, notify
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 from tests.smtp_server import smtp_server
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from graphs.models import WorkGraphRun
 from graphs.notifications import Notification, _listeners, notify
 from graphs.runs.budgets import budget_stop
 from graphs.runs.status import run_status_set
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 # Real commits: a notification is heard when the change that announced it commits, not before.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ from graphs.models import WebhookDelivery
 from graphs.notifications import BUDGET_EXCEEDED, RUN_FAILED, notify
 from graphs.runs.status import run_status_set
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 from tests.webhook_receiver import webhook_receiver
 
 pytestmark = pytest.mark.django_db

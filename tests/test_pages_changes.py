@@ -13,8 +13,8 @@ import pytest
 from graphs.engine import run_start
 from graphs.models import AttemptChange, RunWorkspace
 from tests.clients import signed_in
-from tests.graphs import edges_for, latest, node, planned_run
 from tests.repos import writes, writes_then_gives_up
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from graphs.models import WorkNodeExecution
 from tests import factories
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from graphs.engine import run_fork, run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests import factories
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,9 @@ from graphs.agents import AgentError
 from graphs.engine import run_start
 from graphs.models import WorkNodeExecution
 from tests import factories
-from tests.agents import judge
 from tests.clients import signed_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
+from tests.scripted_agents import judge
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ import pytest
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import command_node, edges_for, latest, node, planned_run
+from tests.run_builders import command_node, edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from graphs.logs.store import log_append, log_file_open, log_read
 from graphs.models import ExecutionLogFile, ExecutionLogLine
 from graphs.reads.node_trace import TraceHeader
 from tests import factories
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.test import Client
 
 from graphs.models import WorkGraphRun
 from tests import factories
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import many_runs, run_with_attempts
+from tests.run_builders import many_runs, run_with_attempts
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from graphs.engine import pipeline_start, run_start
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests import factories
 from tests.graph_json import graph_json
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

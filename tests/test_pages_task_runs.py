@@ -14,7 +14,7 @@ from django.utils import timezone
 from graphs.models import Artifact, Task, WorkGraphRun, WorkNodeExecution
 from graphs.runs.status import task_status_refresh
 from tests import factories
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

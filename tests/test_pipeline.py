@@ -11,7 +11,7 @@ from graphs.engine import pipeline_start
 from graphs.executors import job_run
 from graphs.models import Skill, Task, WorkGraphRun
 from tests import factories
-from tests.graphs import latest
+from tests.run_builders import latest
 
 pytestmark = pytest.mark.django_db
 

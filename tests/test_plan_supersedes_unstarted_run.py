@@ -18,7 +18,7 @@ from graphs.engine import run_start
 from graphs.models import WorkGraphRun
 from graphs.runs.status import SUPERSEDED
 from tests.clients import signed_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from graphs.agents import runner_register
 from graphs.engine import pipeline_start, plan_fresh, run_start
 from graphs.models import Task, WorkGraphRun
 from tests import factories
-from tests.agents import ScriptedRunner
+from tests.scripted_agents import ScriptedRunner
 
 pytestmark = pytest.mark.django_db
 

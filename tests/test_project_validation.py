@@ -13,8 +13,8 @@ from graphs.models import Project, ProjectMembership
 from graphs.projects.edits import ProjectInvalid, project_create, project_update
 from graphs.projects.folder_check import NOT_A_REPOSITORY, folder_check
 from tests import factories
-from tests.agents import ScriptedRunner
 from tests.repos import git
+from tests.scripted_agents import ScriptedRunner
 
 pytestmark = pytest.mark.django_db
 

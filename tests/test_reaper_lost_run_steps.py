@@ -10,7 +10,7 @@ import pytest
 
 from graphs.engine import executions_reap, pipeline_start
 from graphs.models import WorkGraphRun
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

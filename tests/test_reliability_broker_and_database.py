@@ -20,8 +20,8 @@ from graphs.engine import run_start
 from graphs.executors import executor_set
 from graphs.models import ExecutionLogLine, WorkGraphRun
 from tests.celery_worker import Broker, wait_until
-from tests.graphs import lanes_manifest, node_rows, planned_run
 from tests.redis_server import RedisServer, redis_server_start
+from tests.run_builders import lanes_manifest, node_rows, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

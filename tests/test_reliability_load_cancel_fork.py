@@ -35,7 +35,7 @@ from graphs.models import ExecutionLogFile, Task, WorkGraphRun, WorkNodeExecutio
 from tests import factories
 from tests.celery_worker import Worker, wait_until
 from tests.clients import signed_in
-from tests.graphs import edges_for, lanes_manifest, latest, node, node_rows, planned_run
+from tests.run_builders import edges_for, lanes_manifest, latest, node, node_rows, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -13,8 +13,8 @@ from django.db import connection
 
 from graphs.workspaces.git import REPOSITORY_LOCK_NAME, WorkspaceError, repository_locked
 from graphs.workspaces.worktrees import run_head_checkout, run_workspace_ensure
-from tests.graphs import planned_run
 from tests.repos import git
+from tests.run_builders import planned_run
 
 
 def _checkout_in_thread(run, name: str, seen: dict[str, object], done: threading.Event) -> threading.Thread:

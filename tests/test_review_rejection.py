@@ -17,7 +17,7 @@ from graphs.logs.events import run_event_listener_register
 from graphs.models import WorkGraphRun
 from graphs.reads.live import run_snapshot_read
 from tests.clients import signed_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

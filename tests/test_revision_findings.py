@@ -6,7 +6,7 @@ import pytest
 
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

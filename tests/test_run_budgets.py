@@ -15,10 +15,10 @@ from graphs.agents import AgentResult
 from graphs.engine import plan_fresh, run_start, run_wait_finished
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import Task, WorkGraphRun
-from tests.agents import wait_for_cancel
 from tests.clients import signed_in
 from tests.factories import ProjectFactory, TaskFactory
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
+from tests.scripted_agents import wait_for_cancel
 
 # The fake CLI records its call, and waits for its gates, in the test's folder.
 pytestmark = pytest.mark.usefixtures("sandbox_writable")

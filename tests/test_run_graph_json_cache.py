@@ -14,14 +14,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from graphs.layout.compute import layout_digest, layout_input
-from graphs.layout.runs import run_graph_with_layout
+from graphs.layout.run_layouts import run_graph_with_layout
 from graphs.models import PLANNING_NODE_ID, RunLayout, WorkGraphRun, WorkNodeExecution
 from graphs.reads.graph import run_graph_data
 from graphs.reads.graph_json import DEFAULTS, graph_compact
 from tests import factories
 from tests.clients import signed_in
 from tests.graph_json import graph_expanded
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

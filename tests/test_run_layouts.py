@@ -1,5 +1,6 @@
 """The server lays a run's DAG out with Node.js once per drawing, keeps it, and serves it with graph.json
-(graphs.layout.compute, graphs.layout.runs); when it cannot, it says why and the page lays the graph out itself."""
+(graphs.layout.compute, graphs.layout.run_layouts); when it cannot, it says why and the page lays the graph
+out itself."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from django.test import Client
 
 from graphs.engine import plan_append, plan_fresh
 from graphs.layout.compute import LayoutComputed, layout_digest, layout_input
-from graphs.layout.runs import KEPT_LAYOUTS_PER_RUN, run_layout_refresh
+from graphs.layout.run_layouts import KEPT_LAYOUTS_PER_RUN, run_layout_refresh
 from graphs.models import RunLayout
 from graphs.reads.graph import run_graph_data
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 # Run events reach their listeners once the transaction commits, as in production.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -92,7 +93,7 @@ def test_a_drawing_is_laid_out_once(task, inline_executor, monkeypatch):
     run = plan_fresh(task=task)
     inline_executor.drain()
     row = RunLayout.objects.get(run=run)
-    monkeypatch.setattr("graphs.layout.runs.layout_compute", lambda **_: pytest.fail("laid out again"))
+    monkeypatch.setattr("graphs.layout.run_layouts.layout_compute", lambda **_: pytest.fail("laid out again"))
 
     assert run_layout_refresh(run_id=run.pk) == row
     assert RunLayout.objects.filter(run=run).count() == 1
@@ -186,7 +187,7 @@ def test_a_layout_the_database_cannot_hold_is_recorded_failed_not_left_computing
     """PostgreSQL's JSON holds no NUL character: such a layout fails with the database's reason."""
     unstorable = LayoutComputed(layout={"pos": [], "routes": [], "bands": [{"label": "a\u0000b"}]}, elk_ms=1,
                                 total_ms=1)
-    monkeypatch.setattr("graphs.layout.runs.layout_compute", lambda **_: unstorable)
+    monkeypatch.setattr("graphs.layout.run_layouts.layout_compute", lambda **_: unstorable)
     run = plan_fresh(task=task)
     inline_executor.drain()
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.reads.runs import runs_for_user
+from graphs.reads.run_lists import runs_for_user
 from tests import factories
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]

@@ -7,11 +7,11 @@ import pytest
 from django.urls import reverse
 
 from graphs.agents import AgentCall, AgentError, ClaudeRunner
-from graphs.workspaces.commands import command_run
+from graphs.workspaces.command_process import command_run
 from graphs.workspaces.sandbox import sandbox_deploy_check
 from tests.clients import signed_in
 from tests.conftest import FAKE_CLAUDE
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

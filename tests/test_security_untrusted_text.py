@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from graphs.engine import run_start
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from console.env import env_bool, env_choice, env_float, env_int, env_list, env_prices, env_url
 from graphs.agents import get_runner
-from tests.agents import ScriptedRunner
+from tests.scripted_agents import ScriptedRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,13 +142,14 @@ def test_prepared_statements_can_be_turned_off_for_a_pooler():
 
 
 def test_a_runner_named_in_the_settings_can_be_chosen_as_the_agent(settings):
-    settings.WORKGRAPH_AGENT_RUNNERS = {"scripted-extension": "tests.agents.ScriptedRunner"}
+    settings.WORKGRAPH_AGENT_RUNNERS = {"scripted-extension": "tests.scripted_agents.ScriptedRunner"}
     settings.WORKGRAPH_AGENT = "scripted-extension"
     assert isinstance(get_runner(), ScriptedRunner)
 
 
 def test_the_settings_accept_an_agent_their_runners_name():
-    env = {"DEBUG": "1", "WORKGRAPH_AGENT_RUNNERS": "echo=tests.agents.ScriptedRunner", "WORKGRAPH_AGENT": "echo"}
+    env = {"DEBUG": "1", "WORKGRAPH_AGENT_RUNNERS": "echo=tests.scripted_agents.ScriptedRunner",
+           "WORKGRAPH_AGENT": "echo"}
     result = _settings_in_subprocess(env)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["agent"] == "echo"

@@ -12,7 +12,7 @@ from graphs.skills.revisions import skill_save
 from graphs.skills.usage import skills_for_admin
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import planned_run
+from tests.run_builders import planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from graphs.skills.templates import TEMPLATE_EXAMPLE, TEMPLATE_NODE_FIELD_HELP, team_template_parse
+from graphs.skills.team_templates import TEMPLATE_EXAMPLE, TEMPLATE_NODE_FIELD_HELP, team_template_parse
 
 TEMPLATE = {
     "version": 1,

@@ -9,7 +9,7 @@ import pytest
 
 from graphs.models import Skill
 from graphs.skills.revisions import skill_save
-from graphs.skills.templates import team_template_parse
+from graphs.skills.team_templates import team_template_parse
 from tests.clients import signed_in
 
 

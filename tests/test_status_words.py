@@ -9,7 +9,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import Client
 
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "status" / "words.json").read_text())
 

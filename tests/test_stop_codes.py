@@ -11,7 +11,7 @@ import pytest
 
 from graphs.models import WorkGraphRun
 from graphs.runs.budgets import budget_stop
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 ROOT = Path(__file__).resolve().parent.parent
 HOME = ROOT / "graphs" / "models" / "runs.py"

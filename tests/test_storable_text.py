@@ -6,7 +6,7 @@ import pytest
 
 from graphs.domain.storable import storable
 from graphs.engine import run_start
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 
 
 def test_nul_characters_are_replaced_everywhere_in_a_payload():

@@ -10,7 +10,7 @@ from django.db import connections
 
 from graphs.models import WorkGraphRun
 from tests.clients import signed_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 ROUTES = ["plan", "pipeline"]
 

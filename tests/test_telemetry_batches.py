@@ -15,7 +15,7 @@ from graphs.engine import run_start
 from graphs.models import PLANNING_NODE_ID
 from graphs.telemetry import export
 from graphs.telemetry.export import _Exporter, _specs
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 
 def _waiting(*items) -> SimpleNamespace:

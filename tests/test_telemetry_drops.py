@@ -9,8 +9,8 @@ import pytest
 from graphs.engine import run_start
 from graphs.telemetry.export import spans_dropped, telemetry_flush, telemetry_stop
 from tests.celery_worker import wait_until
-from tests.graphs import node, planned_run
 from tests.redis_server import free_port
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,8 +15,8 @@ from graphs.models import WorkGraphRun
 from graphs.telemetry.export import telemetry_flush, telemetry_stop
 from tests.celery_worker import wait_until
 from tests.conftest import IN_CI
-from tests.graphs import latest, node, planned_run
 from tests.phoenix_server import phoenix_start
+from tests.run_builders import latest, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from graphs.planning.templates import TemplateGuide, template_answer_adapt
+from graphs.planning.template_planning import TemplateGuide, template_answer_adapt
 
 GUIDE = TemplateGuide(skill_pk=1, skill_id="research", skill_revision=1,
                       template={"version": 1, "nodes": [{"node_id": "a", "task": "A"}]})

@@ -23,7 +23,7 @@ from graphs.engine import run_start
 from graphs.models import Artifact
 from tests import factories
 from tests.clients import signed_in
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 
 VALID = {
     "schemaVersion": 1,

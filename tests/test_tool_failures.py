@@ -15,7 +15,7 @@ from graphs.engine import run_start
 from graphs.logs.events import node_state
 from tests.claude_real import CLAUDE_BIN
 from tests.clients import signed_in
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 from tests.standins.anthropic_api import text, tool
 
 REFUSED_WRITE = ("Error: No such tool available: Write. Write is not among the tools available here. "

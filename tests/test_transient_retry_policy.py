@@ -13,7 +13,7 @@ from graphs.agents import AgentError
 from graphs.engine import executions_reap, run_start
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile, WorkNodeExecution
-from tests.graphs import edges_for, latest, node, planned_run
+from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
 

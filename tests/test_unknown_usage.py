@@ -12,7 +12,7 @@ from graphs.engine import run_start
 from graphs.reads.node_trace import attempt_trace_header
 from graphs.runs.accounting import spend_of
 from tests.clients import signed_in
-from tests.graphs import latest, node, planned_run
+from tests.run_builders import latest, node, planned_run
 from tests.test_agent_openai import _SCENARIOS, _call, _runner, _stream_events, endpoint  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from graphs.domain.judgments.command import validator_script_command, validator_
 from graphs.engine import run_start
 from graphs.logs.store import log_read
 from graphs.models import ExecutionLogFile
-from tests.graphs import latest, planned_run
+from tests.run_builders import latest, planned_run
 
 pytestmark = pytest.mark.django_db
 

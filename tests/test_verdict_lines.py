@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphs.domain.check_registry import check_run
-from graphs.domain.checks import final_verdict_read, first_root_cause, root_cause_read
+from graphs.domain.mechanical_checks import final_verdict_read, first_root_cause, root_cause_read
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "verdicts" / "corpus.json").read_text())["cases"]
 

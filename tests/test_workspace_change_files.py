@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from graphs.models import WorkNodeExecution
 from graphs.workspaces.worktrees import attempt_workspace, workspace_land
-from tests.graphs import node, planned_run
 from tests.repos import git
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun
 from graphs.workspaces.pool import pool_folder
 from graphs.workspaces.worktrees import run_head_checkout
-from tests.graphs import edges_for, latest, node, planned_run
 from tests.repos import git, writes, writes_then_gives_up
+from tests.run_builders import edges_for, latest, node, planned_run
 
 
 def at_branch(run, path: str) -> str:

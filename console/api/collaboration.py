@@ -21,7 +21,7 @@ from graphs.models import PLANNING_NODE_ID, Project
 from graphs.planning.gaps import acceptance_items
 from graphs.planning.intake import task_create
 from graphs.projects.roles import ACTIONS, project_role
-from graphs.reads.tasks import latest_run_progress
+from graphs.reads.task_lists import latest_run_progress
 from graphs.runs.facts import latest_by_node, task_latest_run
 
 router = Router(tags=["collaboration"])

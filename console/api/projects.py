@@ -27,7 +27,7 @@ from graphs.projects.edits import COMMANDS_CONFIRMATION, ProjectInvalid, project
 from graphs.projects.folder_check import FolderCheck, folder_check
 from graphs.projects.members import MemberRefused, member_add, member_remove, member_role_set, project_members
 from graphs.reads.access import projects_for_user
-from graphs.reads.tasks import projects_spend
+from graphs.reads.task_lists import projects_spend
 
 router = Router(tags=["projects"])
 # How each refusal of a member change answers, by its code.

@@ -36,7 +36,7 @@ from graphs.models import ExecutionLogFile, WorkGraphRun
 from graphs.planning.append_review import append_label, append_reviews_of, run_approval_wait
 from graphs.reads.changes import attempt_change
 from graphs.reads.executions import execution_detail, planning_calls
-from graphs.reads.runs import RunRow, run_rows, runs_for_user
+from graphs.reads.run_lists import RunRow, run_rows, runs_for_user
 from graphs.reads.todo_tree import FailureGroup, run_failures
 from graphs.runs.accounting import spend_by_org_node, spend_of
 
@@ -46,7 +46,7 @@ MAX_PAGE_SIZE = 100
 
 
 class RunFilters(InSchema):
-    """The runs list's filters, as ``graphs.reads.runs.runs_for_user`` reads them."""
+    """The runs list's filters, as ``graphs.reads.run_lists.runs_for_user`` reads them."""
 
     project: str = Field("", description="A project's slug.")
     # Declared here, checked in the operation (as page_size): the check answers with its own error code.

@@ -18,7 +18,7 @@ from graphs.models import Project, Task
 from graphs.planning.dag_specs import task_dag_spec
 from graphs.planning.intake import task_create
 from graphs.projects.roles import project_role
-from graphs.reads.tasks import tasks_for_user, tasks_spend
+from graphs.reads.task_lists import tasks_for_user, tasks_spend
 
 router = Router(tags=["tasks"])
 MAX_PAGE_SIZE = 100

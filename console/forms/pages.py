@@ -123,7 +123,7 @@ class RunFilterForm(forms.Form):
 
     project = forms.ChoiceField(required=False)
     status = forms.ChoiceField(required=False, choices=[("", "Any"), *WorkGraphRun.Status.choices])
-    # The org nodes that worked in the viewer's runs (graphs.reads.runs.run_list_org_nodes).
+    # The org nodes that worked in the viewer's runs (graphs.reads.run_lists.run_list_org_nodes).
     org_node = forms.ChoiceField(label="Org node", required=False)
     created_from = forms.DateField(label="Created from", required=False,
                                    widget=forms.DateInput(attrs={"type": "date"}))
@@ -141,7 +141,7 @@ class RunFilterForm(forms.Form):
         self.fields["org_node"].choices = [("", "Any"), *((name, name) for name in org_nodes)]
 
     def selector_filters(self) -> dict[str, Any]:
-        """The filters that cleaned, as ``graphs.reads.runs.runs_for_user`` takes them."""
+        """The filters that cleaned, as ``graphs.reads.run_lists.runs_for_user`` takes them."""
         self.is_valid()
         data = self.cleaned_data
         return {

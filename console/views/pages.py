@@ -18,9 +18,8 @@ from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
 from graphs.projects.roles import ACTIONS, project_role
 from graphs.reads.access import projects_for_user
-from graphs.reads.runs import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
-from graphs.reads.task_runs import runs_artifacts, task_outcome, task_run_refusal
-from graphs.reads.tasks import (
+from graphs.reads.run_lists import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
+from graphs.reads.task_lists import (
     latest_run_progress,
     projects_spend,
     task_criteria_coverage,
@@ -28,6 +27,7 @@ from graphs.reads.tasks import (
     tasks_for_user,
     tasks_spend,
 )
+from graphs.reads.task_runs import runs_artifacts, task_outcome, task_run_refusal
 from graphs.reads.todo_tree import task_run_trees
 
 TASKS_PER_PAGE = 25

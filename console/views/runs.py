@@ -12,15 +12,15 @@ from django.utils.cache import get_conditional_response, patch_cache_control
 
 from console.permissions import can, run_for_member
 from console.views.common import diff_shown, pretty_json
-from graphs.layout.runs import run_graph_with_layout
+from graphs.layout.run_layouts import run_graph_with_layout
 from graphs.models import RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.planning.append_review import run_appends_shown, run_approval_wait
 from graphs.planning.dag_specs import run_dag_spec
 from graphs.reads.executions import plan_commands, planning_calls
 from graphs.reads.graph_json import graph_compact, run_graph_etag
 from graphs.reads.node_panel import node_panel_read
+from graphs.reads.run_lists import run_changed_files
 from graphs.reads.run_notices import run_notices
-from graphs.reads.runs import run_changed_files
 from graphs.runs.accounting import spend_of
 from graphs.runs.facts import manifest_node_count, run_progress_counted
 

@@ -29,7 +29,7 @@ from graphs.errors import WorkGraphError
 from graphs.models import Skill
 from graphs.skills.revisions import skill_revisions_diff, skill_save
 from graphs.skills.statuses import skill_allowed_statuses, skill_status_change, skill_status_history
-from graphs.skills.templates import TEMPLATE_EXAMPLE, TEMPLATE_NODE_FIELD_HELP, team_template_parse
+from graphs.skills.team_templates import TEMPLATE_EXAMPLE, TEMPLATE_NODE_FIELD_HELP, team_template_parse
 from graphs.skills.usage import skill_owners, skill_usage, skills_for_admin
 
 SKILLS_PER_PAGE = 50

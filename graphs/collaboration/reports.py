@@ -31,7 +31,8 @@ from graphs.models import EXTERNAL_WORKER, PLANNING_NODE_ID, ReportReceipt, Task
 from graphs.runs.facts import node_latest_attempt, task_latest_run
 
 Status = WorkNodeExecution.Status
-# The mechanical check a verdict gate passes on (``graphs.domain.checks``): the first VERDICT: line says pass.
+# The mechanical check a verdict gate passes on (``graphs.domain.mechanical_checks``): the first VERDICT: line
+# says pass.
 VERDICT_CHECK = "verdict_says_pass"
 
 

@@ -9,7 +9,7 @@ models. Everything above it builds on these.
 - ``judgments`` — one module per judgment kind (its validation, judge and prompt text), and their registry;
 - ``on_fail_actions`` — one module per ``on_fail`` action, and their registry;
 - ``catalogs`` — the artifact types, their judges and the mechanical checks planning prompts describe;
-- ``checks`` — the mechanical checks that judge an output, and a validator's verdict lines read;
+- ``mechanical_checks`` — the mechanical checks that judge an output, and a validator's verdict lines read;
 - ``case_manifests`` — the test case manifest artifact and its check;
 - ``check_registry`` — ``MECHANICAL_CHECKS``, every check a manifest may name, and running one by name;
 - ``failures`` — the failure categories, the facts of a failed attempt, and the rules that classify it;

@@ -24,8 +24,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
-from graphs.domain.checks import CheckResult
 from graphs.domain.json_extraction import extract_json_payload
+from graphs.domain.mechanical_checks import CheckResult
 
 TEST_CASE_MANIFEST = "test_case_manifest"
 

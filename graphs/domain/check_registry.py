@@ -1,5 +1,5 @@
 """The mechanical checks a manifest may name, one entry each: adding a check is its function (in
-graphs.domain.checks, or beside the artifact it checks) and a line here.
+graphs.domain.mechanical_checks, or beside the artifact it checks) and a line here.
 
 A manifest node refers to a check by name (``judgment: {"kind": "mechanical", "check_ref": ...}``);
 an unknown name is a failed judgment that says so, never an exception.
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphs.domain import case_manifests, checks
-from graphs.domain.checks import Check, CheckResult
+from graphs.domain import case_manifests, mechanical_checks
+from graphs.domain.mechanical_checks import Check, CheckResult
 
 
 @dataclass(frozen=True)
@@ -24,11 +24,11 @@ class MechanicalCheck:
 # In the order planning prompts list them.
 MECHANICAL_CHECKS: dict[str, MechanicalCheck] = {
     check.name: check for check in (
-        MechanicalCheck("check_script_compiles", checks.check_script_compiles,
+        MechanicalCheck("check_script_compiles", mechanical_checks.check_script_compiles,
                         "the node's content is a Python script that compiles"),
-        MechanicalCheck("verdict_says_pass", checks.verdict_says_pass,
+        MechanicalCheck("verdict_says_pass", mechanical_checks.verdict_says_pass,
                         "the first line that starts with `VERDICT:` says exactly `pass`"),
-        MechanicalCheck("output_not_empty", checks.output_not_empty, "the content is not empty"),
+        MechanicalCheck("output_not_empty", mechanical_checks.output_not_empty, "the content is not empty"),
         MechanicalCheck("test_case_manifest_valid", case_manifests.test_case_manifest_valid,
                         "the content holds a valid Backend Test Case Manifest v1 (run on every node that produces"
                         " a test_case_manifest)"),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from graphs.domain.checks import FinalVerdict, final_verdict_read, verdict_reasons
+from graphs.domain.mechanical_checks import FinalVerdict, final_verdict_read, verdict_reasons
 
 
 class FailureCategory(StrEnum):

@@ -10,7 +10,7 @@ modules, each with one reason to change:
   free, without a broker message);
 - ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes;
   ``classify``: a failed attempt classified by the rules, then the judge agent);
-- ``commands`` — the commands an attempt runs, a command node's own and a command judgment's;
+- ``attempt_commands`` — the commands an attempt runs, a command node's own and a command judgment's;
 - ``changes`` — an attempt's change judged against the rules every attempt keeps, then landed or kept;
 - ``judgment`` — judge an attempt's output with its kind's judge (graphs.domain.judgments), which asks the
   engine for the agent calls and commands it needs;

@@ -21,11 +21,11 @@ from django.utils import timezone
 from graphs.agents import AgentCancelled, AgentError, AgentRunner, get_runner
 from graphs.domain.manifest_nodes import is_command_node, is_external_node
 from graphs.domain.prompts import TaskBrief, node_prompt
+from graphs.engine.attempt_commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.changes import ChangeKeeper, change_land, workspace_judgment
 from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
-from graphs.engine.commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.external import attempt_external_wait
 from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
 from graphs.engine.on_fail import (

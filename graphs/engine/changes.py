@@ -7,7 +7,12 @@ from __future__ import annotations
 from graphs.domain.judgments import Judgment
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
-from graphs.workspaces.checks import escaping_symlinks, git_dir_links_read, workspace_tampering, write_set_violations
+from graphs.workspaces.worktree_checks import (
+    escaping_symlinks,
+    git_dir_links_read,
+    workspace_tampering,
+    write_set_violations,
+)
 from graphs.workspaces.worktrees import (
     AttemptWorkspace,
     MergeConflictError,

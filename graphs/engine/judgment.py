@@ -16,14 +16,14 @@ from pathlib import Path
 from graphs.agents import AgentRunner
 from graphs.domain.case_manifests import TEST_CASE_MANIFEST
 from graphs.domain.check_registry import check_run
-from graphs.domain.checks import script_source
 from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, Judgment, judgment_kind
 from graphs.domain.judgments.command import command_exit_judgment, validator_script_command
+from graphs.domain.mechanical_checks import script_source
+from graphs.engine.attempt_commands import attempt_command_run, validator_script_refusal, validator_script_save
 from graphs.engine.calls import attempt_agent_call
-from graphs.engine.commands import attempt_command_run, validator_script_refusal, validator_script_save
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
-from graphs.workspaces.commands import CommandResult
+from graphs.workspaces.command_process import CommandResult
 
 
 @dataclass(frozen=True)

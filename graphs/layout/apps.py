@@ -10,7 +10,7 @@ class LayoutConfig(AppConfig):
 
     def ready(self) -> None:
         from graphs.executors import job_handlers_install
-        from graphs.layout.runs import RUN_LAYOUT_JOB, run_layout_job, run_layout_on_event
+        from graphs.layout.run_layouts import RUN_LAYOUT_JOB, run_layout_job, run_layout_on_event
         from graphs.logs.events import run_event_listener_register
 
         # Not guarded as the engine's run jobs are: a layout that fails is recorded on its row, and never

@@ -3,7 +3,7 @@
 The page lays a graph out with elkjs in a Web Worker (static/js/dag/layout.js); on a first visit that
 costs seconds, most of it ELK starting cold. ``graphs/layout/dag_layout.mjs`` imports the same modules and the
 same elkjs build, so a layout computed here is the drawing the browser would make, and the page can
-paint it as it arrives (see ``graphs.layout.runs`` for when it is computed, and where it is kept).
+paint it as it arrives (see ``graphs.layout.run_layouts`` for when it is computed, and where it is kept).
 
 What placement reads of graph.json — ``layout_input`` — names a layout: its digest keys the stored one.
 """

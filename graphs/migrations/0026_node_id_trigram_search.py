@@ -1,7 +1,7 @@
 from django.contrib.postgres.operations import TrigramExtension
 from django.db import migrations
 
-# The runs list's search by a part of a node id, in any case (graphs.reads.runs): trigrams of the ids'
+# The runs list's search by a part of a node id, in any case (graphs.reads.run_lists): trigrams of the ids'
 # upper case, as Django's icontains compares them. Built on PostgreSQL only, and kept out of the models'
 # state: SQLite has no GIN index, and rebuilds a table with every index its state names whenever a later
 # migration alters it. The embedded SQLite mode answers the search by scanning the (node_id, run) index.

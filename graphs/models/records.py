@@ -109,7 +109,7 @@ class RunLayout(models.Model):
     """ELK's placement of a run's DAG, computed once on the server (graphs.layout.compute) for one drawing
     input: the nodes, their org nodes and the edges graph.json gives the page. ``digest`` names that
     input, so a new manifest version, a planning call or a new owner of a node gets a layout of its own
-    while the newest earlier ones stay (graphs.layout.runs.KEPT_LAYOUTS_PER_RUN), each the ``previous``
+    while the newest earlier ones stay (graphs.layout.run_layouts.KEPT_LAYOUTS_PER_RUN), each the ``previous``
     the next one keeps its positions from."""
 
     class Status(models.TextChoices):

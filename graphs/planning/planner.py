@@ -43,7 +43,7 @@ from graphs.planning.planning_node import (
     planning_failure_record,
     planning_success_record,
 )
-from graphs.planning.templates import TemplateGuide, template_guide_for, template_plan_request
+from graphs.planning.template_planning import TemplateGuide, template_guide_for, template_plan_request
 from graphs.profiles.resolve import attempt_profile
 from graphs.runs.accounting import call_account
 from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
@@ -79,7 +79,7 @@ def plan_work_graph(
     Returns the run, its whole (merged) manifest, the node_ids this call added and the planning node.
     Raises ``PlanningFailedError`` with the reason when the agent fails or its manifest is unusable.
     A team template guides the plan when ``skill`` (or, on a fresh plan, ``task.skill``) has one:
-    see graphs/planning/templates.py.
+    see graphs/planning/template_planning.py.
     """
     runner = runner or get_runner(task.project.agent)
     timeout = timeout if timeout is not None else settings.WORKGRAPH_AGENT_TIMEOUT

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.domain.checks import final_verdict_read
+from graphs.domain.mechanical_checks import final_verdict_read
 from graphs.models import Artifact, Task, WorkGraphRun, WorkNodeExecution
 
 # Why "Run pipeline" (and Plan, and Run again) are disabled while a run of the task is under way.

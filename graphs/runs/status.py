@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from graphs.domain.checks import final_verdict_read
+from graphs.domain.mechanical_checks import final_verdict_read
 from graphs.domain.storable import storable
 from graphs.errors import TaskBusyError
 from graphs.logs.events import node_states_emit, run_event_emit

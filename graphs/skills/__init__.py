@@ -1,6 +1,6 @@
 """Skills: the instructions a task may choose, each kept with its revisions.
 
-- ``templates`` — the ``team-template`` block a skill body may embed, parsed and checked;
+- ``team_templates`` — the ``team-template`` block a skill body may embed, parsed and checked;
 - ``revisions`` — saving a skill as a new revision of its content (refused over a newer one), and the diff
   of two revisions;
 - ``statuses`` — the status transitions (draft → active → deprecated → active) and their history;

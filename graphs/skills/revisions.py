@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
 from graphs.models import Skill, SkillRevision
 from graphs.revisions import revision_save
-from graphs.skills.templates import team_template_parse
+from graphs.skills.team_templates import team_template_parse
 
 # What a revision copies of its skill, in its editor's order.
 FIELDS = (

@@ -4,8 +4,8 @@
   repository lock;
 - ``worktrees`` — a run's branch, an attempt's worktree, landing or keeping its change, diffs;
 - ``pool`` — worktrees kept for reuse, moved to an attempt's head rather than written whole;
-- ``checks`` — what is checked of a worktree after its agent ran: tampering, escaping symlinks, write sets;
+- ``worktree_checks`` — what is checked of a worktree after its agent ran: tampering, escaping symlinks, write sets;
 - ``sandbox`` — the bubblewrap sandbox every agent CLI process and command runs in;
 - ``processes`` — waiting on a child process whose output is drained on threads;
-- ``commands`` — running a command node's or a command judgment's argv in its sandbox.
+- ``command_process`` — running a command node's or a command judgment's argv in its sandbox.
 """

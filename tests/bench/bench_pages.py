@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution
 from tests import factories
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 SIZES = (10, 100, 1000, 3000)
 REPEATS = 30

@@ -11,7 +11,7 @@ settings override around each sample), ``REPETITIONS`` times after ``WARM_UP`` u
 takes every measurement once in each mode, the two modes by turns and in alternating order, so a drift
 of the machine moves both alike. The measurements, each on the product's own code:
 
-1. "no-op process (Popen to exit)": ``true`` started the way ``graphs.workspaces.commands.command_run`` starts a
+1. "no-op process (Popen to exit)": ``true`` started the way ``graphs.workspaces.command_process.command_run`` starts a
    command (argv and environment from ``graphs.workspaces.sandbox.sandboxed``, stdin closed, stdout and stderr
    piped, a session of its own), timed from ``Popen`` to its exit with its pipes read to their end:
    what ``bwrap``'s own start (namespaces, mounts) adds to a process;
@@ -60,10 +60,10 @@ from django.test import override_settings
 
 from graphs.engine import run_start
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
-from graphs.workspaces.commands import command_run
+from graphs.workspaces.command_process import command_run
 from graphs.workspaces.sandbox import SYSTEM_FOLDERS, Confinement, process_env, sandbox_state, sandboxed
 from tests.bench.report import load_average, ms, p95, tables
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 REPETITIONS = 50
 WARM_UP = 3

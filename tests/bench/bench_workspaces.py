@@ -75,7 +75,7 @@ from graphs.workspaces import worktrees as workspaces
 from graphs.workspaces.worktrees import attempt_workspace, workspace_land
 from tests import factories
 from tests.bench.report import load_average, ms, p95, tables
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 # 100,000 files only when BENCH_WORKSPACES_100K is set: generating that repository takes a quarter of
 # an hour on a loaded machine.

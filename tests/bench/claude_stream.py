@@ -134,7 +134,7 @@ def _store(*, runner, cwd: Path, task) -> dict:
 def node_start(*, task_id: str) -> None:
     from graphs.engine import run_start
     from graphs.models import Task
-    from tests.graphs import node, planned_run
+    from tests.run_builders import node, planned_run
 
     run = planned_run(Task.objects.get(pk=task_id), {"nodes": [node(NODE_ID)], "edges": []})
     run_start(run=run)

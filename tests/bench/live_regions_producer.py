@@ -55,7 +55,7 @@ def setup(*, big_nodes: int, storm_nodes: int, storms: int) -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from graphs.layout.runs import run_layout_refresh
+    from graphs.layout.run_layouts import run_layout_refresh
     from tests import factories
 
     call_command("migrate", verbosity=0)
@@ -75,7 +75,7 @@ def setup(*, big_nodes: int, storm_nodes: int, storms: int) -> None:
 def _run_made(task, size: int) -> dict:
     """A running run of ``size`` nodes in a binary tree, each with one queued attempt."""
     from graphs.models import WorkNodeExecution
-    from tests.graphs import edges_for, node, planned_run
+    from tests.run_builders import edges_for, node, planned_run
 
     nodes = [node("n0")] + [node(f"n{i}", f"n{(i - 1) // 2}") for i in range(1, size)]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="running")

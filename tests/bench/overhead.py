@@ -26,7 +26,7 @@ from graphs.domain import manifest_graph
 from graphs.engine import run_start, run_wait_finished
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun
 from tests.bench.report import p95
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 GRAPHS = ("chain40", "fanout500")
 LEAVES = 498

@@ -21,7 +21,7 @@ from django.db import connections
 
 from graphs.models import WorkNodeExecution
 from tests.celery_worker import current_database_url
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

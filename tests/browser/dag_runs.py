@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from tests import factories
-from tests.graphs import edges_for, planned_run
+from tests.run_builders import edges_for, planned_run
 
 # Two names longer than a box, alike up to their last letter: cut plainly, both read "review-backend-cas…".
 TWINS = ("review-backend-cascade-invalidation-a", "review-backend-cascade-invalidation-b")

@@ -7,8 +7,8 @@ import pytest
 
 from graphs.engine import run_start
 from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.graphs import latest, node, planned_run
 from tests.repos import writes
+from tests.run_builders import latest, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

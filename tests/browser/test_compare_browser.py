@@ -11,7 +11,7 @@ import pytest
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

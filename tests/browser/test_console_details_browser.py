@@ -9,7 +9,7 @@ import pytest
 from graphs.logs.store import log_append, log_file_close
 from tests import factories
 from tests.browser.conftest import raw_log_open, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

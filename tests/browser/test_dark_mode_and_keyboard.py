@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import console_served, sign_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,7 +7,7 @@ import pytest
 
 from graphs.models import WorkGraphRun
 from tests.browser.conftest import sign_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

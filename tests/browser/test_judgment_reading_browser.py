@@ -8,7 +8,7 @@ import pytest
 
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

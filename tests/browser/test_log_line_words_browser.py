@@ -13,7 +13,7 @@ from graphs.logs.store import log_append, log_file_close, log_file_open, log_wri
 from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, raw_log_open, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

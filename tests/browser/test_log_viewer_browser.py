@@ -14,7 +14,7 @@ from graphs.logs.store import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, OVERFLOW, attempt_running, raw_log_open, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

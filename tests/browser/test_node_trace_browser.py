@@ -21,7 +21,7 @@ from graphs.logs.store import log_append, log_file_open
 from graphs.models import WorkNodeExecution
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.graphs import drained_in_background, node, planned_run
+from tests.run_builders import drained_in_background, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,11 +19,11 @@ from graphs.engine import pipeline_start, plan_fresh, run_cancel, run_start, run
 from graphs.engine.review import run_plan_approve
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun
-from tests.agents import judge
 from tests.browser.conftest import sign_in
 from tests.browser.reloads import OpenPages
-from tests.graphs import edges_for, latest, node
 from tests.repos import writes
+from tests.run_builders import edges_for, latest, node
+from tests.scripted_agents import judge
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

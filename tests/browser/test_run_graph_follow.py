@@ -13,7 +13,7 @@ from django.db.models import F
 from graphs.domain.manifest import merge_manifests
 from graphs.models import WorkGraphRun
 from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
-from tests.graphs import edges_for, node, planned_run
+from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # A window tall enough for the appended graphs here to fit whole with legible names.

@@ -1,4 +1,4 @@
-"""In a real browser against daphne: a run the server has laid out (graphs.layout.runs) is painted from
+"""In a real browser against daphne: a run the server has laid out (graphs.layout.run_layouts) is painted from
 that layout at once, with no layout worker; with no Node.js on the server the page lays the graph out
 itself, and places every node exactly where the server would have."""
 
@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import pytest
 
 from graphs.layout.compute import layout_compute, layout_input
-from graphs.layout.runs import run_layout_refresh
+from graphs.layout.run_layouts import run_layout_refresh
 from graphs.models import RunLayout
 from graphs.reads.graph import run_graph_data
 from tests.browser.conftest import ARTIFACTS, console_served, sign_in
-from tests.graphs import planned_run
+from tests.run_builders import planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from graphs.runs.status import run_status_set
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in
 from tests.browser.test_narrow_layout import OVERFLOW
-from tests.graphs import run_with_attempts
+from tests.run_builders import run_with_attempts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,7 +10,7 @@ from django.db.models import F
 
 from graphs.models import WorkGraphRun
 from tests.browser.conftest import RunSnapshots, sign_in
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

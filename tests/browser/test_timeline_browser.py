@@ -12,7 +12,7 @@ from django.utils import timezone
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, sign_in
 from tests.browser.dag_runs import TWINS, demo_like_run
-from tests.graphs import node, planned_run
+from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

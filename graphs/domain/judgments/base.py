@@ -23,7 +23,7 @@ class Judgment:
 
 
 class CommandOutcome(Protocol):
-    """How a command the engine ran ended, as a judge reads it (graphs.workspaces.commands' result is one).
+    """How a command the engine ran ended, as a judge reads it (graphs.workspaces.command_process' result is one).
     ``exit_code`` is None when it never ran to its end; ``output`` is its output's last bytes."""
 
     @property

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphs.domain.catalogs import ROOT_CAUSE_CATEGORIES
-from graphs.domain.checks import first_root_cause
 from graphs.domain.manifest_graph import downstream_of, topological_order
+from graphs.domain.mechanical_checks import first_root_cause
 from graphs.domain.on_fail_actions.base import FailedAttempt, OnFailAction, reruns_add
 
 # Which stage a final verdict's root cause sends the run back to.

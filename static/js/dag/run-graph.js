@@ -15,7 +15,7 @@
  * drawn from a quick sketch (layout.js) and redrawn when ELK's layout arrives.
  *
  * Where the layout comes from, first that applies: the server's (graph.json's `layout.placed`, ELK's
- * layout made with these same modules in Node.js by graphs/layout/runs.py), or this browser's cache of
+ * layout made with these same modules in Node.js by graphs/layout/run_layouts.py), or this browser's cache of
  * the run (layout-cache.js), when either places every node (run-graph-layouts.js); else it is computed
  * here in a Web Worker (layout-client.js), band by band (layout.js), keeping the positions of whichever
  * of the two places only some of the nodes, and cached. The worker starts only then. Scenes

@@ -22,7 +22,7 @@ from graphs.agents import AgentCancelled
 from graphs.domain.manifest_nodes import node_commands
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
-from graphs.workspaces.commands import CommandResult, command_run
+from graphs.workspaces.command_process import CommandResult, command_run
 from graphs.workspaces.sandbox import process_env
 
 

@@ -30,7 +30,7 @@ from graphs.domain import manifest as manifest_lib
 from graphs.domain.prompts import answer_with_one_repair
 from graphs.models import Skill
 from graphs.runs.evidence import EVIDENCE_KINDS
-from graphs.skills.templates import PLANNABLE_TOOL_RISKS, ROLE_FIELDS, TEMPLATE_NODE_FIELDS
+from graphs.skills.team_templates import PLANNABLE_TOOL_RISKS, ROLE_FIELDS, TEMPLATE_NODE_FIELDS
 
 GENERIC_WORKER = "generic_worker"
 FALLBACK_NODE_ID = "complete_task"
