@@ -10,7 +10,8 @@ package's modules:
 - ``runs`` — tasks, runs and node attempts (and the planning nodes' ids, an external attempt's worker name);
 - ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
-  layouts, append reviews, artifacts, report receipts.
+  layouts, append reviews, artifacts, report receipts;
+- ``reviews`` — change reviews of an attempt and the comments on its lines.
 """
 
 from graphs.models.agent_profiles import AgentProfile, AgentProfileRevision
@@ -27,6 +28,7 @@ from graphs.models.records import (
     RunLayout,
     RunWorkspace,
 )
+from graphs.models.reviews import ChangeReview, ReviewComment
 from graphs.models.runs import (
     EXTERNAL_WORKER,
     PLANNING_NODE_ID,
@@ -46,6 +48,7 @@ __all__ = [
     "AppendReview",
     "Artifact",
     "AttemptChange",
+    "ChangeReview",
     "DagSpec",
     "EmailNotice",
     "EmailSubscription",
@@ -54,6 +57,7 @@ __all__ = [
     "Project",
     "ProjectMembership",
     "ReportReceipt",
+    "ReviewComment",
     "RunLayout",
     "RunWorkspace",
     "Skill",

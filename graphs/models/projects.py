@@ -18,6 +18,11 @@ class Project(models.Model):
         max_length=1000, help_text="The repository or folder agents work in (their working directory)."
     )
     require_plan_approval = models.BooleanField(default=False)
+    require_change_review = models.BooleanField(
+        default=False,
+        help_text="Hold an attempt that changed files and passed its judgment until a reviewer approves its"
+                  " change; off: it lands on the run's branch at once.",
+    )
     base_ref = models.CharField(
         max_length=200, blank=True,
         help_text="The branch or commit runs start from, when the folder is a git repository; empty: its HEAD.",

@@ -219,6 +219,9 @@ class WorkNodeExecution(models.Model):
         FAILED = "failed", "Failed"
         BLOCKED = "blocked", "Blocked"
         CANCELLED = "cancelled", "Cancelled"
+        # Its change passed its judgment and waits for a reviewer (graphs.engine.change_review): no worker
+        # holds it, and it is neither finished nor lost.
+        AWAITING_REVIEW = "awaiting_review", "Awaiting review"
 
     FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled"})
     ACTIVE_STATUSES = frozenset({"pending", "queued", "running"})
@@ -231,6 +234,7 @@ class WorkNodeExecution(models.Model):
         DYNAMIC_LOOP_BACK = "dynamic_loop_back", "Dynamic loop-back"
         FORK = "fork", "Fork"
         PLANNING = "planning", "Planning call"
+        REVIEW = "review", "Changes requested in review"
 
     node_exec_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Not indexed alone: every index below that leads with the run serves its lookups, and each index
