@@ -11,10 +11,11 @@ package's modules:
 - ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts;
-- ``reviews`` — change reviews of an attempt and the comments on its lines.
+- ``audit`` — the audit log's entries, appended and never changed.
 """
 
 from graphs.models.agent_profiles import AgentProfile, AgentProfileRevision
+from graphs.models.audit import AuditEntry, AuditEntryImmutable
 from graphs.models.notifications import EmailNotice, EmailSubscription, Webhook, WebhookDelivery
 from graphs.models.projects import ApiToken, Project, ProjectMembership
 from graphs.models.records import (
@@ -28,7 +29,6 @@ from graphs.models.records import (
     RunLayout,
     RunWorkspace,
 )
-from graphs.models.reviews import ChangeReview, ReviewComment
 from graphs.models.runs import (
     EXTERNAL_WORKER,
     PLANNING_NODE_ID,
@@ -48,7 +48,8 @@ __all__ = [
     "AppendReview",
     "Artifact",
     "AttemptChange",
-    "ChangeReview",
+    "AuditEntry",
+    "AuditEntryImmutable",
     "DagSpec",
     "EmailNotice",
     "EmailSubscription",
@@ -57,7 +58,6 @@ __all__ = [
     "Project",
     "ProjectMembership",
     "ReportReceipt",
-    "ReviewComment",
     "RunLayout",
     "RunWorkspace",
     "Skill",
