@@ -11,6 +11,7 @@ package's modules:
 - ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts;
+- ``reviews`` — change reviews of an attempt and the comments on its lines;
 - ``audit`` — the audit log's entries, appended and never changed.
 """
 
@@ -29,6 +30,7 @@ from graphs.models.records import (
     RunLayout,
     RunWorkspace,
 )
+from graphs.models.reviews import ChangeReview, ReviewComment
 from graphs.models.runs import (
     EXTERNAL_WORKER,
     PLANNING_NODE_ID,
@@ -50,6 +52,7 @@ __all__ = [
     "AttemptChange",
     "AuditEntry",
     "AuditEntryImmutable",
+    "ChangeReview",
     "DagSpec",
     "EmailNotice",
     "EmailSubscription",
@@ -58,6 +61,7 @@ __all__ = [
     "Project",
     "ProjectMembership",
     "ReportReceipt",
+    "ReviewComment",
     "RunLayout",
     "RunWorkspace",
     "Skill",

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('graphs', '0033_attempt_tool_failures'),
+        ('graphs', '0034_change_review'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
