@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='worknodeexecution',
             name='status',
-            field=models.CharField(choices=[('pending', 'Pending'), ('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('partial', 'Partial'), ('failed', 'Failed'), ('blocked', 'Blocked'), ('cancelled', 'Cancelled'), ('awaiting_review', 'Awaiting review')], default='pending', max_length=16),
+            field=models.CharField(choices=[('pending', 'Pending'), ('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('partial', 'Partial'), ('failed', 'Failed'), ('blocked', 'Blocked'), ('cancelled', 'Cancelled'), ('awaiting_review', 'Awaiting review'), ('changes_requested', 'Changes requested')], default='pending', max_length=24),
         ),
         migrations.CreateModel(
             name='ChangeReview',

@@ -222,8 +222,10 @@ class WorkNodeExecution(models.Model):
         # Its change passed its judgment and waits for a reviewer (graphs.engine.change_review): no worker
         # holds it, and it is neither finished nor lost.
         AWAITING_REVIEW = "awaiting_review", "Awaiting review"
+        # A reviewer sent its change back: the node's next attempt (cause review) amends it.
+        CHANGES_REQUESTED = "changes_requested", "Changes requested"
 
-    FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled"})
+    FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled", "changes_requested"})
     ACTIVE_STATUSES = frozenset({"pending", "queued", "running"})
 
     class Cause(models.TextChoices):
@@ -254,7 +256,7 @@ class WorkNodeExecution(models.Model):
     input_payload = models.JSONField(default=dict, blank=True)
     output_payload = models.JSONField(default=dict, blank=True)
     # Lookups by status alone read (status, heartbeat_at), below.
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.PENDING)
     attempt = models.PositiveIntegerField(default=1)
     cause = models.CharField(max_length=24, choices=Cause.choices, default=Cause.INITIAL)
     cause_node_id = models.CharField(
