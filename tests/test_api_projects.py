@@ -143,7 +143,7 @@ def test_member_refusals_answer_with_their_reasons(project, alice, bob):
 
     assert (unknown.status_code, unknown.json()["code"]) == (400, "unknown_user")
     assert (twice.status_code, twice.json()["code"]) == (409, "already_member")
-    assert (bad_role.status_code, bad_role.json()["code"]) == (400, "validation_error")
+    assert (bad_role.status_code, bad_role.json()["code"]) == (400, "invalid_member")
     assert (last_lead.status_code, last_lead.json()["code"]) == (409, "last_lead")
     assert "at least one lead" in demoted.json()["message"]
     assert ProjectMembership.objects.get(project=project, user=alice).role == "lead"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
 
 from ninja import Field, Schema
 
 from console.api.schemas import InSchema, SpendOut
 
-RoleName = Literal["lead", "reviewer", "viewer"]
+# A role is text here, not a choice the schema refuses: graphs.projects.members names a wrong one beside
+# the username's problems, all at once, in the words the members page shows.
+ROLE_DESCRIPTION = "lead, reviewer or viewer."
 
 
 class FolderCheckOut(Schema):
@@ -82,8 +83,8 @@ class MemberOut(Schema):
 
 class MemberIn(InSchema):
     username: str
-    role: RoleName
+    role: str = Field(..., description=ROLE_DESCRIPTION)
 
 
 class MemberRoleIn(InSchema):
-    role: RoleName
+    role: str = Field(..., description=ROLE_DESCRIPTION)

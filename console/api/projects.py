@@ -25,13 +25,21 @@ from console.permissions import can, may_create_projects, project_for_member, re
 from graphs.models import Project, ProjectMembership
 from graphs.projects.edits import COMMANDS_CONFIRMATION, ProjectInvalid, project_create, project_update
 from graphs.projects.folder_check import FolderCheck, folder_check
-from graphs.projects.members import MemberRefused, member_add, member_remove, member_role_set, project_members
+from graphs.projects.members import (
+    SEVERAL_PROBLEMS,
+    MemberRefused,
+    member_add,
+    member_remove,
+    member_role_set,
+    project_members,
+)
 from graphs.reads.access import projects_for_user
 from graphs.reads.task_lists import projects_spend
 
 router = Router(tags=["projects"])
 # How each refusal of a member change answers, by its code.
-MEMBER_STATUS = {"unknown_user": 400, "bad_role": 400, "not_member": 404, "already_member": 409, "last_lead": 409}
+MEMBER_STATUS = {"unknown_user": 400, "bad_role": 400, "not_member": 404, "already_member": 409, "last_lead": 409,
+                 SEVERAL_PROBLEMS: 400}
 
 
 @router.get("/projects", response={200: list[ProjectOut], **ERRORS})
@@ -125,7 +133,7 @@ def _member_change(change, **kwargs: Any):
     try:
         return change(**kwargs)
     except MemberRefused as error:
-        fields = [{"field": "username", "message": str(error)}] if error.code == "unknown_user" else []
+        fields = [{"field": name, "message": message} for name, message in error.problems.items()]
         raise ApiError(MEMBER_STATUS[error.code], error.code, str(error), fields) from error
 
 

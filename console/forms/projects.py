@@ -1,13 +1,14 @@
-"""The forms of the project pages. They only gather what was typed: every rule is checked by
-graphs.projects, whose messages the pages show on the fields they name — all of them at once, as the API
-names them. A form that refused a field itself would hide the others' problems until it was fixed."""
+"""The forms of the project pages: a project's settings and its members. They only gather what was typed:
+every rule is checked by graphs.projects, whose messages the pages show on the fields they name — all of
+them at once, as the API names them. A form that refused a field itself would hide the others' problems
+until it was fixed."""
 
 from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.core.validators import ProhibitNullCharactersValidator
 
+from console.forms.fields import TypedText
 from graphs.models import ProjectMembership
 from graphs.projects.edits import agent_choices
 
@@ -17,26 +18,18 @@ COMMANDS_CONFIRM_LABEL = (
 )
 
 
-class _Typed(forms.CharField):
-    """Text as typed, never refused here: graphs.projects names what is missing, too long or holds a NUL."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(required=False, **kwargs)
-        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
-
-
 class ProjectForm(forms.Form):
-    slug = _Typed(help_text="In the project's address; lowercase letters, digits, '-' and '_'. It never changes.",
-                  strip=False)
-    name = _Typed()
-    target_folder = _Typed(
+    slug = TypedText(
+        help_text="In the project's address; lowercase letters, digits, '-' and '_'. It never changes.", strip=False)
+    name = TypedText()
+    target_folder = TypedText(
         label="Folder", help_text="The absolute path of the folder agents work in; best the top of a git repository.")
-    base_ref = _Typed(
+    base_ref = TypedText(
         label="Base ref", help_text="The branch, tag or commit each run starts from; empty: the repository's HEAD.")
     # Text with a list to choose from: a name no runner has is graphs.projects' to name, with the rest.
-    agent = _Typed(label="Agent runner", widget=forms.Select)
-    max_run_cost_usd = _Typed(label="Budget per run (USD)",
-                              help_text="What one run's agent calls may spend; empty: no budget.")
+    agent = TypedText(label="Agent runner", widget=forms.Select)
+    max_run_cost_usd = TypedText(label="Budget per run (USD)",
+                                 help_text="What one run's agent calls may spend; empty: no budget.")
     require_plan_approval = forms.BooleanField(
         required=False, help_text="Every plan, and every append to a run, waits for a reviewer's approval.")
     allow_commands = forms.BooleanField(
@@ -57,9 +50,6 @@ class ProjectForm(forms.Form):
 
 
 class MemberAddForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=ProjectMembership.Role.choices, initial=ProjectMembership.Role.VIEWER)
-
-
-class MemberRoleForm(forms.Form):
-    role = forms.ChoiceField(choices=ProjectMembership.Role.choices)
+    username = TypedText()
+    # Text with a list to choose from: a role no list offers is graphs.projects' to name, with the username's.
+    role = TypedText(widget=forms.Select(choices=ProjectMembership.Role.choices), initial=ProjectMembership.Role.VIEWER)

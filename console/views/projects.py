@@ -3,6 +3,7 @@ graphs.projects'; these views show its messages on the fields they name."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -10,8 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.forms.projects import MemberAddForm, MemberRoleForm, ProjectForm
+from console.forms.projects import MemberAddForm, ProjectForm
 from console.permissions import can, may_create_projects, project_for_member, require
+from graphs.models import ProjectMembership
 from graphs.projects.edits import EDITABLE, ProjectInvalid, project_create, project_update
 from graphs.projects.folder_check import folder_check
 from graphs.projects.members import MemberRefused, member_add, member_remove, member_role_set, project_members
@@ -28,7 +30,8 @@ def project_new(request: HttpRequest) -> HttpResponse:
             saved = project_create(created_by=request.user, fields=form.values(),
                                    confirm_commands=form.cleaned_data["confirm_commands"])
         except ProjectInvalid as error:
-            check = _problems_shown(form, error)
+            check = error.check
+            _problems_shown(form, error.problems)
         else:
             messages.success(request, f"Project {saved.project.name} created; you lead it.")
             return redirect("project_detail", slug=saved.project.slug)
@@ -49,7 +52,8 @@ def project_edit(request: HttpRequest, slug: str) -> HttpResponse:
             project_update(project=project, changes=form.values(),
                            confirm_commands=form.cleaned_data["confirm_commands"])
         except ProjectInvalid as error:
-            check = _problems_shown(form, error)
+            check = error.check
+            _problems_shown(form, error.problems)
         else:
             messages.success(request, "Project settings saved.")
             return redirect("project_detail", slug=project.slug)
@@ -70,13 +74,13 @@ def project_members_page(request: HttpRequest, slug: str) -> HttpResponse:
             try:
                 member_add(project=project, **form.cleaned_data)
             except MemberRefused as error:
-                form.add_error("username" if error.code in ("unknown_user", "already_member") else "role", str(error))
+                _problems_shown(form, error.problems)
             else:
                 messages.success(request, f"{form.cleaned_data['username']} is now a member.")
                 return redirect("project_members", slug=project.slug)
     return render(request, "console/project_members.html",
                   {"project": project, "role": role, "can_manage": can_manage, "form": form,
-                   "members": project_members(project), "roles": MemberRoleForm.base_fields["role"].choices},
+                   "members": project_members(project), "roles": ProjectMembership.Role.choices},
                   status=400 if form.errors else 200)
 
 
@@ -91,17 +95,16 @@ def project_member_change(request: HttpRequest, slug: str, username: str) -> Htt
             member_remove(project=project, username=username)
             messages.success(request, f"{username} is no longer a member.")
         else:
-            form = MemberRoleForm(request.POST)
-            if not form.is_valid():
-                raise MemberRefused("bad_role", "Choose a role: lead, reviewer or viewer.")
-            member_role_set(project=project, username=username, role=form.cleaned_data["role"])
-            messages.success(request, f"{username} is now a {form.cleaned_data['role']}.")
+            # The role as sent: graphs.projects names a wrong one beside any problem of the member.
+            role_wanted = request.POST.get("role", "")
+            member_role_set(project=project, username=username, role=role_wanted)
+            messages.success(request, f"{username} is now a {role_wanted}.")
     except MemberRefused as error:
         messages.error(request, str(error))
     return redirect("project_members", slug=project.slug)
 
 
-def _problems_shown(form: ProjectForm, error: ProjectInvalid):
-    for name, message in error.problems.items():
+def _problems_shown(form: forms.Form, problems: dict[str, str]) -> None:
+    """Mark each problem graphs.projects named on its field of ``form`` (the form's own, when it has none)."""
+    for name, message in problems.items():
         form.add_error(name if name in form.fields else None, message)
-    return error.check

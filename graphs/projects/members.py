@@ -1,5 +1,6 @@
 """Who belongs to a project and in which role, changed by username. A project always keeps a lead: the
-last one can be neither removed nor given another role."""
+last one can be neither removed nor given another role. A change is checked whole before anything is
+written, and every problem of it is named at once, on the field it concerns."""
 
 from __future__ import annotations
 
@@ -11,15 +12,23 @@ from graphs.projects.folder_check import text_encodable
 
 Role = ProjectMembership.Role
 USERNAME_MAX_CHARS = 150
+# The code of a refusal naming more than one problem.
+SEVERAL_PROBLEMS = "invalid_member"
+# A problem found: the field it concerns -> (its code, its message).
+Refusals = dict[str, tuple[str, str]]
 
 
 class MemberRefused(ValueError):
-    """A change of members that cannot be made; ``code`` says why (``unknown_user``, ``not_member``,
-    ``already_member``, ``bad_role``, ``last_lead``), the message in words."""
+    """A change of members that cannot be made. ``problems`` maps each field found wrong (``username``,
+    ``role``) to what is wrong with it, in words; ``code`` says why in a stable word: the one problem's
+    (``unknown_user``, ``not_member``, ``already_member``, ``bad_role``, ``last_lead``), or
+    ``invalid_member`` when there are several."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    def __init__(self, refusals: Refusals) -> None:
+        self.problems = {field: message for field, (_, message) in refusals.items()}
+        codes = [code for code, _ in refusals.values()]
+        self.code = codes[0] if len(codes) == 1 else SEVERAL_PROBLEMS
+        super().__init__(" ".join(self.problems.values()))
 
 
 def project_members(project: Project) -> list[ProjectMembership]:
@@ -31,21 +40,25 @@ def project_members(project: Project) -> list[ProjectMembership]:
 
 def member_add(*, project: Project, username: str, role: str) -> ProjectMembership:
     """Make the user called ``username`` a member in ``role``."""
-    _role_check(role)
-    user = _user(username)
+    refusals = _role_refusals(role)
     with transaction.atomic():
-        if ProjectMembership.objects.filter(project=project, user=user).exists():
-            raise MemberRefused("already_member", f"{username} is a member already; change their role instead.")
+        user = _user(username, refusals)
+        if user is not None and ProjectMembership.objects.filter(project=project, user=user).exists():
+            refusals["username"] = ("already_member", f"{username} is a member already; change their role instead.")
+        if refusals:
+            raise MemberRefused(refusals)
         return ProjectMembership.objects.create(project=project, user=user, role=role)
 
 
 def member_role_set(*, project: Project, username: str, role: str) -> ProjectMembership:
     """Give the member called ``username`` the role ``role``."""
-    _role_check(role)
+    refusals = _role_refusals(role)
     with transaction.atomic():
-        membership = _membership_locked(project, username)
-        if membership.role == Role.LEAD and role != Role.LEAD:
-            _other_lead_check(project, membership)
+        membership = _membership_locked(project, username, refusals)
+        if membership is not None and not refusals and membership.role == Role.LEAD and role != Role.LEAD:
+            refusals.update(_last_lead_refusals(project, membership, field="role"))
+        if refusals:
+            raise MemberRefused(refusals)
         membership.role = role
         membership.save(update_fields=["role"])
         return membership
@@ -53,24 +66,30 @@ def member_role_set(*, project: Project, username: str, role: str) -> ProjectMem
 
 def member_remove(*, project: Project, username: str) -> None:
     """Remove the member called ``username`` from the project."""
+    refusals: Refusals = {}
     with transaction.atomic():
-        membership = _membership_locked(project, username)
-        if membership.role == Role.LEAD:
-            _other_lead_check(project, membership)
+        membership = _membership_locked(project, username, refusals)
+        if membership is not None and membership.role == Role.LEAD:
+            refusals.update(_last_lead_refusals(project, membership, field="username"))
+        if refusals:
+            raise MemberRefused(refusals)
         membership.delete()
 
 
-def _role_check(role: str) -> None:
+def _role_refusals(role: str) -> Refusals:
     if role not in Role.values:
-        raise MemberRefused("bad_role", f"A role is one of {', '.join(Role.values)}.")
+        return {"role": ("bad_role", f"A role is one of {', '.join(Role.values)}.")}
+    return {}
 
 
-def _user(username: str):
+def _user(username: str, refusals: Refusals):
+    """The active user called ``username``; None, with the problem added to ``refusals``, when there is none."""
     if not _username_plausible(username):
-        raise MemberRefused("unknown_user", f"A username has at most {USERNAME_MAX_CHARS} characters and no NUL.")
+        refusals["username"] = ("unknown_user", f"A username has at most {USERNAME_MAX_CHARS} characters and no NUL.")
+        return None
     user = get_user_model().objects.filter(username=username, is_active=True).first()
     if user is None:
-        raise MemberRefused("unknown_user", f"No active user is called {username!r}.")
+        refusals["username"] = ("unknown_user", f"No active user is called {username!r}.")
     return user
 
 
@@ -78,7 +97,8 @@ def _username_plausible(username: str) -> bool:
     return len(username) <= USERNAME_MAX_CHARS and "\x00" not in username and text_encodable(username)
 
 
-def _membership_locked(project: Project, username: str) -> ProjectMembership:
+def _membership_locked(project: Project, username: str, refusals: Refusals) -> ProjectMembership | None:
+    """The membership of ``username``; None, with the problem added to ``refusals``, when there is none."""
     # The project's row is locked (on PostgreSQL) for the transaction: changes of one project's members
     # are made one at a time, so two leads demoting each other at once cannot leave it without a lead.
     Project.objects.select_for_update().filter(pk=project.pk).first()
@@ -86,12 +106,12 @@ def _membership_locked(project: Project, username: str) -> ProjectMembership:
     if _username_plausible(username):
         membership = ProjectMembership.objects.filter(project=project, user__username=username).first()
     if membership is None:
-        raise MemberRefused("not_member", f"{username!r} is not a member of {project.name}.")
+        refusals["username"] = ("not_member", f"{username!r} is not a member of {project.name}.")
     return membership
 
 
-def _other_lead_check(project: Project, membership: ProjectMembership) -> None:
+def _last_lead_refusals(project: Project, membership: ProjectMembership, *, field: str) -> Refusals:
     others = ProjectMembership.objects.filter(project=project, role=Role.LEAD).exclude(pk=membership.pk)
-    if not others.exists():
-        raise MemberRefused("last_lead", f"{project.name} must keep at least one lead: make another member a lead"
-                                         " first.")
+    if others.exists():
+        return {}
+    return {field: ("last_lead", f"{project.name} must keep at least one lead: make another member a lead first.")}
