@@ -1,8 +1,11 @@
 from django.contrib import admin
 
 from graphs import models
+from graphs.audit import audit_record
 from graphs.profiles.revisions import profile_save
 from graphs.skills.revisions import skill_save
+
+Action = models.AuditEntry.Action
 
 
 class MembershipInline(admin.TabularInline):
@@ -18,6 +21,63 @@ class ProjectAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
+
+    # The admin saves a project and its members in one transaction (changeform_view's): their audit
+    # entries are written in it too.
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and not form.changed_data:
+            return
+        fields = form.changed_data if change else list(form.cleaned_data)
+        audit_record(
+            actor=request.user, action=Action.PROJECT_EDITED if change else Action.PROJECT_CREATED,
+            object_type="project", object_id=obj.slug, project=obj,
+            before={name: form.initial.get(name) for name in fields} if change else None,
+            after={name: form.cleaned_data.get(name) for name in fields},
+            summary=f"{'Changed ' + ', '.join(fields) + ' of' if change else 'Created'} the project {obj.slug}"
+                    " in the Django admin",
+        )
+
+    def save_formset(self, request, form, formset, change):
+        super().save_formset(request, form, formset, change)
+        if formset.model is models.ProjectMembership:
+            _memberships_audit(request.user, project=form.instance, formset=formset)
+
+
+def _memberships_audit(actor, *, project: models.Project, formset) -> None:
+    def record(action: str, membership: models.ProjectMembership, summary: str, before=None, after=None) -> None:
+        audit_record(actor=actor, action=action, object_type="member", object_id=membership.user.get_username(),
+                     project=project, before=before, after=after, summary=f"{summary} in the Django admin")
+
+    for membership in formset.new_objects:
+        record(Action.MEMBER_ADDED, membership, f"Added {membership.user} as a {membership.role}",
+               after={"role": membership.role})
+    initial = {row.instance.pk: row.initial for row in formset.forms}
+    for membership, changed in formset.changed_objects:
+        was = initial.get(membership.pk, {})
+        record(Action.MEMBER_ROLE_CHANGED, membership, f"Changed {', '.join(changed)} of {membership.user}",
+               before={name: was.get(name) for name in changed},
+               after={name: getattr(membership, "user_id" if name == "user" else name) for name in changed})
+    for membership in formset.deleted_objects:
+        record(Action.MEMBER_REMOVED, membership, f"Removed {membership.user}", before={"role": membership.role})
+
+
+@admin.register(models.AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit log, read-only: nothing here adds, changes or deletes an entry."""
+
+    list_display = ["created_at", "actor_name", "action", "project_slug", "object_type", "object_id", "summary"]
+    list_filter = ["action"]
+    search_fields = ["actor_name", "project_slug", "object_id", "summary"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 class SkillRevisionInline(admin.TabularInline):

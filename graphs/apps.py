@@ -8,9 +8,11 @@ class GraphsConfig(AppConfig):
 
     def ready(self) -> None:
         from django.contrib.auth import get_user_model
+        from django.contrib.auth.signals import user_login_failed
         from django.core import checks
         from django.db.models.signals import pre_save
 
+        from graphs.audit import sign_in_failed_record
         from graphs.engine import JOB_HANDLERS
         from graphs.executors import job_handlers_install
         from graphs.logs.events import run_event_listener_register
@@ -37,3 +39,5 @@ class GraphsConfig(AppConfig):
         # A token must not outlive the password it was minted under, nor its user's deactivation.
         pre_save.connect(user_tokens_revoke_on_credentials_change, sender=get_user_model(),
                          dispatch_uid="graphs.tokens.revoke_on_credentials_change")
+        # A failed sign-in is on the audit log, with the name tried and the address it came from.
+        user_login_failed.connect(sign_in_failed_record, dispatch_uid="graphs.audit.sign_in_failed")

@@ -26,6 +26,7 @@ Revision = TypeVar("Revision", bound=models.Model)
 def revision_save(
     *, record: models.Model, fields: tuple[RevisionField, ...], base_revision: int | None,
     record_write: Callable[[], None], revision_create: Callable[[int, Content], Revision],
+    revision_audit: Callable[[Revision, Content | None, Content], None] | None = None,
 ) -> Revision | None:
     """Write ``record`` with ``record_write``, and keep a revision of its content when it changed.
 
@@ -33,6 +34,8 @@ def revision_save(
     with its number and content, when the content differs from the latest revision's or the record has
     none yet; returns it, or None when nothing changed. ``base_revision`` is the revision an editor was
     opened on (0: none yet): when a newer one exists, raises ``RevisionConflict`` and writes nothing.
+    ``revision_audit`` is told of each revision made, with the content before (None: the first) and
+    after, in the same transaction, so the audit log's entry lands with it or not at all.
     """
     with transaction.atomic():
         if record.pk is not None:
@@ -46,4 +49,7 @@ def revision_save(
         record_write()
         if theirs == content:
             return None
-        return revision_create(revision_number_next(latest=latest.number if latest else None), content)
+        revision = revision_create(revision_number_next(latest=latest.number if latest else None), content)
+        if revision_audit is not None:
+            revision_audit(revision, theirs, content)
+        return revision

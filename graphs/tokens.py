@@ -17,8 +17,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from graphs.audit import audit_record
 from graphs.errors import WorkGraphError
-from graphs.models import ApiToken
+from graphs.models import ApiToken, AuditEntry
 
 TOKEN_PREFIX = "wgc_"  # noqa: S105  (a public marker that lets scanners recognise leaked tokens)
 # Recording every use would write on every API request; a minute's precision is enough to audit.
@@ -53,19 +54,34 @@ def token_create(
             user=user, name=name, prefix=raw[: len(TOKEN_PREFIX) + 6], key_hash=_hash(raw),
             expires_at=now + timedelta(days=lifetime_days), read_only=read_only,
         )
+        audit_record(actor=user, action=AuditEntry.Action.TOKEN_CREATED, object_type="token", object_id=token.pk,
+                     summary=f"Created the API token \u201c{name}\u201d ({token.prefix}…)"
+                             f"{', read-only' if read_only else ''}, expiring {token.expires_at:%Y-%m-%d}")
     return token, raw
 
 
 def token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
     """Revoke one of the user's own tokens; return False when there is no such active token."""
-    return bool(
-        ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    )
+    with transaction.atomic():
+        token = ApiToken.objects.select_for_update().filter(pk=token_id, user=user, revoked_at__isnull=True).first()
+        if token is None:
+            return False
+        ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+        audit_record(actor=user, action=AuditEntry.Action.TOKEN_REVOKED, object_type="token", object_id=token.pk,
+                     summary=f"Revoked the API token \u201c{token.name}\u201d ({token.prefix}…)")
+    return True
 
 
 def token_revoke_all(*, user: AbstractBaseUser) -> int:
     """Revoke every token of ``user`` not revoked yet; return how many."""
-    return ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    with transaction.atomic():
+        revoked = ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        if revoked:
+            # No one chose these: the user's credentials changed, and the tokens went with the old ones.
+            audit_record(actor=None, action=AuditEntry.Action.TOKEN_REVOKED, object_type="user", object_id=user.pk,
+                         summary=f"Revoked {user.get_username()}'s {revoked} API token{'s' if revoked != 1 else ''}:"
+                                 " their password changed or they were deactivated")
+    return revoked
 
 
 def token_authenticate(raw: str) -> ApiToken | None:

@@ -179,7 +179,7 @@ def runs_start(request, run_id: UUID, payload: BudgetIn | None = None):
 def runs_cancel(request, run_id: UUID):
     run, role = run_for_member(request.auth, run_id)
     require(role, "cancel_run")
-    run_cancel(run=run)
+    run_cancel(run=run, by=request.auth)
     run.refresh_from_db()
     return _run_out(run)
 
@@ -191,7 +191,7 @@ def runs_fork(request, run_id: UUID, payload: ForkIn):
     run, role = run_for_member(request.auth, run_id)
     require(role, "fork_run")
     if payload.prompt is None and payload.argv is None:
-        return Status(201, _run_out(run_fork(run=run, node_id=payload.node_id)))
+        return Status(201, _run_out(run_fork(run=run, node_id=payload.node_id, by=request.auth)))
     try:
         fork = run_fork_edited(run=run, node_id=payload.node_id, by=request.auth, prompt=payload.prompt,
                                argv=payload.argv)

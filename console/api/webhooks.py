@@ -20,6 +20,7 @@ from graphs.notifications.webhooks import (
     email_events_of,
     email_events_set,
     webhook_create,
+    webhook_delete,
     webhook_deliveries,
 )
 
@@ -87,7 +88,7 @@ def webhooks_create(request, slug: str, payload: WebhookIn):
 
 @router.delete("/projects/{slug}/webhooks/{webhook_id}", response={204: None, **ERRORS})
 def webhooks_delete(request, slug: str, webhook_id: int):
-    _webhook(request, slug, webhook_id).delete()
+    webhook_delete(webhook=_webhook(request, slug, webhook_id), by=request.auth)
     return Status(204, None)
 
 

@@ -74,7 +74,7 @@ def run_start_view(request: HttpRequest, run_id) -> HttpResponse:
 def run_cancel_view(request: HttpRequest, run_id) -> HttpResponse:
     run, role = run_for_member(request.user, run_id)
     require(role, "cancel_run")
-    return _act(request, run, lambda: run_cancel(run=run), "The run is being cancelled.")
+    return _act(request, run, lambda: run_cancel(run=run, by=request.user), "The run is being cancelled.")
 
 
 @login_required
@@ -87,7 +87,7 @@ def run_fork_view(request: HttpRequest, run_id) -> HttpResponse:
         messages.error(request, "Choose the node to fork from.")
         return redirect("task_detail", task_id=run.task_id)
     try:
-        fork = run_fork(run=run, node_id=form.cleaned_data["node_id"])
+        fork = run_fork(run=run, node_id=form.cleaned_data["node_id"], by=request.user)
     except (EngineError, WorkGraphError) as error:
         messages.error(request, str(error))
         return redirect("task_detail", task_id=run.task_id)

@@ -24,7 +24,7 @@ from console.views.common import revision_saved_say
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.models import AgentProfile, AgentProfileRevision, Project
-from graphs.profiles.resolve import profile_override_create, profiles_ensure_shipped
+from graphs.profiles.resolve import profile_override_create, profile_override_remove, profiles_ensure_shipped
 from graphs.profiles.revisions import profile_revisions_diff, profile_save
 
 
@@ -139,7 +139,7 @@ def profile_override(request: HttpRequest, org_node: str) -> HttpResponse:
 @require_POST
 def profile_override_delete(request: HttpRequest, org_node: str, slug: str) -> HttpResponse:
     override = _profile_or_404(org_node, slug)
-    override.delete()
+    profile_override_remove(override=override, by=request.user)
     messages.success(request, f"{override.project.name} runs {org_node} with the console's profile again.")
     return redirect("agent_profile_detail", org_node=org_node)
 

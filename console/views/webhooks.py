@@ -21,6 +21,7 @@ from graphs.notifications.webhooks import (
     email_events_of,
     email_events_set,
     webhook_create,
+    webhook_delete,
     webhook_deliveries,
 )
 
@@ -74,7 +75,8 @@ def project_notifications(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("project_notifications", slug=project.slug)
     elif action == "webhook_delete":
         require(role, "edit_project")
-        get_object_or_404(Webhook, pk=_number(request.POST.get("webhook_id")), project=project).delete()
+        webhook_delete(webhook=get_object_or_404(Webhook, pk=_number(request.POST.get("webhook_id")), project=project),
+                       by=request.user)
         messages.success(request, "The webhook is removed.")
         return redirect("project_notifications", slug=project.slug)
     invalid = email_form.errors or webhook_form.errors

@@ -18,12 +18,13 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Sum
 
+from graphs.audit import audit_record, audit_run_name
 from graphs.domain import manifest_graph
 from graphs.engine.record import attempt_next_create
 from graphs.engine.scheduler import run_advance
 from graphs.engine.state import Cause, RunStatus, Status, latest_rows, run_locked
 from graphs.errors import WorkGraphError
-from graphs.models import WorkGraphRun
+from graphs.models import AuditEntry, WorkGraphRun
 from graphs.projects.roles import ACTIONS, project_role
 from graphs.runs.status import run_status_set
 
@@ -65,6 +66,10 @@ def run_budget_raise_resume(*, run_id: Any, user: AbstractBaseUser, max_cost_usd
                 attempt_next_create(run, node_id, cause=Cause.INITIAL)
             elif row["status"] in STOPPED:
                 attempt_next_create(run, node_id, cause=Cause.RETRY_SELF)
+        audit_record(actor=user, action=AuditEntry.Action.RUN_BUDGET_RAISED, object_type="run", object_id=run.pk,
+                     project=run.task.project, before={"max_cost_usd": run.max_cost_usd},
+                     after={"max_cost_usd": max_cost_usd},
+                     summary=f"Raised the budget of {audit_run_name(run)} to ${max_cost_usd} and resumed it")
         run_status_set(run=run, status=RunStatus.RUNNING, allowed_from=[RunStatus.FAILED], error="",
                        error_code="", max_cost_usd=max_cost_usd, cancel_requested_at=None, finished_at=None)
     run_advance(run_id=run_id)

@@ -33,4 +33,4 @@ def run_fork_edited(
     manifest, edit = node_edit_apply(run.graph_manifest, node_id, prompt=prompt, argv=argv)
     record = {**edit.as_dict(), "by": by.get_username(), "at": timezone.now().isoformat()}
     return run_fork(run=run, node_id=node_id, manifest=manifest, fork_edit=record,
-                    awaiting_approval=run.task.project.require_plan_approval)
+                    awaiting_approval=run.task.project.require_plan_approval, by=by)

@@ -7,10 +7,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from graphs.audit import audit_record, audit_run_name
 from graphs.domain import manifest_graph
 from graphs.domain.failures import FailureFacts, failure_classify
 from graphs.domain.storable import storable
@@ -34,7 +36,7 @@ from graphs.errors import InvalidTransitionError, WorkGraphError
 from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close, logs_left_open_close
 from graphs.metrics.counters import reaper_recovery_count
-from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, AuditEntry, WorkGraphRun, WorkNodeExecution
 from graphs.notifications import APPROVAL_WAITING, notify
 from graphs.runs.facts import usable_attempts
 from graphs.runs.status import run_stop, run_stopped_finish, task_claim_for_new_run, task_status_refresh
@@ -49,17 +51,24 @@ class EngineError(WorkGraphError):
     """A request the engine cannot carry out (unknown node, run in the wrong state…)."""
 
 
-def run_cancel(*, run: WorkGraphRun) -> None:
+def run_cancel(*, run: WorkGraphRun, by: AbstractBaseUser | None = None) -> None:
     """Stop a run: waiting attempts are cancelled now, running agents (planning ones too) are stopped by
-    their heartbeat, and the run ends ``cancelled`` once none is left running."""
-    if run_stop(run_id=run.run_id) is None:
-        run.refresh_from_db(fields=["status", "review_decision"])
-        raise InvalidTransitionError(entity="run", current=run.status, requested=RunStatus.CANCELLED)
+    their heartbeat, and the run ends ``cancelled`` once none is left running. The audit log records
+    ``by`` cancelling it, unless a stop was asked for already."""
+    with transaction.atomic():
+        asked_before = WorkGraphRun.objects.select_for_update().filter(pk=run.pk).values_list(
+            "cancel_requested_at", flat=True).first()
+        if run_stop(run_id=run.run_id) is None:
+            run.refresh_from_db(fields=["status", "review_decision"])
+            raise InvalidTransitionError(entity="run", current=run.status, requested=RunStatus.CANCELLED)
+        if asked_before is None:
+            audit_record(actor=by, action=AuditEntry.Action.RUN_CANCELLED, object_type="run", object_id=run.pk,
+                         project=run.task.project, summary=f"Cancelled {audit_run_name(run)}")
 
 
 def run_fork(
     *, run: WorkGraphRun, node_id: str, manifest: dict[str, Any] | None = None,
-    fork_edit: dict[str, Any] | None = None, awaiting_approval: bool = False,
+    fork_edit: dict[str, Any] | None = None, awaiting_approval: bool = False, by: AbstractBaseUser | None = None,
 ) -> WorkGraphRun:
     """Start a new run of the same manifest that reuses every output upstream of ``node_id``.
 
@@ -68,7 +77,8 @@ def run_fork(
     task's latest run, so the task follows it.
 
     An edited fork (``graphs.engine.fork_edits``) passes its edited ``manifest`` and the ``fork_edit``
-    it records; with ``awaiting_approval`` it waits for a reviewer instead of starting.
+    it records; with ``awaiting_approval`` it waits for a reviewer instead of starting. The audit log
+    records ``by`` forking it, in the transaction that makes the fork.
     """
     run.refresh_from_db()
     if not run.is_forkable():
@@ -111,6 +121,7 @@ def run_fork(
                 for rerun_node in manifest_graph.topological_order(manifest) if rerun_node in rerun
             ]
         )
+        _fork_audit(run=run, fork=fork, node_id=node_id, fork_edit=fork_edit, by=by)
         if awaiting_approval:
             task_status_refresh(task_id=run.task_id)
             # Created waiting, the fork never passes through run_status_set, which announces a plan's wait.
@@ -119,6 +130,21 @@ def run_fork(
         run_start(run=fork)
     fork.refresh_from_db()
     return fork
+
+
+def _fork_audit(*, run: WorkGraphRun, fork: WorkGraphRun, node_id: str, fork_edit: dict[str, Any] | None,
+                by: AbstractBaseUser | None) -> None:
+    edited = bool(fork_edit)
+    # An edit records its field before and after; a plain fork changes nothing but where it starts.
+    field = (fork_edit or {}).get("field")
+    before = {field: fork_edit.get("before")} if field else None
+    after = {field: fork_edit.get("after")} if field else None
+    audit_record(
+        actor=by, action=AuditEntry.Action.RUN_FORK_EDITED if edited else AuditEntry.Action.RUN_FORKED,
+        object_type="run", object_id=fork.pk, project=run.task.project, before=before, after=after,
+        summary=f"Forked {audit_run_name(run)} from {node_id}{' with its node edited' if edited else ''}"
+                f" as run {str(fork.pk)[:8]}",
+    )
 
 
 def _copied_row(source: WorkNodeExecution, *, fork: WorkGraphRun, cause: str, now) -> WorkNodeExecution:

@@ -11,10 +11,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from graphs.audit import audit_record, audit_run_name
 from graphs.engine import run_start
 from graphs.engine.scheduler import run_append_start
 from graphs.errors import InvalidTransitionError, WorkGraphError
-from graphs.models import AppendReview, WorkGraphRun, WorkNodeExecution
+from graphs.models import AppendReview, AuditEntry, WorkGraphRun, WorkNodeExecution
 from graphs.planning.append_review import append_reviews_waiting, appends_label
 from graphs.runs.status import run_status_set
 
@@ -63,6 +64,11 @@ def _decide(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: str, deci
     run.refresh_from_db()
     if not moved:
         raise InvalidTransitionError(entity="run", current=run.status, requested=status)
+    approved = decision == "approved"
+    what = "a fork's edited node" if run.fork_edit else "the plan"
+    _audit(run=run, reviewer=reviewer, comment=comment,
+           action=AuditEntry.Action.PLAN_APPROVED if approved else AuditEntry.Action.PLAN_REJECTED,
+           summary=f"{'Approved' if approved else 'Rejected'} {what} of {audit_run_name(run)}")
 
 
 def _appends_waiting_locked(run: WorkGraphRun) -> list[AppendReview]:
@@ -83,6 +89,8 @@ def _appends_approve(
         raise WorkGraphError(f"{appends_label(unrecorded)} cannot be approved while its planning call is"
                              f" {unrecorded[0].call_status}")
     _appends_mark(waiting, reviewer=reviewer, comment=comment, status=AppendReview.Status.APPROVED)
+    _audit(run=run, reviewer=reviewer, comment=comment, action=AuditEntry.Action.APPEND_APPROVED,
+           summary=f"Approved {appends_label(waiting)} of {audit_run_name(run)}")
     if resume == Status.RUNNING:
         run_append_start(run=run)
     else:
@@ -94,8 +102,15 @@ def _appends_reject(
 ) -> None:
     _appends_check(run=run, requested=Status.REJECTED)
     _appends_mark(waiting, reviewer=reviewer, comment=comment, status=AppendReview.Status.REJECTED)
+    _audit(run=run, reviewer=reviewer, comment=comment, action=AuditEntry.Action.APPEND_REJECTED,
+           summary=f"Rejected {appends_label(waiting)} of {audit_run_name(run)}")
     run_status_set(run=run, status=Status.REJECTED, error=f"{appends_label(waiting)} rejected by {reviewer}: {comment}",
                    error_code=WorkGraphRun.StopCode.APPEND_REJECTED, allowed_from=[Status.AWAITING_APPROVAL])
+
+
+def _audit(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: str, action: str, summary: str) -> None:
+    audit_record(actor=reviewer, action=action, object_type="run", object_id=run.pk, project=run.task.project,
+                 summary=f"{summary}: {comment}" if comment.strip() else summary)
 
 
 def _appends_check(*, run: WorkGraphRun, requested: str) -> None:

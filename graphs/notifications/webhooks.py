@@ -4,12 +4,14 @@ page and the API alike."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from graphs.models import EmailSubscription, Project, Webhook, WebhookDelivery
+from graphs.audit import audit_record
+from graphs.models import AuditEntry, EmailSubscription, Project, Webhook, WebhookDelivery
 from graphs.notifications import EVENTS
 from graphs.notifications.addresses import WebhookAddressRefused, webhook_target
 from graphs.notifications.jobs import webhook_deliver_submit
@@ -60,8 +62,31 @@ def webhook_create(*, project: Project, url: str, events: Iterable[str], format:
         room = _room_problem(project)
         if room:
             raise WebhookInvalid({"webhooks": room})
-        return Webhook.objects.create(project=project, url=url, events=chosen, format=format,
+        hook = Webhook.objects.create(project=project, url=url, events=chosen, format=format,
                                       secret=webhook_secret_new(), created_by=created_by)
+        audit_record(actor=created_by, action=AuditEntry.Action.WEBHOOK_CREATED, object_type="webhook",
+                     object_id=hook.pk, project=project, after=_audited(hook),
+                     summary=f"Added a webhook to {_url_shown(url)} for {', '.join(chosen)}")
+        return hook
+
+
+def webhook_delete(*, webhook: Webhook, by: AbstractBaseUser | None) -> None:
+    """Remove ``webhook``, its deliveries with it."""
+    with transaction.atomic():
+        audit_record(actor=by, action=AuditEntry.Action.WEBHOOK_DELETED, object_type="webhook", object_id=webhook.pk,
+                     project=webhook.project, before=_audited(webhook),
+                     summary=f"Deleted the webhook to {_url_shown(webhook.url)}")
+        webhook.delete()
+
+
+def _audited(hook: Webhook) -> dict[str, object]:
+    # The URL as far as its host: a receiver's path or query may hold its own secret (Slack's does).
+    return {"url": _url_shown(hook.url), "events": list(hook.events), "format": hook.format}
+
+
+def _url_shown(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}/…"
 
 
 def _events_chosen(events: Iterable[str]) -> tuple[list[str], str]:

@@ -13,8 +13,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, connections, transaction
 from django.db.models.options import Options
 
+from graphs.audit import audit_record
 from graphs.domain.agent_profiles import ORG_NODE_NAME, ResolvedProfile, shipped_profile
-from graphs.models import AgentProfile, AgentProfileRevision, Project, WorkNodeExecution
+from graphs.models import AgentProfile, AgentProfileRevision, AuditEntry, Project, WorkNodeExecution
 from graphs.profiles.revisions import profile_content, profile_save
 
 # The org nodes a pipeline calls; their profiles are listed even before a first run.
@@ -121,6 +122,15 @@ def profile_override_create(*, profile: AgentProfile, project: Project,
     override = AgentProfile(org_node=profile.org_node, project=project, **profile_content(profile))
     profile_save(profile=override, author=author, note=f"override for {project.slug}, copied from the console's")
     return override
+
+
+def profile_override_remove(*, override: AgentProfile, by: AbstractBaseUser | None) -> None:
+    """Remove a project's override: the project's calls use the console's profile again."""
+    with transaction.atomic():
+        audit_record(actor=by, action=AuditEntry.Action.AGENT_PROFILE_EDITED, object_type="agent_profile",
+                     object_id=override.org_node, project=override.project, before=profile_content(override),
+                     summary=f"Removed {override.project.slug}'s override of the {override.org_node} agent profile")
+        override.delete()
 
 
 def attempt_profile(*, execution: WorkNodeExecution, org_node: str, purpose: str) -> ResolvedProfile:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from graphs.audit import audit_revision
 from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
-from graphs.models import AgentProfile, AgentProfileRevision
+from graphs.models import AgentProfile, AgentProfileRevision, AuditEntry
 from graphs.revisions import revision_save
 
 
@@ -67,8 +68,14 @@ def profile_save(
             author=author if author and author.is_authenticated else None, note=note,
         )
 
+    def audit(revision: AgentProfileRevision, before: Content | None, after: Content) -> None:
+        whose = f"{profile.project.slug}'s override of " if profile.project_id else ""
+        audit_revision(actor=author, action=AuditEntry.Action.AGENT_PROFILE_EDITED, object_type="agent_profile",
+                       object_id=profile.org_node, what=f"{whose}the {profile.org_node} agent profile",
+                       number=revision.number, before=before, after=after, note=note, project=profile.project)
+
     return revision_save(record=profile, fields=FIELDS, base_revision=base_revision, record_write=profile.save,
-                         revision_create=create)
+                         revision_create=create, revision_audit=audit)
 
 
 def profile_content(source: AgentProfile | AgentProfileRevision) -> Content:

@@ -17,7 +17,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
 from graphs.agents import get_runner, runner_names
-from graphs.models import Project, ProjectMembership
+from graphs.audit import audit_record
+from graphs.models import AuditEntry, Project, ProjectMembership
 from graphs.projects.folder_check import FolderCheck, folder_check, text_encodable
 
 SLUG_MAX_CHARS = 50
@@ -70,15 +71,20 @@ def project_create(*, created_by: AbstractBaseUser, fields: dict[str, Any], conf
         with transaction.atomic():
             project = Project.objects.create(**{name: values[name] for name in ("slug", *EDITABLE)})
             ProjectMembership.objects.create(project=project, user=created_by, role=ProjectMembership.Role.LEAD)
+            audit_record(actor=created_by, action=AuditEntry.Action.PROJECT_CREATED, object_type="project",
+                         object_id=project.slug, project=project, after={name: values[name] for name in EDITABLE},
+                         summary=f"Created the project {project.slug} \u201c{project.name}\u201d, leading it")
     except IntegrityError as error:
         # Another request took the slug between the check and the insert.
         raise ProjectInvalid({"slug": f"A project with the slug {values['slug']!r} exists already."}, check) from error
     return ProjectSaved(project=project, check=check)
 
 
-def project_update(*, project: Project, changes: dict[str, Any], confirm_commands: bool = False) -> ProjectSaved:
+def project_update(*, project: Project, changes: dict[str, Any], confirm_commands: bool = False,
+                   by: AbstractBaseUser | None = None) -> ProjectSaved:
     """Apply ``changes`` (fields of ``EDITABLE``) to ``project`` at once, or raise ``ProjectInvalid`` and
-    leave it as it was. The slug never changes: pages and clients link to it."""
+    leave it as it was. The slug never changes: pages and clients link to it. The audit log records
+    ``by`` changing the fields that changed, before and after."""
     problems = {name: "The slug cannot change: pages and clients link to it." if name == "slug" else
                 "Not a field of a project one may change." for name in changes if name not in EDITABLE}
     before = {name: getattr(project, name) for name in ("slug", *EDITABLE)}
@@ -88,7 +94,12 @@ def project_update(*, project: Project, changes: dict[str, Any], confirm_command
     for name in changed:
         setattr(project, name, values[name])
     if changed:
-        project.save(update_fields=changed)
+        with transaction.atomic():
+            project.save(update_fields=changed)
+            audit_record(actor=by, action=AuditEntry.Action.PROJECT_EDITED, object_type="project",
+                         object_id=project.slug, project=project, before={name: before[name] for name in changed},
+                         after={name: values[name] for name in changed},
+                         summary=f"Changed {', '.join(changed)} of the project {project.slug}")
     return ProjectSaved(project=project, check=check)
 
 

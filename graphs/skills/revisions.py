@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from graphs.audit import audit_revision
 from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
-from graphs.models import Skill, SkillRevision
+from graphs.models import AuditEntry, Skill, SkillRevision
 from graphs.revisions import revision_save
 from graphs.skills.team_templates import team_template_parse
 
@@ -64,8 +65,13 @@ def skill_save(
             author=author if author and author.is_authenticated else None, note=note,
         )
 
+    def audit(revision: SkillRevision, before: Content | None, after: Content) -> None:
+        audit_revision(actor=author, action=AuditEntry.Action.SKILL_EDITED, object_type="skill",
+                       object_id=skill.skill_id, what=f"the skill {skill.skill_id}", number=revision.number,
+                       before=before, after=after, note=note)
+
     return revision_save(record=skill, fields=FIELDS, base_revision=base_revision, record_write=write,
-                         revision_create=create)
+                         revision_create=create, revision_audit=audit)
 
 
 def skill_content(source: Skill | SkillRevision) -> Content:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
 from django.db.models import QuerySet
 
+from graphs.audit import audit_record
 from graphs.errors import InvalidTransitionError, WorkGraphError
-from graphs.models import Skill
+from graphs.models import AuditEntry, Skill
 
 _TRANSITIONS: dict[str, frozenset[str]] = {
     Skill.Status.DRAFT: frozenset({Skill.Status.ACTIVE}),
@@ -29,10 +31,14 @@ def skill_status_change(*, skill: Skill, status: str, reason: str, by: AbstractB
     current = skill.status
     if status not in _TRANSITIONS.get(current, frozenset()):
         raise InvalidTransitionError(entity="skill", current=current, requested=status)
-    moved = Skill.objects.filter(pk=skill.pk, status=current).update(status=status, status_reason=reason)
-    if moved != 1:
-        skill.refresh_from_db(fields=["status"])
-        raise InvalidTransitionError(entity="skill", current=skill.status, requested=status)
+    with transaction.atomic():
+        moved = Skill.objects.filter(pk=skill.pk, status=current).update(status=status, status_reason=reason)
+        if moved != 1:
+            skill.refresh_from_db(fields=["status"])
+            raise InvalidTransitionError(entity="skill", current=skill.status, requested=status)
+        audit_record(actor=by, action=AuditEntry.Action.SKILL_EDITED, object_type="skill", object_id=skill.skill_id,
+                     before={"status": current}, after={"status": status},
+                     summary=f"Made the skill {skill.skill_id} {status}: {reason}")
     skill.refresh_from_db()
     if by is not None and by.is_authenticated:
         LogEntry.objects.log_actions(
