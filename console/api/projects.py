@@ -83,7 +83,8 @@ def projects_update(request, slug: str, payload: ProjectPatch):
     project, role = project_for_member(request.auth, slug)
     require(role, "edit_project")
     changes = payload.dict(exclude_unset=True, exclude={"confirm_commands"})
-    saved = _saved(lambda: project_update(project=project, changes=changes, confirm_commands=payload.confirm_commands))
+    saved = _saved(lambda: project_update(project=project, changes=changes,
+                                          confirm_commands=payload.confirm_commands, by=request.auth))
     return _project_out(saved.project, role, None, saved.check)
 
 
@@ -96,19 +97,20 @@ def members_list(request, slug: str):
 @router.post("/projects/{slug}/members", response={201: MemberOut, **ERRORS})
 def members_add(request, slug: str, payload: MemberIn):
     project = _project_led(request, slug)
-    return Status(201, _member_out(_member_change(member_add, project=project, username=payload.username,
-                                                  role=payload.role)))
+    return Status(201, _member_out(_member_change(member_add, request.auth, project=project,
+                                                  username=payload.username, role=payload.role)))
 
 
 @router.patch("/projects/{slug}/members/{username}", response={200: MemberOut, **ERRORS})
 def members_role_set(request, slug: str, username: str, payload: MemberRoleIn):
     project = _project_led(request, slug)
-    return _member_out(_member_change(member_role_set, project=project, username=username, role=payload.role))
+    return _member_out(_member_change(member_role_set, request.auth, project=project, username=username,
+                                      role=payload.role))
 
 
 @router.delete("/projects/{slug}/members/{username}", response={204: None, **ERRORS})
 def members_remove(request, slug: str, username: str):
-    _member_change(member_remove, project=_project_led(request, slug), username=username)
+    _member_change(member_remove, request.auth, project=_project_led(request, slug), username=username)
     return Status(204, None)
 
 
@@ -129,9 +131,9 @@ def _saved(save):
         raise ApiError(400, "invalid_project", "The project is not valid; nothing was saved.", fields) from error
 
 
-def _member_change(change, **kwargs: Any):
+def _member_change(change, by, **kwargs: Any):
     try:
-        return change(**kwargs)
+        return change(by=by, **kwargs)
     except MemberRefused as error:
         fields = [{"field": name, "message": message} for name, message in error.problems.items()]
         raise ApiError(MEMBER_STATUS[error.code], error.code, str(error), fields) from error

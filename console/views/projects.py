@@ -50,7 +50,7 @@ def project_edit(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             project_update(project=project, changes=form.values(),
-                           confirm_commands=form.cleaned_data["confirm_commands"])
+                           confirm_commands=form.cleaned_data["confirm_commands"], by=request.user)
         except ProjectInvalid as error:
             check = error.check
             _problems_shown(form, error.problems)
@@ -72,7 +72,7 @@ def project_members_page(request: HttpRequest, slug: str) -> HttpResponse:
         require(role, "manage_members")
         if form.is_valid():
             try:
-                member_add(project=project, **form.cleaned_data)
+                member_add(project=project, **form.cleaned_data, by=request.user)
             except MemberRefused as error:
                 _problems_shown(form, error.problems)
             else:
@@ -92,12 +92,12 @@ def project_member_change(request: HttpRequest, slug: str, username: str) -> Htt
     require(role, "manage_members")
     try:
         if request.POST.get("action") == "remove":
-            member_remove(project=project, username=username)
+            member_remove(project=project, username=username, by=request.user)
             messages.success(request, f"{username} is no longer a member.")
         else:
             # The role as sent: graphs.projects names a wrong one beside any problem of the member.
             role_wanted = request.POST.get("role", "")
-            member_role_set(project=project, username=username, role=role_wanted)
+            member_role_set(project=project, username=username, role=role_wanted, by=request.user)
             messages.success(request, f"{username} is now a {role_wanted}.")
     except MemberRefused as error:
         messages.error(request, str(error))

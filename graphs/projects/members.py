@@ -5,12 +5,15 @@ written, and every problem of it is named at once, on the field it concerns."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from graphs.models import Project, ProjectMembership
+from graphs.audit import audit_record
+from graphs.models import AuditEntry, Project, ProjectMembership
 from graphs.projects.folder_check import text_encodable
 
 Role = ProjectMembership.Role
+Action = AuditEntry.Action
 USERNAME_MAX_CHARS = 150
 # The code of a refusal naming more than one problem.
 SEVERAL_PROBLEMS = "invalid_member"
@@ -38,8 +41,8 @@ def project_members(project: Project) -> list[ProjectMembership]:
     return sorted(rows, key=lambda row: (order.get(row.role, 3), row.user.get_username()))
 
 
-def member_add(*, project: Project, username: str, role: str) -> ProjectMembership:
-    """Make the user called ``username`` a member in ``role``."""
+def member_add(*, project: Project, username: str, role: str, by: AbstractBaseUser | None = None) -> ProjectMembership:
+    """Make the user called ``username`` a member in ``role``; the audit log records ``by`` adding them."""
     refusals = _role_refusals(role)
     with transaction.atomic():
         user = _user(username, refusals)
@@ -47,11 +50,16 @@ def member_add(*, project: Project, username: str, role: str) -> ProjectMembersh
             refusals["username"] = ("already_member", f"{username} is a member already; change their role instead.")
         if refusals:
             raise MemberRefused(refusals)
-        return ProjectMembership.objects.create(project=project, user=user, role=role)
+        membership = ProjectMembership.objects.create(project=project, user=user, role=role)
+        _audit(by, Action.MEMBER_ADDED, membership, f"Added {username} to {project.slug} as a {role}",
+               after={"role": role})
+        return membership
 
 
-def member_role_set(*, project: Project, username: str, role: str) -> ProjectMembership:
-    """Give the member called ``username`` the role ``role``."""
+def member_role_set(*, project: Project, username: str, role: str,
+                    by: AbstractBaseUser | None = None) -> ProjectMembership:
+    """Give the member called ``username`` the role ``role``; the audit log records ``by`` changing it, the
+    role before and after (nothing, when it was that role already)."""
     refusals = _role_refusals(role)
     with transaction.atomic():
         membership = _membership_locked(project, username, refusals)
@@ -59,13 +67,19 @@ def member_role_set(*, project: Project, username: str, role: str) -> ProjectMem
             refusals.update(_last_lead_refusals(project, membership, field="role"))
         if refusals:
             raise MemberRefused(refusals)
+        was = membership.role
+        if was == role:
+            return membership
         membership.role = role
         membership.save(update_fields=["role"])
+        _audit(by, Action.MEMBER_ROLE_CHANGED, membership,
+               f"Made {username} a {role} of {project.slug}, a {was} before",
+               before={"role": was}, after={"role": role})
         return membership
 
 
-def member_remove(*, project: Project, username: str) -> None:
-    """Remove the member called ``username`` from the project."""
+def member_remove(*, project: Project, username: str, by: AbstractBaseUser | None = None) -> None:
+    """Remove the member called ``username`` from the project; the audit log records ``by`` removing them."""
     refusals: Refusals = {}
     with transaction.atomic():
         membership = _membership_locked(project, username, refusals)
@@ -73,7 +87,15 @@ def member_remove(*, project: Project, username: str) -> None:
             refusals.update(_last_lead_refusals(project, membership, field="username"))
         if refusals:
             raise MemberRefused(refusals)
+        _audit(by, Action.MEMBER_REMOVED, membership, f"Removed {username} ({membership.role}) from {project.slug}",
+               before={"role": membership.role})
         membership.delete()
+
+
+def _audit(by: AbstractBaseUser | None, action: str, membership: ProjectMembership, summary: str,
+           **changes: dict[str, str]) -> None:
+    audit_record(actor=by, action=action, object_type="member", object_id=membership.user.get_username(),
+                 project=membership.project, summary=summary, **changes)
 
 
 def _role_refusals(role: str) -> Refusals:

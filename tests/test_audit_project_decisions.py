@@ -1,0 +1,133 @@
+"""Decisions about a project are on its audit log: its creation, its edits (the fields changed, before and
+after), its members added, given another role (before and after) and removed — through the API, the
+pages and the Django admin alike. A change refused, or one that changes nothing, leaves no entry."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from graphs.models import AuditEntry, ProjectMembership
+from graphs.projects.edits import ProjectInvalid, project_update
+from tests import factories
+from tests.clients import signed_in
+
+pytestmark = pytest.mark.django_db
+
+Action = AuditEntry.Action
+
+
+def send(client, method: str, url: str, body: dict):
+    return getattr(client, method)(url, data=json.dumps(body), content_type="application/json")
+
+
+def only_entry() -> AuditEntry:
+    (entry,) = AuditEntry.objects.all()
+    return entry
+
+
+def test_a_project_created_through_the_api_is_recorded_with_its_settings(repo):
+    erin = factories.project_creator("erin")
+
+    answer = send(signed_in(erin), "post", "/api/projects",
+                  {"slug": "shop", "name": "Shop <script>", "target_folder": str(repo), "max_run_cost_usd": "3"})
+
+    assert answer.status_code == 201, answer.content
+    entry = only_entry()
+    assert (entry.actor_name, entry.action, entry.object_type, entry.object_id, entry.project_slug) == (
+        "erin", Action.PROJECT_CREATED, "project", "shop", "shop")
+    assert entry.before is None
+    assert (entry.after["name"], entry.after["max_run_cost_usd"], entry.after["allow_commands"]) == (
+        "Shop <script>", "3", False)
+
+
+def test_an_edit_records_only_the_fields_it_changed_before_and_after(project, alice):
+    old_name = project.name
+
+    answer = send(signed_in(alice), "patch", f"/api/projects/{project.slug}",
+                  {"name": "Renamed", "max_run_cost_usd": "2.5", "base_ref": ""})
+
+    assert answer.status_code == 200, answer.content
+    entry = only_entry()
+    assert (entry.actor_name, entry.action, entry.object_id) == ("alice", Action.PROJECT_EDITED, project.slug)
+    assert entry.before == {"name": old_name, "max_run_cost_usd": None}
+    assert entry.after == {"name": "Renamed", "max_run_cost_usd": "2.5"}
+
+
+def test_an_edit_on_the_settings_page_names_its_lead(project, alice):
+    form = {"name": "From the page", "target_folder": project.target_folder, "base_ref": "", "agent": "",
+            "max_run_cost_usd": ""}
+
+    signed_in(alice).post(f"/projects/{project.slug}/edit/", form)
+
+    entry = only_entry()
+    assert (entry.actor_name, entry.action, entry.after) == ("alice", Action.PROJECT_EDITED, {"name": "From the page"})
+
+
+def test_an_edit_that_changes_nothing_or_is_refused_leaves_no_entry(project, alice):
+    project_update(project=project, changes={"name": project.name}, by=alice)
+    with pytest.raises(ProjectInvalid):
+        project_update(project=project, changes={"name": "", "max_run_cost_usd": Decimal("-1")}, by=alice)
+
+    assert not AuditEntry.objects.exists()
+
+
+def test_members_added_given_a_role_and_removed_are_each_recorded(project, alice, charlie):
+    client = signed_in(alice)
+
+    assert send(client, "post", f"/api/projects/{project.slug}/members",
+                {"username": "charlie", "role": "viewer"}).status_code == 201
+    assert send(client, "patch", f"/api/projects/{project.slug}/members/charlie", {"role": "reviewer"}).status_code == 200
+    assert send(client, "patch", f"/api/projects/{project.slug}/members/charlie", {"role": "reviewer"}).status_code == 200
+    assert client.delete(f"/api/projects/{project.slug}/members/charlie").status_code == 204
+
+    entries = AuditEntry.objects.order_by("id")
+    assert [(e.action, e.object_type, e.object_id, e.before, e.after) for e in entries] == [
+        (Action.MEMBER_ADDED, "member", "charlie", None, {"role": "viewer"}),
+        (Action.MEMBER_ROLE_CHANGED, "member", "charlie", {"role": "viewer"}, {"role": "reviewer"}),
+        (Action.MEMBER_REMOVED, "member", "charlie", {"role": "reviewer"}, None),
+    ]
+    assert {entry.actor_name for entry in entries} == {"alice"}
+
+
+def test_a_member_change_on_the_members_page_names_its_lead(project, alice, bob):
+    signed_in(alice).post(f"/projects/{project.slug}/members/bob/", {"role": "viewer"})
+
+    entry = only_entry()
+    assert (entry.actor_name, entry.action, entry.before, entry.after) == (
+        "alice", Action.MEMBER_ROLE_CHANGED, {"role": "reviewer"}, {"role": "viewer"})
+
+
+def test_a_refused_member_change_leaves_no_entry(project, alice):
+    response = send(signed_in(alice), "patch", f"/api/projects/{project.slug}/members/alice", {"role": "viewer"})
+
+    assert response.status_code == 409
+    assert not AuditEntry.objects.exists()
+
+
+def test_the_django_admin_records_a_project_edit_and_its_member_changes(project, alice, bob):
+    admin = factories.UserFactory(username="root", is_staff=True, is_superuser=True)
+    bob_row = ProjectMembership.objects.get(user=bob, project=project)
+    alice_row = ProjectMembership.objects.get(user=alice, project=project)
+    form = {
+        "name": "Admin named", "slug": project.slug, "target_folder": project.target_folder, "base_ref": "",
+        "agent": "", "max_run_cost_usd": "",
+        "memberships-TOTAL_FORMS": "2", "memberships-INITIAL_FORMS": "2", "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+        "memberships-0-id": str(alice_row.pk), "memberships-0-project": str(project.pk),
+        "memberships-0-user": str(alice.pk), "memberships-0-role": "lead",
+        "memberships-1-id": str(bob_row.pk), "memberships-1-project": str(project.pk),
+        "memberships-1-user": str(bob.pk), "memberships-1-role": "lead",
+    }
+
+    response = signed_in(admin).post(f"/admin/graphs/project/{project.pk}/change/", form)
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    entries = {entry.action: entry for entry in AuditEntry.objects.all()}
+    assert set(entries) == {Action.PROJECT_EDITED, Action.MEMBER_ROLE_CHANGED}
+    assert entries[Action.PROJECT_EDITED].after == {"name": "Admin named"}
+    assert (entries[Action.MEMBER_ROLE_CHANGED].object_id, entries[Action.MEMBER_ROLE_CHANGED].before,
+            entries[Action.MEMBER_ROLE_CHANGED].after) == ("bob", {"role": "reviewer"}, {"role": "lead"})
+    assert {entry.actor_name for entry in entries.values()} == {"root"}
