@@ -87,6 +87,7 @@ urlpatterns = [
     path("skills/", include(skill_urls)),
     path("agents/", include(agent_profile_urls)),
     path("admin/", admin.site.urls),
+    path("executions/<uuid:node_exec_id>/review", views.execution_review, name="execution_review"),
 ]
 
 # The console's own error pages (the API answers JSON errors of its own).

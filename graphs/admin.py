@@ -16,8 +16,8 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "target_folder", "require_plan_approval", "allow_commands", "allow_command_network",
-                    "llm_failure_classifier", "max_run_cost_usd"]
+    list_display = ["name", "slug", "target_folder", "require_plan_approval", "require_change_review", "allow_commands",
+                    "allow_command_network", "llm_failure_classifier", "max_run_cost_usd"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]

@@ -2,7 +2,7 @@
 
 from ninja import NinjaAPI
 
-from console.api import collaboration, dag_specs, inbox, projects, runs, tasks, tokens, webhooks
+from console.api import collaboration, dag_specs, inbox, projects, reviews, runs, tasks, tokens, webhooks
 from console.api.auth import AUTH
 from console.api.errors import error_handlers_install
 
@@ -17,6 +17,7 @@ error_handlers_install(api)
 api.add_router("/", projects.router)
 api.add_router("/", tasks.router)
 api.add_router("/", runs.router)
+api.add_router("/", reviews.router)
 api.add_router("/", tokens.router)
 api.add_router("/", dag_specs.router)
 api.add_router("/", webhooks.router)

@@ -21,8 +21,9 @@ router = Router(tags=["inbox"])
 
 
 class InboxItemOut(Schema):
-    kind: str = Field(..., description="approval (a plan or appends to review), external (a node waiting for "
-                                       "its report) or budget (a run its budget stopped).")
+    kind: str = Field(..., description="approval (a plan or appends to review), change_review (an attempt's "
+                                       "change waiting for a reviewer), external (a node waiting for its report) "
+                                       "or budget (a run its budget stopped).")
     since: datetime = Field(..., description="When it began to wait.")
     waiting_for: str = Field(..., description="How long it has waited, in words: '3 hours, 5 minutes'.")
     label: str = Field(..., description="What waits: 'the plan', \"the coder's append\", \"node deploy's report\"…")
@@ -31,7 +32,8 @@ class InboxItemOut(Schema):
     task_title: str
     project: str = Field(..., description="The project's slug.")
     nodes_waiting: int = Field(..., description="How many of the run's nodes cannot go on until it is dealt with.")
-    node_exec_id: UUID | None = Field(None, description="The attempt waiting for its report (external only).")
+    node_exec_id: UUID | None = Field(None, description="The attempt waiting for its report or its review "
+                                                         "(external and change_review only).")
     node_id: str = ""
     budget_usd: Decimal | None = Field(None, description="The run's budget (budget only).")
     spent_usd: Decimal | None = Field(None, description="What the run's agent calls cost (budget only).")

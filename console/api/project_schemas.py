@@ -31,6 +31,8 @@ class ProjectOut(Schema):
     target_folder: str | None = Field(..., description="Where the project's work is written; leads only, else null.")
     base_ref: str
     require_plan_approval: bool
+    require_change_review: bool = Field(..., description="An attempt's change that passed its judgment waits for a"
+                                                         " reviewer before it lands.")
     allow_commands: bool
     allow_command_network: bool
     max_run_cost_usd: Decimal | None = Field(..., description="Each run's budget in USD unless it is given its own.")
@@ -48,6 +50,8 @@ class ProjectIn(InSchema):
     target_folder: str = Field(..., description="The absolute path of the folder agents work in.")
     base_ref: str = ""
     require_plan_approval: bool = False
+    require_change_review: bool = Field(False, description="Hold every attempt's change for a reviewer's approval"
+                                                           " before it lands on the run's branch.")
     allow_commands: bool = False
     allow_command_network: bool = False
     max_run_cost_usd: Decimal | None = None
@@ -64,6 +68,7 @@ class ProjectPatch(InSchema):
     target_folder: str | None = None
     base_ref: str | None = None
     require_plan_approval: bool | None = None
+    require_change_review: bool | None = None
     allow_commands: bool | None = None
     allow_command_network: bool | None = None
     max_run_cost_usd: Decimal | None = Field(None, description="null: no budget.")

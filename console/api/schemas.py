@@ -222,6 +222,7 @@ class ProgressOut(Schema):
     blocked: int
     cancelled: int
     active: int
+    awaiting_review: int = Field(..., description="Those whose change waits for a reviewer.")
     summary: str
 
 

@@ -5,5 +5,6 @@
 - ``fields`` — form fields that only gather what was typed, for forms whose every rule is the domain's;
 - ``skills`` — a skill's editor and its status change;
 - ``agent_profiles`` — an agent profile's editor, and a project's override of it;
-- ``revisions`` — what the skill and profile editors share: a refused save shown on its form, two revisions to compare.
+- ``revisions`` — what the skill and profile editors share: a refused save shown on its form, two revisions to compare;
+- ``reviews`` — the node page's change review: a decision, a body, comments on lines, comments resolved.
 """

@@ -32,6 +32,9 @@ class ProjectForm(forms.Form):
                                  help_text="What one run's agent calls may spend; empty: no budget.")
     require_plan_approval = forms.BooleanField(
         required=False, help_text="Every plan, and every append to a run, waits for a reviewer's approval.")
+    require_change_review = forms.BooleanField(
+        required=False, help_text="An attempt's change waits for a reviewer's approval before it lands on the run's"
+                                  " branch; a reviewer may ask the agent to amend it.")
     allow_commands = forms.BooleanField(
         required=False, help_text="Command nodes and command judgments (your test suite, say) run programs.")
     allow_command_network = forms.BooleanField(required=False, help_text="Those programs reach the network.")

@@ -10,7 +10,8 @@
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;
 - ``inbox`` — what waits on the person ("Waiting on you"), and raising a stopped run's budget to resume it;
 - ``fork_edit`` — the page that re-runs a run from a node with its prompt or argv edited;
-- ``executions`` — an attempt's page, and the detail.json of the run graph's side panel;
+- ``executions`` — an attempt's page and its change review form, and the detail.json of the run graph's side
+  panel;
 - ``compare`` — two attempts of a node, or two runs of a task, side by side;
 - ``downloads`` — the patches, an attempt's log as JSONL, the DAG spec file;
 - ``common`` — what several pages show alike: a change's diff, pretty JSON;
@@ -36,7 +37,7 @@ from console.views.downloads import (
     run_dag_spec_download,
     run_diff_download,
 )
-from console.views.executions import execution_detail, execution_json
+from console.views.executions import execution_detail, execution_json, execution_review
 from console.views.fork_edit import run_fork_edit
 from console.views.pages import dashboard, project_detail, run_list, task_detail, task_list, task_new
 from console.views.projects import project_edit, project_member_change, project_members_page, project_new
@@ -52,6 +53,7 @@ __all__ = [
     "login_locked_out",
     "project_detail",
     "project_edit",
+    "execution_review",
     "project_member_change",
     "project_members_page",
     "project_new",

@@ -13,9 +13,10 @@ from django.views.decorators.http import require_POST
 
 from console.permissions import run_for_member
 from graphs.engine.budget_resume import BudgetResumeRefused, run_budget_raise_resume
-from graphs.reads.inbox import APPROVAL, BUDGET, EXTERNAL, InboxItem, inbox_items
+from graphs.reads.inbox import APPROVAL, BUDGET, CHANGE_REVIEW, EXTERNAL, InboxItem, inbox_items
 
-ACT_WORDS = {APPROVAL: "Review", EXTERNAL: "Open the node", BUDGET: "Raise the budget"}
+ACT_WORDS = {APPROVAL: "Review", EXTERNAL: "Open the node", BUDGET: "Raise the budget",
+             CHANGE_REVIEW: "Review the change"}
 
 
 class BudgetRaiseForm(forms.Form):
@@ -25,13 +26,16 @@ class BudgetRaiseForm(forms.Form):
 
 
 def inbox_link(item: InboxItem) -> str:
-    """Where a person acts on ``item``: the plan's review, the waiting attempt, the run stopped."""
+    """Where a person acts on ``item``: the plan's review, the waiting attempt, the change to review (its
+    diff), the run stopped."""
     if item.kind == APPROVAL:
         return reverse("run_planning", kwargs={"run_id": item.run_id})
     if item.kind == EXTERNAL:
         return reverse("execution_detail", kwargs={"node_exec_id": item.node_exec_id})
     return reverse("run_graph", kwargs={"run_id": item.run_id})
 
+    if item.kind == CHANGE_REVIEW:
+        return reverse("execution_detail", kwargs={"node_exec_id": item.node_exec_id}) + "#changes"
 
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:

@@ -52,7 +52,9 @@ def run_node_panel(request: HttpRequest, run_id) -> HttpResponse:
     response = render(request, "console/_node_panel.html", {
         "run": run, "panel": panel, "detail": detail,
         "can_fork": can(role, "fork_run") and run.is_forkable(),
-        "finished": detail is not None and detail["status"] in WorkNodeExecution.FINISHED_STATUSES,
+        # An attempt awaiting review is not finished, but its agent is done: its panel is settled too.
+        "finished": detail is not None and detail["status"] in (WorkNodeExecution.FINISHED_STATUSES
+                                                                | WorkNodeExecution.WAITING_STATUSES),
         "judgment_json": pretty_json(detail["judgment_result"]) if detail and detail["judgment_result"] else "",
     })
     patch_cache_control(response, private=True, no_store=True)
@@ -64,7 +66,8 @@ def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
     return {
         "run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
         "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
-        "can_review": can(role, "review_plan"), "spend": spend_of(run.executions.all()),
+        "can_review": can(role, "review_plan"), "can_review_change": can(role, "review_change"),
+        "spend": spend_of(run.executions.all()),
         "progress": run_progress_counted(run_id=run.pk, total=manifest_node_count(run.graph_manifest)),
         "workspace": workspace, "changed_files": run_changed_files(run, workspace) if workspace else [],
         "dag_spec": run_dag_spec(run), "notices": run_notices(run),

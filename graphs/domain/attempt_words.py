@@ -19,6 +19,7 @@ _CAUSES = {
     "transient_retry": "retry after a transient error",
     "fork": "rerun in a fork",
     "planning": "planning call",
+    "review": "amends its change: a reviewer requested changes",
 }
 
 

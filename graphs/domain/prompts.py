@@ -24,6 +24,7 @@ from graphs.domain.catalogs import (
 from graphs.domain.judgments import JUDGMENT_KINDS
 from graphs.domain.judgments.llm import CONTENT_PLACEHOLDER
 from graphs.domain.on_fail_actions import ON_FAIL_ACTIONS
+from graphs.domain.review_prompts import ReviewBrief, review_block
 
 # A repair request quotes the rejected answer; its head and tail are what explain the failure, and an
 # unbounded quote could push the prompt past the command-line limit of the claude runner.
@@ -152,8 +153,10 @@ def node_prompt(
     brief: TaskBrief,
     upstream_outputs: Mapping[str, str],
     feedback: Sequence[str] = (),
+    review: ReviewBrief | None = None,
 ) -> str:
-    """The prompt that executes one manifest node, catalog-shaped or generic.
+    """The prompt that executes one manifest node, catalog-shaped or generic; ``review`` is the change
+    review that asked this attempt to amend an earlier one's change (graphs.domain.review_prompts).
 
     Raises ValueError for a node with neither ``artifact_type`` nor ``task_prompt``.
     """
@@ -173,6 +176,8 @@ def node_prompt(
             "## Review issues to fix\n\nAn earlier attempt was sent back by review. Address each issue:\n"
             + _bullets(feedback)
         )
+    if review is not None:
+        sections.append(review_block(review))
     sections.append("## How to answer\n\n" + _node_answer_rule(node))
     return "\n\n".join(sections)
 

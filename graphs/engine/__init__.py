@@ -18,6 +18,8 @@ modules, each with one reason to change:
   the transient retry with backoff;
 - ``finish`` — how a stage and a run end;
 - ``review`` — a reviewer's approval or rejection of a fresh plan or an append, when the project asks;
+- ``change_review`` — an attempt's change held for a reviewer, and what their approval, request for changes
+  or comment does to the run;
 - ``external`` — nodes done outside the engine: their wait for a report, and its deadline;
 - ``budget_resume`` — a run its budget stopped, given a higher budget and resumed where it stopped;
 - ``recovery`` — cancel, fork, and the reaper of lost work (``fork_edits``: a fork with its node's prompt or

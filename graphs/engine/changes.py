@@ -1,6 +1,7 @@
 """What becomes of an attempt's change in its worktree: judged against the rules every attempt keeps,
-landed on the run's branch when its judgment passed, kept on a ref of its own when it failed — and
-never committed at all when the attempt tampered with the worktree's git plumbing."""
+landed on the run's branch when its judgment passed (or kept on a ref of its own for a reviewer, when its
+project requires change review), kept on a ref of its own when it failed — and never committed at all
+when the attempt tampered with the worktree's git plumbing."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from graphs.workspaces.worktree_checks import (
 from graphs.workspaces.worktrees import (
     AttemptWorkspace,
     MergeConflictError,
+    amended_change,
     workspace_changed_paths,
     workspace_keep,
     workspace_land,
@@ -69,6 +71,22 @@ def change_land(workspace: AttemptWorkspace, execution: WorkNodeExecution, judgm
     log_append(execution=execution, event="change_landed", commit=change.result_commit, merge=change.merge_commit,
                files=len(change.files))
     return judgment
+
+
+def change_review_hold(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> bool:
+    """Keep a judged-good change on its own ref for a reviewer instead of landing it, when its project
+    requires change review and the attempt changed files (or amends a reviewed change); return whether it
+    waits so. A change that changed nothing has nothing to review, and lands as before."""
+    if not execution.run.task.project.require_change_review:
+        return False
+    if amended_change(execution) is None and not workspace_changed_paths(workspace):
+        return False
+    kept = workspace_keep(workspace, execution)
+    if not kept.result_commit:
+        return False
+    log_append(execution=execution, event="change_awaits_review", commit=kept.result_commit, ref=kept.ref,
+               files=len(kept.files))
+    return True
 
 
 def _change_keep(workspace: AttemptWorkspace | None, execution: WorkNodeExecution) -> None:

@@ -37,8 +37,10 @@ def gap_stage_round(stage: str) -> int | None:
 
 
 def stage_end_check(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict]) -> None:
-    """Finish the stage when no attempt is active any more and it really is over (call under the run lock)."""
-    done = all(row["status"] not in WorkNodeExecution.ACTIVE_STATUSES for row in latest.values())
+    """Finish the stage when no attempt is active any more, nor waiting for a reviewer, and it really is over
+    (call under the run lock)."""
+    unsettled = WorkNodeExecution.ACTIVE_STATUSES | WorkNodeExecution.WAITING_STATUSES
+    done = all(row["status"] not in unsettled for row in latest.values())
     if done and _stage_complete(run, latest, node_count=len(shape.position)):
         _stage_finished(run, shape, latest)
 

@@ -91,7 +91,9 @@ def attempt_judgment_failed(
         if not attempt_finish(execution, worker=worker, status=Status.FAILED, output=output, judgment=judgment,
                               error=error, failure=failure):
             return
-        attempts = run.executions.filter(node_id=execution.node_id).exclude(cause=Cause.TRANSIENT_RETRY).count()
+        # A change a reviewer sent back is no failure of the node's: it counts for nothing here.
+        attempts = run.executions.filter(node_id=execution.node_id).exclude(cause=Cause.TRANSIENT_RETRY).exclude(
+            status=Status.CHANGES_REQUESTED).count()
         if action is None or action.respond is None or attempts >= max_attempts:
             terminal = action is not None and action.respond is None
             reason = name if terminal else f"{name} exhausted after {attempts} attempts"

@@ -62,7 +62,8 @@ def attempt_finish(
         setattr(execution, name, value)
     if owned == 1:
         node_states_emit(run_id=execution.run_id, rows=[execution])
-        if execution.started_at is not None:
+        # An attempt awaiting review has not ended: its duration is observed once a reviewer decides.
+        if execution.started_at is not None and status in WorkNodeExecution.FINISHED_STATUSES:
             node_duration_observe(org_node=execution.subagent_type, status=status,
                                   seconds=(execution.finished_at - execution.started_at).total_seconds())
     log_append(execution=execution, event="node_finished", status=status, error=error, committed=owned == 1)
@@ -151,10 +152,17 @@ def attempt_next_create(
     cause_node_id: str = "",
     feedback: list[str] | None = None,
     not_before_seconds: float = 0.0,
+    review: dict[str, Any] | None = None,
 ) -> WorkNodeExecution:
-    """Add the next attempt of ``node_id`` as a pending row (call under the run lock)."""
+    """Add the next attempt of ``node_id`` as a pending row (call under the run lock).
+
+    ``review`` is the change review it is to amend (graphs.engine.change_review); a retry of an attempt
+    that amended one (``retry_self``, ``transient_retry``) amends it too, from the same reviewed change.
+    """
     previous = node_latest_attempt(run=run, node_id=node_id)
     node = manifest_node(run.graph_manifest, node_id) or {}
+    if review is None and previous is not None and cause in _RETRIES:
+        review = (previous.input_payload or {}).get("review")
     created = WorkNodeExecution.objects.create(
         run=run,
         node_id=node_id,
@@ -163,11 +171,15 @@ def attempt_next_create(
         attempt=(previous.attempt if previous else 0) + 1,
         cause=cause,
         cause_node_id=cause_node_id,
-        input_payload={"feedback": feedback or []},
+        input_payload={"feedback": feedback or [], **({"review": review} if review else {})},
         not_before=timezone.now() + timedelta(seconds=not_before_seconds) if not_before_seconds else None,
     )
     node_states_emit(run_id=run.pk, rows=[created])
     return created
+
+
+# The causes of an attempt that does again what the one before it was asked to do.
+_RETRIES = frozenset({Cause.RETRY_SELF, Cause.TRANSIENT_RETRY})
 
 
 def transient_retries_used(run: WorkGraphRun, node_id: str) -> int:

@@ -69,6 +69,7 @@ def run_cancel(*, run: WorkGraphRun, by: AbstractBaseUser | None = None) -> None
 def run_fork(
     *, run: WorkGraphRun, node_id: str, manifest: dict[str, Any] | None = None,
     fork_edit: dict[str, Any] | None = None, awaiting_approval: bool = False, by: AbstractBaseUser | None = None,
+    node_input: dict[str, Any] | None = None,
 ) -> WorkGraphRun:
     """Start a new run of the same manifest that reuses every output upstream of ``node_id``.
 
@@ -78,7 +79,8 @@ def run_fork(
 
     An edited fork (``graphs.engine.fork_edits``) passes its edited ``manifest`` and the ``fork_edit``
     it records; with ``awaiting_approval`` it waits for a reviewer instead of starting. The audit log
-    records ``by`` forking it, in the transaction that makes the fork.
+    records ``by`` forking it, in the transaction that makes the fork. ``node_input`` is the first input
+    of ``node_id``'s attempt (a change review it amends, graphs.engine.change_review).
     """
     run.refresh_from_db()
     if not run.is_forkable():
@@ -117,7 +119,8 @@ def run_fork(
             [
                 WorkNodeExecution(run=fork, node_id=rerun_node, subagent_type=subagents.get(rerun_node, ""),
                                   skill_ref_id=skill_pk(manifest_node(manifest, rerun_node)), attempt=1,
-                                  cause=Cause.FORK if rerun_node == node_id else Cause.INITIAL)
+                                  cause=Cause.FORK if rerun_node == node_id else Cause.INITIAL,
+                                  input_payload=dict(node_input or {}) if rerun_node == node_id else {})
                 for rerun_node in manifest_graph.topological_order(manifest) if rerun_node in rerun
             ]
         )

@@ -33,8 +33,9 @@ def run_plan_approve(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: 
             _appends_approve(run=run, waiting=waiting, reviewer=reviewer, comment=comment)
         else:
             _decide(run=run, reviewer=reviewer, comment=comment, decision="approved", status=Status.READY)
-    # A pipeline run, or a fork waiting for its edit's approval, goes on at once.
-    if not waiting and (run.pipeline or run.fork_edit):
+    # A pipeline run, or a fork waiting for its approval (an edited fork, a change review's follow-up run),
+    # goes on at once.
+    if not waiting and (run.pipeline or run.forked_from_id is not None):
         run_start(run=run)
     run.refresh_from_db()
     return run

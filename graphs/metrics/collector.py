@@ -35,11 +35,13 @@ def runs_by_status() -> GaugeMetricFamily:
 
 
 def nodes_waiting() -> Iterator[GaugeMetricFamily]:
-    """Attempts queued and running; the age of the oldest queued one (0 when none is queued)."""
-    active = WorkNodeExecution.objects.order_by().filter(status__in=[NodeStatus.QUEUED, NodeStatus.RUNNING])
+    """Attempts queued, running and awaiting review; the age of the oldest queued one (0 when none is queued)."""
+    counted = (NodeStatus.QUEUED, NodeStatus.RUNNING, NodeStatus.AWAITING_REVIEW)
+    active = WorkNodeExecution.objects.order_by().filter(status__in=counted)
     counts = dict(active.values_list("status").annotate(n=Count("pk")))
-    nodes = GaugeMetricFamily("workgraph_nodes", "Node attempts queued or running.", labels=["status"])
-    for status in (NodeStatus.QUEUED, NodeStatus.RUNNING):
+    nodes = GaugeMetricFamily("workgraph_nodes", "Node attempts queued, running or awaiting review.",
+                              labels=["status"])
+    for status in counted:
         nodes.add_metric([status], counts.get(status, 0))
     yield nodes
     # An attempt whose dependencies' being met was not recorded waits from its creation.

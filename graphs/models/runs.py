@@ -227,6 +227,8 @@ class WorkNodeExecution(models.Model):
 
     FINISHED_STATUSES = frozenset({"succeeded", "partial", "failed", "blocked", "cancelled", "changes_requested"})
     ACTIVE_STATUSES = frozenset({"pending", "queued", "running"})
+    # Neither finished nor any worker's: waiting on a person (a reviewer of its change).
+    WAITING_STATUSES = frozenset({"awaiting_review"})
 
     class Cause(models.TextChoices):
         INITIAL = "initial", "Initial"

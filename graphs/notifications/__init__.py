@@ -38,9 +38,11 @@ APPROVAL_WAITING = "approval.waiting"
 BUDGET_EXCEEDED = "budget.exceeded"
 EXTERNAL_WAITING = "external.waiting"
 NODE_FAILED = "node.failed"
+# An attempt's change waits for a reviewer (its project requires change review).
+REVIEW_WAITING = "review.waiting"
 # Every event, in the order the pages list them.
 EVENTS = (RUN_SUCCEEDED, RUN_FAILED, RUN_CANCELLED, RUN_REJECTED, APPROVAL_WAITING, BUDGET_EXCEEDED,
-          EXTERNAL_WAITING, NODE_FAILED)
+          EXTERNAL_WAITING, NODE_FAILED, REVIEW_WAITING)
 # The event a run's new status announces; a status not named here announces nothing.
 _EVENT_OF_RUN_STATUS = {
     "succeeded": RUN_SUCCEEDED,

@@ -25,6 +25,7 @@ _SAID = {
     "budget.exceeded": "run spent its budget and is stopping",
     "external.waiting": "waits for an external report",
     "node.failed": "has a node that failed for good",
+    "review.waiting": "has a change waiting for a reviewer",
 }
 
 

@@ -36,7 +36,7 @@ COMMANDS_CONFIRMATION = (
 )
 TEXT_FIELDS = {"slug": SLUG_MAX_CHARS, "name": NAME_MAX_CHARS, "target_folder": 1000, "base_ref": 200,
                "agent": AGENT_MAX_CHARS}
-BOOLEAN_FIELDS = ("require_plan_approval", "allow_commands", "allow_command_network")
+BOOLEAN_FIELDS = ("require_plan_approval", "require_change_review", "allow_commands", "allow_command_network")
 EDITABLE = ("name", "target_folder", "base_ref", *BOOLEAN_FIELDS, "max_run_cost_usd", "agent")
 
 
@@ -63,7 +63,7 @@ def agent_choices() -> list[str]:
 def project_create(*, created_by: AbstractBaseUser, fields: dict[str, Any], confirm_commands: bool = False
                    ) -> ProjectSaved:
     """Create a project from ``fields`` with ``created_by`` as its lead, or raise ``ProjectInvalid``."""
-    values = {"base_ref": "", "require_plan_approval": False, "allow_commands": False,
+    values = {"base_ref": "", "require_plan_approval": False, "require_change_review": False, "allow_commands": False,
               "allow_command_network": False, "max_run_cost_usd": None, "agent": "", **fields}
     problems = {name: "Required." for name in ("slug", "name", "target_folder") if name not in fields}
     check = _checked(values, before=None, problems=problems, confirm_commands=confirm_commands)

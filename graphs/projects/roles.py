@@ -19,6 +19,8 @@ Role = ProjectMembership.Role
 ACTIONS: dict[str, frozenset[str]] = {
     "read": frozenset({Role.VIEWER, Role.REVIEWER, Role.LEAD}),
     "review_plan": frozenset({Role.REVIEWER, Role.LEAD}),
+    # Approving an attempt's change, asking for changes to it or commenting on its lines.
+    "review_change": frozenset({Role.REVIEWER, Role.LEAD}),
     "create_task": frozenset({Role.LEAD}),
     "plan": frozenset({Role.LEAD}),
     "start_run": frozenset({Role.LEAD}),

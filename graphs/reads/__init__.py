@@ -16,6 +16,7 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
   answered 304 to;
 - ``executions`` — one attempt, one planning call, and the commands a run's plan runs, as pages show them;
 - ``changes`` — what an attempt changed, as the API carries it, and the part of a diff a page shows;
+- ``change_reviews`` — an attempt's change reviews and line comments, those it carries, the changes since;
 - ``live`` — the live consumers' reads: where an attempt's log stands, a run's fingerprint and snapshot;
 - ``comparisons`` — two attempts of a node, two runs of a task;
 - ``node_trace`` — the header of a node page's trace: what its agent calls used and cost.

@@ -1,18 +1,21 @@
 """What waits on people: the viewer's inbox, and the count the navigation shows.
 
-Three kinds of item, each shown only to the roles that may act on it:
+Four kinds of item, each shown only to the roles that may act on it:
 
 - ``approval`` — a plan or appends waiting for a reviewer (reviewers and leads of the run's project);
+- ``change_review`` — an attempt's change waiting for a reviewer (``awaiting_review``: reviewers and leads);
 - ``external`` — an external node's attempt waiting for its report (leads: a report needs ``start_run``);
 - ``budget`` — a run its budget stopped (``budget_exceeded``), while it is still its task's latest run
   (leads: they may raise the budget and resume it, ``graphs.engine.budget_resume``). A newer run of the
   task answers the stop another way, so the stop leaves the inbox then.
 
-The list costs a fixed number of queries however many items there are; the count costs one.
+The list costs a fixed number of queries however many items there are; the count costs one. Which run
+events may change an inbox is ``inbox_event_may_change``'s to say: the inbox sockets follow it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -36,9 +39,10 @@ from graphs.projects.roles import ACTIONS
 RunStatus = WorkGraphRun.Status
 Status = WorkNodeExecution.Status
 
-APPROVAL, EXTERNAL, BUDGET = "approval", "external", "budget"
+APPROVAL, EXTERNAL, BUDGET, CHANGE_REVIEW = "approval", "external", "budget", "change_review"
 # Who an item waits on: the roles that may act on it (the API takes a report from those who may start a run).
 REVIEW_ROLES = ACTIONS["review_plan"]
+CHANGE_REVIEW_ROLES = ACTIONS["review_change"]
 REPORT_ROLES = ACTIONS["start_run"]
 BUDGET_ROLES = ACTIONS["raise_budget"]
 # Spend is stored to four places; a sum on SQLite comes back with more.
@@ -60,7 +64,7 @@ class InboxItem:
     label: str
     # How many of the run's nodes cannot go on until the item is dealt with.
     nodes_waiting: int
-    # The attempt waiting for its report (external items only).
+    # The attempt waiting for its report or its review (external and change_review items only).
     node_exec_id: Any = None
     node_id: str = ""
     # The run's budget and what its agent calls cost (budget items only).
@@ -69,14 +73,15 @@ class InboxItem:
 
 
 def inbox_items(user: AbstractBaseUser) -> list[InboxItem]:
-    """Everything waiting on ``user``'s roles, oldest first. Five queries, whatever the number of items."""
+    """Everything waiting on ``user``'s roles, oldest first. Six queries, whatever the number of items."""
     if not user.is_authenticated:
         return []
     roles = dict(ProjectMembership.objects.filter(user=user).values_list("project_id", "role"))
     reviewing = [project for project, role in roles.items() if role in REVIEW_ROLES]
     reporting = [project for project, role in roles.items() if role in REPORT_ROLES]
     raising = [project for project, role in roles.items() if role in BUDGET_ROLES]
-    items = _approvals(reviewing) + _external_waits(reporting) + _budget_stops(raising)
+    changes = [project for project, role in roles.items() if role in CHANGE_REVIEW_ROLES]
+    items = _approvals(reviewing) + _external_waits(reporting) + _budget_stops(raising) + _change_reviews(changes)
     items.sort(key=lambda item: item.since)
     return items
 
@@ -93,7 +98,28 @@ def inbox_count(user: AbstractBaseUser) -> int:
     waits = _waiting_reports().filter(
         run__task__project__memberships__user=user, run__task__project__memberships__role__in=REPORT_ROLES
     ).order_by().values("pk")
-    return runs.union(waits, all=True).count()
+    changes = WorkNodeExecution.objects.filter(
+        status=Status.AWAITING_REVIEW, run__task__project__memberships__user=user,
+        run__task__project__memberships__role__in=CHANGE_REVIEW_ROLES,
+    ).order_by().values("pk")
+    return runs.union(waits, changes, all=True).count()
+
+
+# An attempt pending or queued has only just been made and waits on no one: moving there starts no item
+# and ends none. Any other move of an attempt may: an external node's attempt waits for its report while
+# it runs and stops waiting as it ends, and a new run's first planning call answers its task's budget stop.
+_BEFORE_ANY_WAIT = frozenset({Status.PENDING, Status.QUEUED})
+
+
+def inbox_event_may_change(event: Mapping[str, Any]) -> bool:
+    """Whether a run event (``graphs.logs.events``) may change someone's inbox: any move of a run's status
+    (into or out of a wait for approval or a budget stop) and any move of an attempt but into pending or
+    queued. Log lines, progress and the other events change no inbox."""
+    if event.get("event") == "run_status":
+        return True
+    if event.get("event") == "nodes":
+        return any(node.get("status") not in _BEFORE_ANY_WAIT for node in event.get("nodes", []))
+    return False
 
 
 def _approval_q() -> Q:
@@ -191,3 +217,24 @@ def _budget_stops(projects: list[Any]) -> list[InboxItem]:
         ))
     return items
 
+
+
+def _change_reviews(projects: list[Any]) -> list[InboxItem]:
+    """One query: the attempts whose change waits for a reviewer, with their runs."""
+    if not projects:
+        return []
+    rows = (WorkNodeExecution.objects.filter(status=Status.AWAITING_REVIEW, run__task__project_id__in=projects)
+            .select_related("run__task__project").defer("input_payload", "output_payload"))
+    items = []
+    for execution in rows:
+        run = execution.run
+        try:
+            behind = manifest_graph.downstream_of(run.graph_manifest, execution.node_id)
+        except KeyError:
+            behind = set()
+        items.append(InboxItem(
+            kind=CHANGE_REVIEW, since=execution.finished_at or execution.created_at,
+            label=f"node {execution.node_id}'s change", nodes_waiting=len(behind) + 1,
+            node_exec_id=execution.pk, node_id=execution.node_id, **_about(run),
+        ))
+    return items

@@ -106,6 +106,8 @@ class RunProgress:
     blocked: int = 0
     cancelled: int = 0
     active: int = 0
+    # Nodes whose change waits for a reviewer: neither done nor active.
+    awaiting_review: int = 0
 
     @property
     def done(self) -> int:
@@ -117,6 +119,8 @@ class RunProgress:
         outcomes = [(self.succeeded, "succeeded"), (self.partial, "partial"), (self.failed, "failed"),
                     (self.blocked, "blocked"), (self.cancelled, "cancelled")]
         counted = [f"{count} {label}" for count, label in outcomes if count]
+        if self.awaiting_review:
+            counted.append(f"{self.awaiting_review} awaiting review")
         return " · ".join([f"{self.done}/{self.total} done", *counted])
 
     def as_dict(self) -> dict[str, Any]:
@@ -140,6 +144,7 @@ def _progress_from_counts(counts: Mapping[str, int], *, total: int) -> RunProgre
         blocked=counts.get(Status.BLOCKED, 0),
         cancelled=counts.get(Status.CANCELLED, 0),
         active=sum(counts.get(status, 0) for status in WorkNodeExecution.ACTIVE_STATUSES),
+        awaiting_review=counts.get(Status.AWAITING_REVIEW, 0),
     )
 
 

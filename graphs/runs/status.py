@@ -84,8 +84,9 @@ def run_status_set(
 
 def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraphRun | None:
     """Ask a run to stop: nothing new starts, waiting attempts are cancelled now (external nodes' attempts
-    waiting for a report too: no agent of theirs is to be stopped), running agents are stopped by their
-    heartbeat, and the run ends once none is left running (``run_stopped_finish``).
+    waiting for a report and attempts awaiting review too: no agent of theirs is to be stopped), running
+    agents are stopped by their heartbeat, and the run ends once none is left running
+    (``run_stopped_finish``).
 
     A stop with an ``error_code`` (``budget_exceeded``) ends the run ``failed`` with ``error``; a
     plain stop ends it ``cancelled``. The first stop's reason is the one kept. Return the run as it
@@ -104,12 +105,15 @@ def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraph
                 setattr(run, name, value)
             if error_code:
                 run_event_emit(run_id=run.pk, event="run_stopping", error_code=error_code, error=run.error)
+        # An attempt awaiting review ends too: its change stays on its own ref, never landed.
         waiting = run.executions.filter(
-            Q(status__in=[WorkNodeExecution.Status.PENDING, WorkNodeExecution.Status.QUEUED])
+            Q(status__in=[WorkNodeExecution.Status.PENDING, WorkNodeExecution.Status.QUEUED,
+                          WorkNodeExecution.Status.AWAITING_REVIEW])
             | Q(status=WorkNodeExecution.Status.RUNNING, deadline_at__isnull=False)
         )
         stopped = list(waiting.values("pk", "node_id", "attempt", "cause"))
-        external_waits = list(waiting.filter(status=WorkNodeExecution.Status.RUNNING))
+        external_waits = list(waiting.filter(status__in=[WorkNodeExecution.Status.RUNNING,
+                                                         WorkNodeExecution.Status.AWAITING_REVIEW]))
         reason = _stop_reason(error_code=run.error_code, error=run.error)
         waiting.update(status=WorkNodeExecution.Status.CANCELLED, error=reason, finished_at=now)
         node_states_emit(run_id=run.pk, rows=[{**row, "status": WorkNodeExecution.Status.CANCELLED} for row in stopped])

@@ -2,8 +2,8 @@
 finished or under way, and the words each reads as.
 
 Generated from the models' own definitions (``WorkGraphRun.Status``, ``WorkNodeExecution.Status`` and
-their ``FINISHED_STATUSES``/``ACTIVE_STATUSES``), and given to every page as one JSON document
-(``base.html``), so no script keeps a copy of a Python fact that could drift from it.
+their ``FINISHED_STATUSES``/``ACTIVE_STATUSES``/``WAITING_STATUSES``), and given to every page as one JSON
+document (``base.html``), so no script keeps a copy of a Python fact that could drift from it.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ def _statuses(
 def status_vocabulary() -> dict[str, Any]:
     """``{"task": {...}, "run": {...}, "attempt": {...}}``, each with ``all`` (in the models' order),
     ``finished`` and ``active`` (an attempt's; empty where the model defines none) and ``words`` (status →
-    the words a page shows). The attempt's also has ``focus`` (``FOCUS_STATUSES``), and its words name
-    ``not_started``, the status a graph gives a node with no attempt."""
+    the words a page shows). The attempt's also has ``focus`` (``FOCUS_STATUSES``) and ``waiting`` (those
+    neither finished nor under way: waiting on a person), and its words name ``not_started``, the status a
+    graph gives a node with no attempt."""
     attempt = _statuses(
         WorkNodeExecution.Status,
         finished=WorkNodeExecution.FINISHED_STATUSES,
@@ -52,6 +53,7 @@ def status_vocabulary() -> dict[str, Any]:
     )
     attempt["words"][NOT_STARTED] = status_words(NOT_STARTED)
     attempt["focus"] = list(FOCUS_STATUSES)
+    attempt["waiting"] = [value for value in attempt["all"] if value in WorkNodeExecution.WAITING_STATUSES]
     return {
         "task": _statuses(Task.Status),
         "run": _statuses(WorkGraphRun.Status, finished=WorkGraphRun.FINISHED_STATUSES),

@@ -158,8 +158,21 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
         return
     top = Path(run_workspace.repository)
     base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
-    with _worktree_held(top, base, spare=_worktree_path(execution)) as worktree:
+    start = base
+    amended = amended_change(execution)
+    if amended is not None:
+        # An attempt amending a reviewed change works on that change, and its own change is the whole of it.
+        base, start = amended
+    with _worktree_held(top, start, spare=_worktree_path(execution)) as worktree:
         yield AttemptWorkspace(run_workspace=run_workspace, worktree=worktree, base_commit=base)
+
+
+def amended_change(execution: WorkNodeExecution) -> tuple[str, str] | None:
+    """For an attempt a change review asked to amend an earlier attempt's change: the commit that change
+    was made on and its result, where this attempt's worktree starts. None for any other attempt."""
+    review = (execution.input_payload or {}).get("review") or {}
+    base, result = review.get("base_commit") or "", review.get("result_commit") or ""
+    return (base, result) if base and result else None
 
 
 @contextmanager
@@ -191,19 +204,37 @@ def workspace_land(workspace: AttemptWorkspace, execution: WorkNodeExecution) ->
     result = _commit(workspace, execution)
     # Nothing runs in the worktree after its landing's commit: it is that commit, bar what git ignores.
     worktree_committed(workspace.worktree, result or workspace.base_commit)
-    top = Path(workspace.run_workspace.repository)
-    branch_ref = f"refs/heads/{workspace.run_workspace.branch}"
-    merge = ""
-    if result:
-        for _ in range(_LAND_TRIES):
-            head = _commit_of(top, branch_ref)
-            merge = result if head == workspace.base_commit else _merge_commit(top, head, result, execution)
-            if repository_git_run(top, "update-ref", branch_ref, merge, head).returncode == 0:
-                break
-        else:
-            raise WorkspaceError(f"the branch {workspace.run_workspace.branch} kept moving; the change did not land")
-        _run_diff_record(workspace.run_workspace, head=merge)
+    merge = _branch_land(workspace.run_workspace, base=workspace.base_commit, result=result,
+                         execution=execution) if result else ""
     return _change_record(workspace, execution, result=result, merge=merge)
+
+
+def kept_change_land(execution: WorkNodeExecution) -> AttemptChange:
+    """Merge the change an attempt kept on its ref (one that waited for a reviewer) into the run's branch;
+    record and return the change. Raises ``MergeConflictError`` when what landed since conflicts with it."""
+    change = AttemptChange.objects.select_related("run__workspace").get(node_exec=execution)
+    if not change.result_commit or change.merge_commit:
+        return change
+    change.merge_commit = _branch_land(change.run.workspace, base=change.base_commit, result=change.result_commit,
+                                       execution=execution)
+    AttemptChange.objects.filter(pk=change.pk).update(merge_commit=change.merge_commit)
+    return change
+
+
+def _branch_land(run_workspace: RunWorkspace, *, base: str, result: str, execution: WorkNodeExecution) -> str:
+    """Move the run's branch to ``result`` (made on ``base``), merged with what landed since; return the
+    branch's new head."""
+    top = Path(run_workspace.repository)
+    branch_ref = f"refs/heads/{run_workspace.branch}"
+    for _ in range(_LAND_TRIES):
+        head = _commit_of(top, branch_ref)
+        merge = result if head == base else _merge_commit(top, head, result, execution)
+        if repository_git_run(top, "update-ref", branch_ref, merge, head).returncode == 0:
+            break
+    else:
+        raise WorkspaceError(f"the branch {run_workspace.branch} kept moving; the change did not land")
+    _run_diff_record(run_workspace, head=merge)
+    return merge
 
 
 def workspace_keep(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> AttemptChange:

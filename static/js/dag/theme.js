@@ -16,6 +16,9 @@ export const STATUS = {
   failed: { fill: "#fee2e2", stroke: "#b91c1c", text: "#991b1b", glyph: "✕" },
   blocked: { fill: "#ffedd5", stroke: "#c2410c", text: "#9a3412", glyph: "⊘" },
   cancelled: { fill: "#e2e8f0", stroke: "#475569", text: "#334155", glyph: "–" },
+  // Waiting on a person, not on a worker: the review's violet, as the status chips have it.
+  awaiting_review: { fill: "#f3e8ff", stroke: "#7e22ce", text: "#6b21a8", glyph: "⧗" },
+  changes_requested: { fill: "#fce7f3", stroke: "#be185d", text: "#9d174d", glyph: "↺" },
   pending: { fill: "#f8fafc", stroke: "#64748b", text: "#475569", glyph: "○" },
   not_started: { fill: "#ffffff", stroke: "#94a3b8", text: "#475569", glyph: "○" },
 };
