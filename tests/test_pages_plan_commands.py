@@ -1,10 +1,14 @@
-"""The planning page lists every command a plan runs, escaped, for a reviewer to see before approving it."""
+"""The planning page lists every command a plan runs, escaped, for a reviewer to see before approving it:
+command nodes, command judgments, and a validator's test script, as the engine will run it."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from django.test import Client
 
+from graphs.planning.planner import plan_work_graph
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
@@ -52,3 +56,49 @@ def test_a_plan_without_commands_shows_no_command_list(bob, task, commands_allow
     run = planned_run(task, {"nodes": [node("docs")], "edges": []}, status="awaiting_approval")
 
     assert "Commands this plan runs" not in _page(bob, run)
+
+
+def _test_script(node_id: str, *deps: str) -> dict:
+    return node(node_id, *deps, node_type="test_script")
+
+
+def _plan_rows(page: str) -> str:
+    return page.split('id="plan-commands"', 1)[1].split("</table>", 1)[0]
+
+
+def test_a_validators_test_script_is_listed_as_the_engine_will_run_it(bob, task, commands_allowed, settings):
+    settings.WORKGRAPH_COMMAND_TIMEOUT = 600
+    run = planned_run(task, {"nodes": [node("impl"), _test_script("export tests", "impl")], "edges": []},
+                      org_node="validator", status="awaiting_approval")
+
+    rows = _plan_rows(_page(bob, run))
+
+    assert rows.count("<tr><td>") == 1
+    assert ("<tr><td>export tests</td><td>the validator's test script</td>"
+            "<td><code>python3 export_tests.py</code></td>") in rows
+    assert "<td>600 s</td>" in rows
+
+
+def test_a_script_another_node_runs_already_or_no_validator_planned_is_not_listed_again(bob, task, commands_allowed):
+    runs_it = {"node_id": "run_tests", "depends_on": ["tests"], "node_type": "run_test_script",
+               "command": ["python3", "tests.py"]}
+    validators = planned_run(task, {"nodes": [_test_script("tests"), runs_it], "edges": []}, org_node="validator",
+                             status="awaiting_approval")
+    planners = planned_run(task, {"nodes": [_test_script("tests")], "edges": []}, status="awaiting_approval")
+
+    rows = _plan_rows(_page(bob, validators))
+    assert rows.count("<tr><td>") == 1 and "<tr><td>run_tests</td><td>node</td>" in rows
+    assert "Commands this plan runs" not in _page(bob, planners)
+
+
+def test_a_validators_append_shows_the_test_script_it_adds(reviewed, commands_allowed, task, scripted_runner, bob):
+    run = planned_run(task, {"nodes": [node("impl")], "edges": []}, status="running")
+    scripted_runner.replies[("plan", "validator")] = "```json\n" + json.dumps(
+        {"nodes": [_test_script("checks", "impl")]}) + "\n```\n"
+    plan_work_graph("validator", task, task.goal_text, append_to_run_id=run.run_id)
+
+    page = _page(bob, run)
+
+    added = page.split('class="card append-review"', 1)[1].split("</table>", 1)[0]
+    assert "the validator's test script, run once its judgment passed: <code>python3 checks.py</code>" in added
+    assert "<tr><td>checks</td><td>the validator's test script</td>" in _plan_rows(page)

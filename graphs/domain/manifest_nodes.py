@@ -16,6 +16,7 @@ from typing import Any
 
 from graphs.domain.catalogs import ARTIFACT_TYPES
 from graphs.domain.judgments import DEFAULT_JUDGMENT_KIND, JUDGMENT_KINDS, judgment_kind
+from graphs.domain.judgments.command import validator_script_command
 from graphs.domain.manifest_fields import choices, command_errors, is_id, timeout_errors
 from graphs.domain.on_fail_actions import ON_FAIL_ACTIONS, on_fail_action
 
@@ -165,6 +166,11 @@ def _executor_errors(node: dict[str, Any], label: str) -> list[str]:
     return errors
 
 
+# How a validator's test script is marked among a node's commands, beside ``node`` and ``judgment``: it runs
+# after the node's judgment passed, with the console's default timeout.
+TEST_SCRIPT_RUNS_AS = "test_script"
+
+
 def node_commands(node: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """The commands ``node`` runs, as (``"node"`` or ``"judgment"``, argv): its own, and its judgment's."""
     commands = []
@@ -177,18 +183,42 @@ def node_commands(node: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     return commands
 
 
-def manifest_commands(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+def node_commands_planned(
+    node: Mapping[str, Any], *, org_node: str, manifest: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Every command ``node`` runs, planned by ``org_node`` in ``manifest``, as ``manifest_commands`` lists
+    them: ``node_commands``, then a validator's test script (``runs_as`` ``test_script``), built by the
+    function the engine runs it from (graphs.domain.judgments.command.validator_script_command)."""
+    listed = [_command_listed(node, runs_as, argv) for runs_as, argv in node_commands(node)]
+    script = validator_script_command(node, org_node=org_node, manifest=manifest)
+    if script is not None:
+        listed.append(_command_listed(node, TEST_SCRIPT_RUNS_AS, script))
+    return listed
+
+
+def manifest_commands(manifest: Mapping[str, Any], *, owners: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Every command the manifest's nodes run, in manifest order: ``node_id``, ``runs_as`` (``node`` or
-    ``judgment``), ``argv`` and ``timeout_seconds`` (None: the console's default)."""
+    ``judgment``), ``argv`` and ``timeout_seconds`` (None: the console's default).
+
+    Given ``owners`` (each node id to the org node that planned it, as graphs.runs.facts.node_owners maps
+    them), validators' test scripts are listed too (``node_commands_planned``). Without, the list holds
+    only the commands a project that allows none refuses outright (``commands_disabled``): a test script
+    is not refused, it does not run and its node says so."""
     listed = []
     for node in manifest.get("nodes") or []:
         if not isinstance(node, Mapping):
             continue
-        for runs_as, argv in node_commands(node):
-            spec = node if runs_as == "node" else node["judgment"]
-            listed.append({"node_id": node.get("node_id"), "runs_as": runs_as, "argv": argv,
-                           "timeout_seconds": spec.get("timeout_seconds")})
+        if owners is None:
+            listed.extend(_command_listed(node, runs_as, argv) for runs_as, argv in node_commands(node))
+        else:
+            listed.extend(node_commands_planned(node, org_node=owners.get(node.get("node_id"), ""), manifest=manifest))
     return listed
+
+
+def _command_listed(node: Mapping[str, Any], runs_as: str, argv: list[str]) -> dict[str, Any]:
+    spec = {"node": node, "judgment": node.get("judgment")}.get(runs_as) or {}
+    return {"node_id": node.get("node_id"), "runs_as": runs_as, "argv": argv,
+            "timeout_seconds": spec.get("timeout_seconds")}
 
 
 def _command_node_errors(node: dict[str, Any], label: str) -> list[str]:

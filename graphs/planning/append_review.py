@@ -114,7 +114,8 @@ class AppendedNode:
     # What an agent node is asked: its prompt's start, or its catalog artifact type.
     work: str
     depends_on: list[str]
-    # The commands it runs — its own, its judgment's — as ``graphs.reads.executions.plan_commands`` shapes them.
+    # The commands it runs — its own, its judgment's, a validator's test script — as
+    # ``graphs.reads.executions.plan_commands`` shapes them.
     commands: list[dict[str, Any]]
 
 
@@ -143,7 +144,8 @@ def run_appends_shown(run: WorkGraphRun) -> list[AppendShown]:
     shown = []
     for review in append_reviews_of(run.pk):
         added = set(review.new_node_ids)
-        nodes = [_appended_node(spec, org_node=review.org_node) for spec in specs if spec.get("node_id") in added]
+        nodes = [_appended_node(spec, org_node=review.org_node, manifest=run.graph_manifest)
+                 for spec in specs if spec.get("node_id") in added]
         nodes.sort(key=_reading_order)
         shown.append(AppendShown(review=review, label=append_label(review), nodes=nodes))
     return shown
@@ -157,19 +159,21 @@ def _with_call(reviews) -> list[AppendReview]:
     ).order_by("created_at"))
 
 
-def _appended_node(spec: dict, *, org_node: str) -> AppendedNode:
-    commands = []
-    for runs_as, argv in manifest_nodes.node_commands(spec):
-        timeout = (spec if runs_as == "node" else spec["judgment"]).get("timeout_seconds")
-        commands.append({"node_id": spec["node_id"], "runs_as": runs_as, "command": shlex.join(argv),
-                         "timeout_seconds": timeout or settings.WORKGRAPH_COMMAND_TIMEOUT})
+def _appended_node(spec: dict, *, org_node: str, manifest: dict) -> AppendedNode:
+    # The org node the engine reads for the node: its own subagent_type, else the append's planner.
+    planned_by = str(spec.get("subagent_type") or org_node)
+    commands = [
+        {"node_id": spec["node_id"], "runs_as": listed["runs_as"], "command": shlex.join(listed["argv"]),
+         "timeout_seconds": listed["timeout_seconds"] or settings.WORKGRAPH_COMMAND_TIMEOUT}
+        for listed in manifest_nodes.node_commands_planned(spec, org_node=planned_by, manifest=manifest)
+    ]
     is_command = manifest_nodes.is_command_node(spec)
     work = "" if is_command else str(spec.get("task_prompt") or spec.get("artifact_type") or "")
     if len(work) > PROMPT_SHOWN_CHARS:
         work = work[:PROMPT_SHOWN_CHARS] + "…"
     return AppendedNode(
         node_id=spec["node_id"], is_command=is_command,
-        runs="command" if is_command else str(spec.get("subagent_type") or org_node),
+        runs="command" if is_command else planned_by,
         work=work, depends_on=list(spec.get("depends_on") or []), commands=commands,
     )
 

@@ -10,6 +10,7 @@ from django.conf import settings
 from graphs.domain import manifest_nodes
 from graphs.domain.attempt_words import attempt_cause_text, attempt_failure_reason, attempt_tool_failures
 from graphs.domain.judgment_words import failure_reading, judgment_reading
+from graphs.engine.state import subagent_by_node
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import accounting_of
 
@@ -96,13 +97,16 @@ def planning_call_detail(call: WorkNodeExecution) -> dict[str, Any]:
 
 
 def plan_commands(run: WorkGraphRun) -> list[dict[str, Any]]:
-    """Every command the run's manifest runs (command nodes and command judgments), in manifest order:
-    ``node_id``, ``runs_as`` (``node`` or ``judgment``), ``command`` (the argv as a shell would quote it,
-    for reading; it runs without a shell) and ``timeout_seconds`` (the console's default when unset)."""
+    """Every command the run's manifest runs (command nodes, command judgments and validators' test
+    scripts), in manifest order: ``node_id``, ``runs_as`` (``node``, ``judgment`` or ``test_script``),
+    ``command`` (the argv as a shell would quote it, for reading; it runs without a shell) and
+    ``timeout_seconds`` (the console's default when unset). One query: who planned each node, as the
+    engine reads it to decide whether a test script runs."""
+    owners = subagent_by_node(run)
     return [
         {"node_id": listed["node_id"], "runs_as": listed["runs_as"], "command": shlex.join(listed["argv"]),
          "timeout_seconds": listed["timeout_seconds"] or settings.WORKGRAPH_COMMAND_TIMEOUT}
-        for listed in manifest_nodes.manifest_commands(run.graph_manifest or {})
+        for listed in manifest_nodes.manifest_commands(run.graph_manifest or {}, owners=owners)
     ]
 
 
