@@ -5,6 +5,7 @@ from django.urls import include, path
 from console import views
 from console.api import api
 from console.views import agent_profiles as profile_views
+from console.views import datasets as dataset_views
 from console.views import inbox as inbox_views
 from console.views import skills as skill_views
 from console.views.agent_check import project_agent_check
@@ -53,6 +54,7 @@ urlpatterns = [
     path("projects/<slug:slug>/members/", views.project_members_page, name="project_members"),
     path("projects/<slug:slug>/members/<str:username>/", views.project_member_change, name="project_member_change"),
     path("projects/<slug:slug>/notifications/", project_notifications, name="project_notifications"),
+    path("projects/<slug:slug>/datasets/", dataset_views.project_datasets_page, name="project_datasets"),
     path("projects/<slug:slug>/webhooks/<int:webhook_id>/", webhook_deliveries_page, name="webhook_deliveries"),
     path("tasks/", views.task_list, name="task_list"),
     path("tasks/new/", views.task_new, name="task_new"),
@@ -74,6 +76,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/budget/", inbox_views.run_budget_resume_view, name="run_budget_resume"),
     path("runs/<uuid:run_id>/fork/", views.run_fork_view, name="run_fork"),
     path("runs/<uuid:run_id>/fork/edit/", views.run_fork_edit, name="run_fork_edit"),
+    path("runs/<uuid:run_id>/add-to-dataset/", dataset_views.run_add_to_dataset, name="run_add_to_dataset"),
     path("runs/<uuid:run_id>/approve/", views.run_review_view, {"decision": "approve"}, name="run_approve"),
     path("runs/<uuid:run_id>/reject/", views.run_review_view, {"decision": "reject"}, name="run_reject"),
     path("executions/<uuid:node_exec_id>/", views.execution_detail, name="execution_detail"),

@@ -17,6 +17,7 @@
 - ``common`` — what several pages show alike: a change's diff, pretty JSON;
 - ``agent_check`` — the project page's Check the agent button, and the words it shows;
 - ``webhooks`` — a project's notifications page (email choices, webhooks) and a webhook's delivery log;
+- ``datasets`` — a project's datasets page, and the "Add to dataset" form of a run's pages;
 - ``metrics`` — ``/metrics``, Prometheus' scrape of the console, behind a bearer token;
 - ``auth`` — the answer to a sign-in while it is locked out.
 """

@@ -12,6 +12,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control
 
 from console.permissions import can, run_for_member
 from console.views.common import diff_shown, pretty_json
+from console.views.datasets import add_to_dataset_offers
 from graphs.layout.run_layouts import run_graph_with_layout
 from graphs.models import RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.planning.append_review import run_appends_shown, run_approval_wait
@@ -74,6 +75,7 @@ def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
         "diff_shown": diff_shown(workspace), "approval_wait": run_approval_wait(run),
         # The controls go back to the page, also when the live regions alone were fetched.
         "next_url": reverse("run_graph", args=[run.run_id]),
+        **add_to_dataset_offers(project=run.task.project, role=role, runs=[run]),
     }
 
 

@@ -16,6 +16,10 @@ from typing import Any
 from graphs.errors import WorkGraphError
 
 Content = dict[str, Any]
+# The names a revision of a record can carry, each by one revision of the record at a time. Runs of tasks
+# use the revision labelled RUN_LABEL, or the newest where none is; staging names the one being tried.
+LABELS = ("production", "staging")
+RUN_LABEL = "production"
 
 
 def _kept(value: Any) -> Any:
@@ -132,3 +136,20 @@ def revision_conflict_check(
     versions = [FieldVersions(label=label, theirs=text, yours=yours_text[label])
                 for label, text in theirs_text.items() if text != yours_text[label]]
     raise RevisionConflict(base=base, latest=latest, fields=versions)
+
+
+class RevisionUnknown(ValueError):
+    """A revision was named (by number or label) that the record does not have."""
+
+
+def revision_ref_parse(ref: int | str) -> int | str:
+    """A revision named by its number (``3``, ``"3"``) or a label (``production``, ``staging``): the number as
+    an int, or the label. Raises ``RevisionUnknown`` for anything else."""
+    if isinstance(ref, bool):
+        raise RevisionUnknown(f"{ref!r} names no revision: give its number or a label ({', '.join(LABELS)}).")
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdecimal() and ref.isascii()):
+        if int(ref) >= 1:
+            return int(ref)
+    elif ref in LABELS:
+        return ref
+    raise RevisionUnknown(f"{ref!r} names no revision: give its number or a label ({', '.join(LABELS)}).")

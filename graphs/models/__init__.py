@@ -5,18 +5,21 @@ in database constraints as well, so a bug elsewhere fails loudly instead of corr
 package's modules:
 
 - ``projects`` — projects, their members' roles, API tokens;
-- ``agent_profiles`` — each org node's agent profile (console-wide or a project's override) and its revisions;
-- ``skills`` — skills and their revisions;
+- ``agent_profiles`` — each org node's agent profile (console-wide or a project's override), its revisions
+  and their labels;
+- ``skills`` — skills, their revisions and their labels;
 - ``runs`` — tasks, runs and node attempts (and the planning nodes' ids, an external attempt's worker name);
 - ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts;
 - ``reviews`` — change reviews of an attempt and the comments on its lines;
-- ``audit`` — the audit log's entries, appended and never changed.
+- ``audit`` — the audit log's entries, appended and never changed;
+- ``datasets`` — a project's datasets of cases that experiments run again.
 """
 
-from graphs.models.agent_profiles import AgentProfile, AgentProfileRevision
+from graphs.models.agent_profiles import AgentProfile, AgentProfileLabel, AgentProfileRevision
 from graphs.models.audit import AuditEntry, AuditEntryImmutable
+from graphs.models.datasets import Dataset, DatasetCase
 from graphs.models.notifications import EmailNotice, EmailSubscription, Webhook, WebhookDelivery
 from graphs.models.projects import ApiToken, Project, ProjectMembership
 from graphs.models.records import (
@@ -39,12 +42,13 @@ from graphs.models.runs import (
     WorkNodeExecution,
     planning_node_id,
 )
-from graphs.models.skills import Skill, SkillRevision
+from graphs.models.skills import Skill, SkillLabel, SkillRevision
 
 __all__ = [
     "EXTERNAL_WORKER",
     "PLANNING_NODE_ID",
     "AgentProfile",
+    "AgentProfileLabel",
     "AgentProfileRevision",
     "ApiToken",
     "AppendReview",
@@ -54,6 +58,8 @@ __all__ = [
     "AuditEntryImmutable",
     "ChangeReview",
     "DagSpec",
+    "Dataset",
+    "DatasetCase",
     "EmailNotice",
     "EmailSubscription",
     "ExecutionLogFile",
@@ -65,6 +71,7 @@ __all__ = [
     "RunLayout",
     "RunWorkspace",
     "Skill",
+    "SkillLabel",
     "SkillRevision",
     "Task",
     "Webhook",

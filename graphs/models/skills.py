@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from graphs.domain.revisions import LABELS
+
 
 class Skill(models.Model):
     class Status(models.TextChoices):
@@ -72,3 +74,26 @@ class SkillRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.skill_id} r{self.number}"
+
+
+class SkillLabel(models.Model):
+    """A label (``production``, ``staging``) one revision of a skill carries: one revision per label, moved
+    only through graphs.revisions.revision_label_move."""
+
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="labels")
+    label = models.CharField(max_length=16, choices=[(label, label) for label in LABELS])
+    revision = models.ForeignKey(SkillRevision, on_delete=models.CASCADE, related_name="labels")
+    moved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    moved_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["skill", "label"]
+        constraints = [
+            models.UniqueConstraint(fields=["skill", "label"], name="skill_label_unique"),
+            models.CheckConstraint(condition=Q(label__in=LABELS), name="skill_label_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_id} {self.label}"

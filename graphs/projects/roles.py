@@ -34,6 +34,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "see_target_folder": frozenset({Role.LEAD}),
     "edit_project": frozenset({Role.LEAD}),
     "manage_members": frozenset({Role.LEAD}),
+    # What the project's experiments measure skills against: the lead's to choose, every member's to read.
+    "edit_datasets": frozenset({Role.LEAD}),
 }
 
 
