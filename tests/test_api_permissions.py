@@ -15,7 +15,7 @@ from django.test import Client
 from console.api import api
 from graphs.collaboration.relay import RelaySpec, relay_attach
 from graphs.engine import run_start
-from graphs.models import WorkGraphRun
+from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.planning.dag_specs import dag_spec_import
 from graphs.tokens import token_create
 from tests import factories
@@ -122,6 +122,10 @@ ROUTES = {
     "GET /api/executions/{node_exec_id}/attempts": (
         READ, lambda w: (f"/api/executions/{first_exec(w.done)}/attempts", None)),
     "GET /api/executions/{node_exec_id}/log": (READ, lambda w: (f"/api/executions/{first_exec(w.done)}/log", None)),
+    "GET /api/executions/{node_exec_id}/reviews": (
+        READ, lambda w: (f"/api/executions/{first_exec(w.done)}/reviews", None)),
+    "POST /api/executions/{node_exec_id}/reviews": (REVIEW, lambda w: (
+        f"/api/executions/{a_change_waiting(w)}/reviews", {"decision": "comment", "body": "Reads well."})),
     "POST /api/runs/{run_id}/append": (LEAD, lambda w: (f"/api/runs/{w.ready.run_id}/append", {"org_node": "coder"})),
     "POST /api/runs/{run_id}/approve": (REVIEW, lambda w: (f"/api/runs/{w.waiting.run_id}/approve", {})),
     "POST /api/runs/{run_id}/reject": (REVIEW, lambda w: (f"/api/runs/{w.waiting.run_id}/reject", {"comment": "no"})),
@@ -168,6 +172,13 @@ ROUTES = {
         "task_id": str(w.task.pk), "node_id": "relay_1", "bot_id": "relay-bot",
         "acceptance_result": {"verdict": "PASS"}, "output_patch": {"done": True}})),
 }
+
+
+def a_change_waiting(w: World) -> str:
+    """An attempt of the running run whose change waits for a reviewer."""
+    execution = w.running.executions.get(node_id="a")
+    WorkNodeExecution.objects.filter(pk=execution.pk).update(status="awaiting_review")
+    return str(execution.pk)
 
 
 def budget_stopped(w: World):
