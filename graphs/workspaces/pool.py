@@ -59,6 +59,7 @@ from graphs.workspaces.git import (
     repository_git_run,
     repository_locked,
 )
+from graphs.workspaces.git_view import git_view_held
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def worktree_committed(worktree: Worktree, head: str) -> None:
 def worktree_held(top: Path, revision: str, *, root: Path, size: int, spare: Path) -> Iterator[Worktree]:
     """A worktree of ``top`` checked out at ``revision`` (detached) for the block: a free slot of the
     repository's pool under ``root``, or, every one of its ``size`` slots held, a worktree of its own at
-    ``spare``, removed after."""
+    ``spare``, removed after. A process sandboxed in it meanwhile reads its git (``git_view``)."""
     folder = pool_folder(root, top)
     folder.mkdir(parents=True, exist_ok=True)
     for slot in range(size):
@@ -117,13 +118,15 @@ def worktree_held(top: Path, revision: str, *, root: Path, size: int, spare: Pat
         with lock:
             worktree = _slot_take(top, folder, slot, revision)
             try:
-                yield worktree
+                with git_view_held(worktree.path, worktree.git_dir):
+                    yield worktree
             finally:
                 _slot_give_back(worktree, folder / f"{slot}.clean")
         return
     worktree = worktree_add(top, spare, revision)
     try:
-        yield worktree
+        with git_view_held(worktree.path, worktree.git_dir):
+            yield worktree
     finally:
         worktree_remove(top, spare)
 

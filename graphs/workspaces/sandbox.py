@@ -7,6 +7,8 @@ started inside ``bwrap``:
 - the system folders are read-only and the attempt's folder is the only project folder, read-write;
   the console's checkout, its ``var/`` (database, logs, other attempts' worktrees) and other projects'
   folders are not there at all;
+- in an attempt's worktree, its git is there read-only (``graphs.workspaces.git_view``): the agent's git
+  reads the change and the history, and writes nothing;
 - ``HOME`` is a private folder of the call's own (a copy of ``WORKGRAPH_AGENT_HOME`` where one is set,
   for an agent CLI's prepared configuration) and ``/tmp`` a private tmpfs;
 - PID, IPC, UTS, user and cgroup namespaces of its own: ``/proc`` shows only the sandbox's processes,
@@ -39,6 +41,7 @@ from django.conf import settings
 from django.core import checks
 
 from graphs.errors import WorkGraphError
+from graphs.workspaces.git_view import git_view_mounts
 
 # What a process gets of the console's environment, whatever else a setting adds.
 BASE_ENV_NAMES = ("PATH", "LANG", "LC_ALL")
@@ -174,7 +177,8 @@ def sandboxed(argv: Sequence[str], confinement: Confinement) -> Iterator[tuple[l
         program, binds = list(argv), []
         if confinement.bind_program:
             program[0], binds = _program_binding(argv[0], path=confinement.env.get("PATH", ""))
-        yield [*bwrap_argv(confinement, home=home, read_only=binds), "--", *program], env
+        with git_view_mounts(confinement.workdir) as git_view:
+            yield [*bwrap_argv(confinement, home=home, read_only=binds, git_view=git_view), "--", *program], env
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -207,9 +211,11 @@ def _program_binding(program: str, *, path: str) -> tuple[str, list[str]]:
     return str(real), [str(packages[-1] if packages else real.parent)]
 
 
-def bwrap_argv(confinement: Confinement, *, home: Path, read_only: Sequence[str] = ()) -> list[str]:
+def bwrap_argv(confinement: Confinement, *, home: Path, read_only: Sequence[str] = (),
+               git_view: Sequence[tuple[Path, Path]] = ()) -> list[str]:
     """bwrap and its options for one process (the command follows ``--``); ``read_only`` adds folders
-    bound read-only."""
+    bound read-only, and ``git_view`` the worktree's git (source, place) bound read-only over everything
+    else."""
     state_binary = shutil.which(settings.WORKGRAPH_BWRAP_BIN) or settings.WORKGRAPH_BWRAP_BIN
     argv = [state_binary, *_namespace_argv(network=confinement.network)]
     for folder in SYSTEM_FOLDERS:
@@ -227,6 +233,9 @@ def bwrap_argv(confinement: Confinement, *, home: Path, read_only: Sequence[str]
     argv += ["--bind", str(home), SANDBOX_HOME, "--bind", workdir, workdir]
     for path in settings.WORKGRAPH_SANDBOX_WRITABLE:
         argv += ["--bind-try", str(path), str(path)]
+    # Last, so that no writable folder a setting adds shadows it.
+    for source, place in git_view:
+        argv += ["--ro-bind-try", str(source), str(place)]
     # The root bwrap builds its mounts on is read-only too: nothing can be written but what is bound so.
     return [*argv, "--remount-ro", "/", "--chdir", workdir]
 
