@@ -36,6 +36,24 @@ def project_for_member(user: AbstractBaseUser, slug: str) -> tuple[Project, str]
     return _member_or_404(user, Project.objects.filter(slug=slug).first(), lambda p: p.pk)
 
 
+def audit_reader(user: AbstractBaseUser) -> bool:
+    """Whether ``user`` reads the whole audit log and exports it: the console's administrators (staff)."""
+    return user.is_authenticated and user.is_active and user.is_staff
+
+
+def project_for_audit(user: AbstractBaseUser, slug: str) -> Project:
+    """The project whose audit log ``user`` asks for: any, for an administrator; else one they lead
+    (another member is refused, 403, and anyone else finds nothing, 404)."""
+    if audit_reader(user):
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise Http404("not found")
+        return project
+    project, role = project_for_member(user, slug)
+    require(role, "read_audit")
+    return project
+
+
 def task_for_member(user: AbstractBaseUser, task_id: Any) -> tuple[Task, str]:
     task = Task.objects.select_related("project").filter(pk=task_id).first()
     return _member_or_404(user, task, lambda t: t.project_id)

@@ -5,6 +5,7 @@ from django.urls import include, path
 from console import views
 from console.api import api
 from console.views import agent_profiles as profile_views
+from console.views import audit as audit_views
 from console.views import datasets as dataset_views
 from console.views import inbox as inbox_views
 from console.views import skills as skill_views
@@ -54,6 +55,7 @@ urlpatterns = [
     path("projects/<slug:slug>/members/", views.project_members_page, name="project_members"),
     path("projects/<slug:slug>/members/<str:username>/", views.project_member_change, name="project_member_change"),
     path("projects/<slug:slug>/notifications/", project_notifications, name="project_notifications"),
+    path("projects/<slug:slug>/audit/", audit_views.project_audit, name="project_audit"),
     path("projects/<slug:slug>/datasets/", dataset_views.project_datasets_page, name="project_datasets"),
     path("projects/<slug:slug>/webhooks/<int:webhook_id>/", webhook_deliveries_page, name="webhook_deliveries"),
     path("tasks/", views.task_list, name="task_list"),
@@ -62,6 +64,7 @@ urlpatterns = [
     path("tasks/<uuid:task_id>/plan/", views.task_plan, name="task_plan"),
     path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
     path("inbox/", inbox_views.inbox, name="inbox"),
+    path("audit/", audit_views.audit_log, name="audit_log"),
     path("runs/", views.run_list, name="run_list"),
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
     path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),

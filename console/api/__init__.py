@@ -2,7 +2,19 @@
 
 from ninja import NinjaAPI
 
-from console.api import collaboration, dag_specs, datasets, inbox, projects, reviews, runs, tasks, tokens, webhooks
+from console.api import (
+    audit,
+    collaboration,
+    dag_specs,
+    datasets,
+    inbox,
+    projects,
+    reviews,
+    runs,
+    tasks,
+    tokens,
+    webhooks,
+)
 from console.api.auth import AUTH
 from console.api.errors import error_handlers_install
 
@@ -23,4 +35,5 @@ api.add_router("/", dag_specs.router)
 api.add_router("/", webhooks.router)
 api.add_router("/", inbox.router)
 api.add_router("/", datasets.router)
+api.add_router("/", audit.router)
 api.add_router("/v1/collaboration/tasks", collaboration.router)

@@ -19,7 +19,8 @@
 - ``webhooks`` — a project's notifications page (email choices, webhooks) and a webhook's delivery log;
 - ``datasets`` — a project's datasets page, and the "Add to dataset" form of a run's pages;
 - ``metrics`` — ``/metrics``, Prometheus' scrape of the console, behind a bearer token;
-- ``auth`` — the answer to a sign-in while it is locked out.
+- ``auth`` — the answer to a sign-in while it is locked out;
+- ``audit`` — the audit log's pages: a project's, and the whole log for administrators.
 """
 
 from console.views.actions import (

@@ -79,7 +79,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "console/project_detail.html",
         {"project": project, "role": role, "can_import": can_import, "form": form, "problems": problems,
          "folder_shown": can(role, "see_target_folder"), "can_edit": can(role, "edit_project"),
-         "can_create_task": can(role, "create_task"),
+         "can_create_task": can(role, "create_task"), "can_read_audit": can(role, "read_audit"),
          "agent_used": project.agent or settings.WORKGRAPH_AGENT,
          "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent]},
         status=400 if form.errors or problems else 200,

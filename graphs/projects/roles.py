@@ -1,9 +1,9 @@
 """Who may do what in a project: the actions each role allows, and a user's role in one.
 
-A viewer reads; a reviewer also approves or rejects plans; a lead also creates tasks and plans, starts,
-cancels and forks runs, raises a stopped run's budget, imports DAG specs, edits the project and manages
-its members. The console's permission checks (console.permissions), the inbox and the engine's own
-refusals read the same table.
+A viewer reads; a reviewer also approves or rejects plans and reviews changes; a lead also creates tasks
+and plans, starts, cancels and forks runs, raises a stopped run's budget, imports DAG specs, edits the
+project, manages its members and reads its audit log. The console's permission checks
+(console.permissions), the inbox and the engine's own refusals read the same table.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "manage_members": frozenset({Role.LEAD}),
     # What the project's experiments measure skills against: the lead's to choose, every member's to read.
     "edit_datasets": frozenset({Role.LEAD}),
+    # Who decided what in the project: its leads (and the console's administrators, who read every log).
+    "read_audit": frozenset({Role.LEAD}),
 }
 
 
