@@ -89,7 +89,7 @@ def git_view_mounts(workdir: Path) -> Iterator[list[tuple[Path, Path]]]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def view_config(common: Path) -> str:
+def _view_config(common: Path) -> str:
     """The config of the view of the repository whose git directory is ``common``: its settings that
     ``VIEW_SETTINGS`` keeps, read from its own config file alone (no include is followed)."""
     done = subprocess.run(
@@ -108,7 +108,7 @@ def view_config(common: Path) -> str:
 def _view_made(folder: Path, *, common: Path, git_dir: Path) -> list[tuple[Path, Path]]:
     """Fill ``folder`` as the repository's git directory in the sandbox: its config, and a place for each
     entry bound over it; return the binds."""
-    (folder / "config").write_text(view_config(common))
+    (folder / "config").write_text(_view_config(common))
     mounts = [(folder, common)]
     for name in SHARED_ENTRIES:
         source = common / name
