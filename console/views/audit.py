@@ -19,9 +19,10 @@ ENTRIES_PER_PAGE = 50
 # The page an entry's object opens, by its object_type: the route and what fills it.
 _OBJECT_PAGES = {
     "run": lambda entry: reverse("run_graph", args=[entry.object_id]),
-    "execution": lambda entry: reverse("execution_detail", args=[entry.object_id]),
+    "attempt": lambda entry: reverse("execution_detail", args=[entry.object_id]),
     "project": lambda entry: reverse("project_detail", args=[entry.object_id]),
     "member": lambda entry: reverse("project_members", args=[entry.project_slug]),
+    "dataset": lambda entry: reverse("project_datasets", args=[entry.project_slug]),
     "webhook": lambda entry: reverse("webhook_deliveries", args=[entry.project_slug, entry.object_id]),
     "skill": lambda entry: reverse("skill_detail", args=[entry.object_id]),
     "agent_profile": lambda entry: reverse("agent_profile_detail_project", args=[entry.object_id, entry.project_slug])
