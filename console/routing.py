@@ -3,7 +3,7 @@
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.urls import path, re_path
 
-from console.consumers import CLOSE_NOT_FOUND, NodeExecutionLogConsumer, RunEventsConsumer
+from console.consumers import CLOSE_NOT_FOUND, InboxConsumer, NodeExecutionLogConsumer, RunEventsConsumer
 
 
 class UnknownPathConsumer(AsyncWebsocketConsumer):
@@ -18,5 +18,6 @@ class UnknownPathConsumer(AsyncWebsocketConsumer):
 websocket_urlpatterns = [
     path("ws/node-executions/<uuid:node_exec_id>/log/", NodeExecutionLogConsumer.as_asgi()),
     path("ws/runs/<uuid:run_id>/", RunEventsConsumer.as_asgi()),
+    path("ws/inbox/", InboxConsumer.as_asgi()),
     re_path(r"", UnknownPathConsumer.as_asgi()),
 ]

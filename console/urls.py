@@ -64,6 +64,7 @@ urlpatterns = [
     path("tasks/<uuid:task_id>/plan/", views.task_plan, name="task_plan"),
     path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
     path("inbox/", inbox_views.inbox, name="inbox"),
+    path("inbox/count/", inbox_views.inbox_count_badge, name="inbox_count"),
     path("audit/", audit_views.audit_log, name="audit_log"),
     path("runs/", views.run_list, name="run_list"),
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),

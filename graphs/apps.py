@@ -19,6 +19,7 @@ class GraphsConfig(AppConfig):
         from graphs.logs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs.store import log_close_listener_register, log_listener_register
         from graphs.notifications.setup import notifications_install
+        from graphs.reads.inbox_events import inbox_event_publish
         from graphs.telemetry.export import attempt_log_closed
         from graphs.tokens import user_tokens_revoke_on_credentials_change
         from graphs.workspaces.sandbox import sandbox_deploy_check
@@ -36,6 +37,8 @@ class GraphsConfig(AppConfig):
         # Every closed log is an attempt whose spans can be made (when traces are exported).
         log_close_listener_register(attempt_log_closed)
         run_event_listener_register(run_event_publish)
+        # … and tells the inbox sockets of the run's project when one may change what waits on people.
+        run_event_listener_register(inbox_event_publish)
         # A token must not outlive the password it was minted under, nor its user's deactivation.
         pre_save.connect(user_tokens_revoke_on_credentials_change, sender=get_user_model(),
                          dispatch_uid="graphs.tokens.revoke_on_credentials_change")

@@ -137,7 +137,7 @@ def test_the_page_lists_the_items_with_links_to_act_and_the_navigation_counts_th
     assert f'href="/runs/{everything["plan"].pk}/planning/"' in page
     assert f'href="/executions/{everything["report"].pk}/"' in page
     assert f'action="/runs/{everything["budget"].pk}/budget/"' in page
-    assert '<span class="badge" id="inbox-count" data-live-region aria-label="4 waiting on you">4</span>' in page
+    assert 'id="inbox-count" data-live-region data-count="4" aria-label="4 waiting on you">4</span>' in page
     assert "3 nodes wait behind it" in page and "$0.6000 of a $0.5000 budget" in page
 
 
@@ -158,7 +158,7 @@ def test_an_empty_inbox_says_so_and_hides_the_count(project, alice):
     page = signed_in(alice).get("/inbox/").content.decode()
 
     assert "Nothing waits on you." in page
-    assert 'id="inbox-count" data-live-region aria-label="0 waiting on you" hidden>' in page
+    assert 'id="inbox-count" data-live-region data-count="0" aria-label="0 waiting on you" hidden>' in page
 
 
 def test_the_api_lists_the_items_oldest_first(everything, alice, bob):

@@ -1,4 +1,4 @@
-"""The close codes, the sign-in check, and the base class both consumers build on."""
+"""The close codes, the sign-in check, and the base class the consumers build on."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ ACCESS_CHECK_SECONDS = 30.0
 
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):
-    """What both consumers share: joining a group, handling the publisher's messages fast, and
+    """What the consumers share: joining a group, handling the publisher's messages fast, and
     noticing that the user lost access."""
 
     _access_checked_at = 0.0

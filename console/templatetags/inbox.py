@@ -1,4 +1,5 @@
-"""The navigation's inbox count: ``{% inbox_count as count %}`` in ``base.html``."""
+"""The navigation's inbox count: ``{% inbox_count as count %}`` in ``console/_inbox_count.html``, which every page and
+``/inbox/count/`` render."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@
 - ``projects`` — a new project, a project's settings and its members;
 - ``runs`` — a run's graph page and its graph.json, and its planning page;
 - ``actions`` — the forms that plan, start, cancel, fork and review runs;
-- ``inbox`` — what waits on the person ("Waiting on you"), and raising a stopped run's budget to resume it;
+- ``inbox`` — what waits on the person ("Waiting on you"), the navigation's count of it alone, and raising a
+  stopped run's budget to resume it;
 - ``fork_edit`` — the page that re-runs a run from a node with its prompt or argv edited;
 - ``executions`` — an attempt's page and its change review form, and the detail.json of the run graph's side
   panel;

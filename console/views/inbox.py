@@ -1,4 +1,5 @@
-"""The inbox ("Waiting on you") and the form that raises a stopped run's budget and resumes it."""
+"""The inbox ("Waiting on you"), the navigation's count of it alone, and the form that raises a stopped run's
+budget and resumes it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
@@ -41,6 +43,15 @@ def inbox_link(item: InboxItem) -> str:
 def inbox(request: HttpRequest) -> HttpResponse:
     items = [(item, inbox_link(item), ACT_WORDS[item.kind]) for item in inbox_items(request.user)]
     return render(request, "console/inbox.html", {"items": items})
+
+
+@login_required
+def inbox_count_badge(request: HttpRequest) -> HttpResponse:
+    """The navigation's inbox count alone, as every page renders it: what nav-inbox.js swaps in when the
+    inbox socket says the count changed."""
+    response = render(request, "console/_inbox_count.html")
+    patch_cache_control(response, private=True, no_store=True)
+    return response
 
 
 @login_required

@@ -1,7 +1,8 @@
 """Publishing log lines and run events to Channels groups, for the pages that watch them live.
 
 Each log line goes to its execution's group (the whole line) and to its run's group (a compact
-``log`` event: which node, which seq, which event — never the text). Run events go to the run's group.
+``log`` event: which node, which seq, which event — never the text). Run events go to the run's group,
+and those that may change an inbox to their project's inbox group too (``graphs.reads.inbox_events``).
 
 Publishing is fire-and-forget: ``live_publish`` appends to an in-process outbox and returns at once,
 and one sender sends the outbox in order. A worker therefore never waits on Redis or on a slow
@@ -78,6 +79,11 @@ def node_exec_group(node_exec_id: Any) -> str:
 
 def run_group(run_id: Any) -> str:
     return f"run.{_hex(run_id)}"
+
+
+def project_inbox_group(project_id: Any) -> str:
+    """The group of the inbox sockets of a project's members: told of the run events that may change an inbox."""
+    return f"inbox.project.{int(project_id)}"
 
 
 def live_publish(*, group: str, message: Message) -> None:

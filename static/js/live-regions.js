@@ -7,7 +7,8 @@
 // it keeps its element (marked `data-live-stale`) and the refresh is tried again once that ends — the
 // dialog closes, the focus leaves, or after a second. So Cancel, Approve, Reject, Fork and Start submit
 // the form the person filled in, still connected. Every applied refresh counts up
-// `data-live-renders` on <html>, so tests and people can tell the page is following.
+// `data-live-renders` on <html>, so tests and people can tell the page is following (the navigation's
+// inbox count, refreshed on its own, counts up `data-inbox-renders` instead).
 //
 // Refreshes are throttled, not debounced: the first change after a quiet spell is fetched once the burst
 // it starts has gathered (GATHER_MS), and while changes keep coming the page fetches at most once every
@@ -56,12 +57,13 @@ function detailsCarry(from, to) {
 /**
  * Keep the page's live regions current.
  *
- * @param {{url?: string, onApplied?: (page: Document) => boolean | void}} [options]
+ * @param {{url?: string, onApplied?: (page: Document) => boolean | void, counter?: string}} [options]
  *   `onApplied` runs after each refresh with the fetched page (regions already swapped); it returns
- *   true when it too left something for later, to be tried again.
+ *   true when it too left something for later, to be tried again. `counter` is the data attribute of
+ *   <html> each applied refresh counts up, as a dataset key (`liveRenders`: `data-live-renders`).
  * @returns {{refresh: () => void}}  `refresh()` fetches the page again (calls close together are one).
  */
-export function liveRegions({ url = window.location.href, onApplied } = {}) {
+export function liveRegions({ url = window.location.href, onApplied, counter = "liveRenders" } = {}) {
   let timer = null;
   let inFlight = false;
   let again = false;
@@ -132,7 +134,7 @@ export function liveRegions({ url = window.location.href, onApplied } = {}) {
       current.replaceWith(document.importNode(fresh, true));
     }
     const root = document.documentElement;
-    root.dataset.liveRenders = String(Number(root.dataset.liveRenders || 0) + 1);
+    root.dataset[counter] = String(Number(root.dataset[counter] || 0) + 1);
     if (onApplied?.(page)) deferred = true;
     if (deferred) schedule(RETRY_MS);
   }

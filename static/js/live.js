@@ -1,7 +1,8 @@
 /**
- * Live execution logs and run events over WebSockets (see console/consumers/__init__.py for the protocol).
+ * Live execution logs, run events and the inbox count over WebSockets (see console/consumers/__init__.py for
+ * the protocol).
  *
- * Both helpers connect, reconnect after a lost connection with exponential back-off (0.5 s doubling,
+ * The helpers connect, reconnect after a lost connection with exponential back-off (0.5 s doubling,
  * capped at 10 s, with jitter so many tabs do not return at once) and stop for good when the server
  * refuses the socket (close codes 4400 bad request, 4401 not signed in, 4404 not found) or, for a
  * log, once it said the log is complete. A log resumes with `?after=<last seq seen>`, and a line whose
@@ -95,6 +96,34 @@ export function connectRun(url, { onSnapshot, onEvent, onStatus, ...transport } 
     onMessage(message) {
       if (message.type === "snapshot") onSnapshot?.(message);
       else if (message.type === "event") onEvent?.(message.event);
+    },
+    onStatus,
+    transport,
+  });
+  return { close: stream.close };
+}
+
+/**
+ * Follow the signed-in person's inbox: `onChanged()` whenever their count is not the one the page shows.
+ *
+ * @param {string} url  `/ws/inbox/`, relative to the page or absolute.
+ * @param {{shown?: () => string | undefined, onChanged?: () => void,
+ *   onStatus?: (status: string, detail?: object) => void} & TransportOptions} [options]
+ *   `shown()` is the count the page shows now, as the server rendered it: every (re)connect sends it as
+ *   `?count=`, so a count that moved meanwhile is said at once (none sent: it is said anyway).
+ * @returns {Connection}
+ */
+export function connectInbox(url, { shown, onChanged, onStatus, ...transport } = {}) {
+  const base = toSocketUrl(url);
+  const stream = reconnecting({
+    url() {
+      const count = shown?.();
+      if (count === undefined) base.searchParams.delete("count");
+      else base.searchParams.set("count", count);
+      return base.href;
+    },
+    onMessage(message) {
+      if (message.type === "changed") onChanged?.();
     },
     onStatus,
     transport,

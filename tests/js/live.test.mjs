@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { connectLog, connectRun } from "../../static/js/live.js";
+import { connectInbox, connectLog, connectRun } from "../../static/js/live.js";
 
 class FakeSocket {
   static opened = [];
@@ -146,4 +146,25 @@ test("close() during a back-off cancels the pending reconnect", () => {
   h.latest().drop();
   log.close();
   assert.equal(h.timers[0].cancelled, true);
+});
+
+test("an inbox connection sends the count shown at each connect and hands over each change", () => {
+  const h = harness();
+  let shown = "2";
+  let changes = 0;
+  connectInbox("http://console.test/ws/inbox/", { ...h.transport, shown: () => shown, onChanged: () => { changes += 1; } });
+  assert.equal(h.latest().url, "ws://console.test/ws/inbox/?count=2");
+  h.latest().deliver({ type: "changed" });
+  h.latest().deliver({ type: "snapshot" });
+  assert.equal(changes, 1);
+  shown = "3";
+  h.latest().drop();
+  h.fire();
+  assert.equal(h.latest().url, "ws://console.test/ws/inbox/?count=3");
+  shown = undefined;
+  h.latest().drop();
+  h.fire();
+  assert.equal(h.latest().url, "ws://console.test/ws/inbox/", "a page showing no count sends none");
+  h.latest().drop(4401);
+  assert.deepEqual(h.statuses.at(-1), ["refused", { code: 4401 }]);
 });
