@@ -120,7 +120,10 @@ def test_a_dependant_in_backoff_is_not_kept(task, scripted_runner, inline_execut
     nodes = [node("first"), node("second", "first")]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
     run_start(run=run)
-    run.executions.filter(node_id="second").update(not_before=timezone.now() + timedelta(seconds=0.3))
+    not_before = timezone.now() + timedelta(seconds=0.3)
+    run.executions.filter(node_id="second").update(not_before=not_before)
     assert inline_executor.drain() == 2
     rows = latest(run)
-    assert (rows["second"].started_at - rows["first"].finished_at).total_seconds() >= 0.25
+    # Measured from the backoff's own end, not from the first node's: on a loaded machine the first may
+    # finish after the backoff was set, and the second is then owed less than the whole wait.
+    assert rows["second"].started_at >= not_before
