@@ -30,6 +30,8 @@ ANYONE = {"alice": OK, "bob": OK, "charlie": OK, "dana": OK}
 CREATOR = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
 # Checking a folder: those who create projects or lead one.
 ANY_LEAD = {"alice": OK, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
+# The whole audit log: the console's administrators (staff), which none of them is.
+STAFF = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
 
 
 @dataclass
@@ -151,6 +153,9 @@ ROUTES = {
         f"/api/projects/{w.project.slug}/notifications/email", None)),
     "PUT /api/projects/{slug}/notifications/email": (READ, lambda w: (
         f"/api/projects/{w.project.slug}/notifications/email", {"events": ["run.failed"]})),
+    "GET /api/projects/{slug}/audit": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/audit", None)),
+    "GET /api/audit": (STAFF, lambda w: ("/api/audit", None)),
+    "GET /api/audit/export": (STAFF, lambda w: ("/api/audit/export", None)),
     "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
     "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
     "DELETE /api/tokens/{token_id}": (ANYONE, None),

@@ -132,3 +132,16 @@ def test_the_django_admin_records_a_project_edit_and_its_member_changes(project,
     assert (entries[Action.MEMBER_ROLE_CHANGED].object_id, entries[Action.MEMBER_ROLE_CHANGED].before,
             entries[Action.MEMBER_ROLE_CHANGED].after) == ("bob", {"role": "reviewer"}, {"role": "lead"})
     assert {entry.actor_name for entry in entries.values()} == {"root"}
+
+
+def test_an_entry_that_cannot_be_written_undoes_its_decision(project, alice, charlie, monkeypatch):
+    def broken(**_):
+        raise RuntimeError("the log's table is gone")
+
+    monkeypatch.setattr("graphs.projects.members.audit_record", broken)
+
+    with pytest.raises(RuntimeError):
+        send(signed_in(alice), "post", f"/api/projects/{project.slug}/members",
+             {"username": "charlie", "role": "viewer"})
+
+    assert not ProjectMembership.objects.filter(project=project, user=charlie).exists()
