@@ -49,6 +49,14 @@ def report_waiting(task, *, minutes: int) -> WorkNodeExecution:
                                             started_at=ago(minutes), deadline_at=timezone.now() + timedelta(hours=1))
 
 
+def change_waiting(task, *, minutes: int) -> WorkNodeExecution:
+    """An attempt whose change waits for a reviewer, two nodes behind it."""
+    run = planned_run(task, {"nodes": [node("build"), node("check", "build"), node("ship", "check")], "edges": []},
+                      status="running")
+    return WorkNodeExecution.objects.create(run=run, node_id="build", attempt=1, status="awaiting_review",
+                                            finished_at=ago(minutes))
+
+
 def budget_stopped(task, *, minutes: int) -> WorkGraphRun:
     """A run stopped by its budget, of a task of its own in ``task``'s project: its task's latest run."""
     task = factories.TaskFactory(project=task.project, created_by=task.created_by)
@@ -123,11 +131,12 @@ def test_the_list_and_the_count_cost_the_same_queries_however_many_items(
         append_waiting(task, minutes=minutes)
         report_waiting(task, minutes=minutes)
         budget_stopped(task, minutes=minutes)
+        change_waiting(task, minutes=minutes)
 
-    with django_assert_max_num_queries(5):
-        assert len(inbox_items(alice)) == 4 * each
+    with django_assert_max_num_queries(6):
+        assert len(inbox_items(alice)) == 5 * each
     with django_assert_max_num_queries(1):
-        assert inbox_count(alice) == 4 * each
+        assert inbox_count(alice) == 5 * each
 
 
 def test_the_page_lists_the_items_with_links_to_act_and_the_navigation_counts_them(everything, alice):
