@@ -15,7 +15,7 @@ class AuditFilterForm(forms.Form):
     action = forms.ChoiceField(required=False, choices=[
         ("", "Any"),
         ("Kinds", [(family, f"any {family.replace('_', ' ')} decision") for family in FAMILIES]),
-        ("Actions", [(value, f"{value} — {label}") for value, label in AuditEntry.Action.choices]),
+        ("Actions", AuditEntry.Action.choices),
     ])
     actor = forms.CharField(label="Who", required=False, max_length=150,
                             widget=forms.TextInput(attrs={"placeholder": "username"}))
