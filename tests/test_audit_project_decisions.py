@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from html.parser import HTMLParser
 
 import pytest
 
@@ -110,20 +111,14 @@ def test_a_refused_member_change_leaves_no_entry(project, alice):
 
 def test_the_django_admin_records_a_project_edit_and_its_member_changes(project, alice, bob):
     admin = factories.UserFactory(username="root", is_staff=True, is_superuser=True)
-    bob_row = ProjectMembership.objects.get(user=bob, project=project)
-    alice_row = ProjectMembership.objects.get(user=alice, project=project)
-    form = {
-        "name": "Admin named", "slug": project.slug, "target_folder": project.target_folder, "base_ref": "",
-        "agent": "", "max_run_cost_usd": "",
-        "memberships-TOTAL_FORMS": "2", "memberships-INITIAL_FORMS": "2", "memberships-MIN_NUM_FORMS": "0",
-        "memberships-MAX_NUM_FORMS": "1000",
-        "memberships-0-id": str(alice_row.pk), "memberships-0-project": str(project.pk),
-        "memberships-0-user": str(alice.pk), "memberships-0-role": "lead",
-        "memberships-1-id": str(bob_row.pk), "memberships-1-project": str(project.pk),
-        "memberships-1-user": str(bob.pk), "memberships-1-role": "lead",
-    }
+    client = signed_in(admin)
+    url = f"/admin/graphs/project/{project.pk}/change/"
+    # The form as the admin renders it, every inline's management form included; then two fields edited.
+    form = form_values(client.get(url).content.decode())
+    bob_row = next(name for name, value in form.items() if name.endswith("-user") and value == str(bob.pk))
+    form |= {"name": "Admin named", bob_row.removesuffix("-user") + "-role": "lead"}
 
-    response = signed_in(admin).post(f"/admin/graphs/project/{project.pk}/change/", form)
+    response = client.post(url, form)
 
     assert response.status_code == 302, response.content.decode()[:2000]
     entries = {entry.action: entry for entry in AuditEntry.objects.all()}
@@ -132,6 +127,46 @@ def test_the_django_admin_records_a_project_edit_and_its_member_changes(project,
     assert (entries[Action.MEMBER_ROLE_CHANGED].object_id, entries[Action.MEMBER_ROLE_CHANGED].before,
             entries[Action.MEMBER_ROLE_CHANGED].after) == ("bob", {"role": "reviewer"}, {"role": "lead"})
     assert {entry.actor_name for entry in entries.values()} == {"root"}
+
+
+def form_values(page: str) -> dict[str, str]:
+    """What a browser would send from the page's forms as they stand: inputs, checked boxes, the selected
+    option of each select, each textarea's text."""
+
+    class Form(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.values: dict[str, str] = {}
+            self.select = self.textarea = None
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            name = attrs.get("name")
+            if tag == "input" and name and attrs.get("type") not in ("submit", "button", "file"):
+                if attrs.get("type") not in ("checkbox", "radio") or "checked" in attrs:
+                    self.values[name] = attrs.get("value") or ""
+            elif tag == "select" and name:
+                self.select = name
+                self.values.setdefault(name, "")
+            elif tag == "option" and self.select and "selected" in attrs:
+                self.values[self.select] = attrs.get("value") or ""
+            elif tag == "textarea" and name:
+                self.textarea = name
+                self.values[name] = ""
+
+        def handle_endtag(self, tag):
+            if tag == "select":
+                self.select = None
+            elif tag == "textarea":
+                self.textarea = None
+
+        def handle_data(self, data):
+            if self.textarea:
+                self.values[self.textarea] += data
+
+    parser = Form()
+    parser.feed(page)
+    return parser.values
 
 
 def test_an_entry_that_cannot_be_written_undoes_its_decision(project, alice, charlie, monkeypatch):
