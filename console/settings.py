@@ -376,5 +376,16 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 
-# What the console sends out: traces, metrics, webhooks and email.
+# What the console sends out: traces, metrics, webhooks, email and deliveries.
 from console.settings_outbound import *  # noqa: E402, F403
+
+# A forge's token is sent to the project's remote and forge alone: never a variable agents or commands get,
+# nor one of the console's own settings.
+_refused_env = [name for name in WORKGRAPH_FORGE_SECRET_ENV  # noqa: F405
+                if name in _CONSOLE_ENV | {"EMAIL_HOST_PASSWORD"} or name.startswith("WORKGRAPH_")
+                or name in WORKGRAPH_AGENT_ENV or name in WORKGRAPH_COMMAND_ENV]
+if _refused_env:
+    raise ImproperlyConfigured(
+        "WORKGRAPH_FORGE_SECRET_ENV may not name the console's own settings or variables agents and commands"
+        f" get: {', '.join(_refused_env)}"
+    )

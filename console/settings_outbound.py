@@ -1,7 +1,8 @@
-"""Settings for what the console sends out (docs/observability.md, docs/notifications.md): OpenTelemetry
-traces, Prometheus metrics, webhooks and email. console.settings takes them all."""
+"""Settings for what the console sends out (docs/observability.md, docs/notifications.md, docs/delivery.md):
+OpenTelemetry traces, Prometheus metrics, webhooks, email and runs delivered to forges. console.settings
+takes them all."""
 
-from console.env import env_bool, env_float, env_int, env_str, env_url
+from console.env import env_bool, env_float, env_int, env_list, env_str, env_url
 
 # OpenTelemetry traces (graphs.telemetry): exported when OTEL_EXPORTER_OTLP_ENDPOINT (or
 # OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, unless OTEL_SDK_DISABLED; the SDK reads the other OTEL_*.
@@ -38,3 +39,14 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
+
+# Delivery to forges (docs/delivery.md). A project names the environment variable holding its forge token and
+# webhook secret; only the names listed here may be named, so a project's lead cannot have the console send
+# another of its secrets to a remote of their choosing. The values go to the project's remote and forge only.
+WORKGRAPH_FORGE_SECRET_ENV = env_list("WORKGRAPH_FORGE_SECRET_ENV")
+# A push or a request to a forge taking longer than this fails, and is tried again like any transient failure.
+WORKGRAPH_DELIVERY_TIMEOUT_SECONDS = env_float("WORKGRAPH_DELIVERY_TIMEOUT_SECONDS", 60.0, minimum=1.0)
+# A delivery failing for a transient reason (unreachable, timed out, 5xx) is tried this many times in all, the
+# second try after the backoff and each next one after twice the wait before it.
+WORKGRAPH_DELIVERY_ATTEMPTS = env_int("WORKGRAPH_DELIVERY_ATTEMPTS", 4, minimum=1, maximum=20)
+WORKGRAPH_DELIVERY_BACKOFF_SECONDS = env_float("WORKGRAPH_DELIVERY_BACKOFF_SECONDS", 30.0, minimum=0.0)

@@ -7,6 +7,7 @@ from console.api import api
 from console.views import agent_profiles as profile_views
 from console.views import audit as audit_views
 from console.views import datasets as dataset_views
+from console.views import delivery as delivery_views
 from console.views import inbox as inbox_views
 from console.views import skills as skill_views
 from console.views.agent_check import project_agent_check
@@ -55,6 +56,7 @@ urlpatterns = [
     path("projects/<slug:slug>/members/", views.project_members_page, name="project_members"),
     path("projects/<slug:slug>/members/<str:username>/", views.project_member_change, name="project_member_change"),
     path("projects/<slug:slug>/notifications/", project_notifications, name="project_notifications"),
+    path("projects/<slug:slug>/delivery/", delivery_views.project_delivery_page, name="project_delivery"),
     path("projects/<slug:slug>/audit/", audit_views.project_audit, name="project_audit"),
     path("projects/<slug:slug>/datasets/", dataset_views.project_datasets_page, name="project_datasets"),
     path("projects/<slug:slug>/webhooks/<int:webhook_id>/", webhook_deliveries_page, name="webhook_deliveries"),
@@ -81,6 +83,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/fork/", views.run_fork_view, name="run_fork"),
     path("runs/<uuid:run_id>/fork/edit/", views.run_fork_edit, name="run_fork_edit"),
     path("runs/<uuid:run_id>/add-to-dataset/", dataset_views.run_add_to_dataset, name="run_add_to_dataset"),
+    path("runs/<uuid:run_id>/deliver/", delivery_views.run_deliver_view, name="run_deliver"),
     path("runs/<uuid:run_id>/approve/", views.run_review_view, {"decision": "approve"}, name="run_approve"),
     path("runs/<uuid:run_id>/reject/", views.run_review_view, {"decision": "reject"}, name="run_reject"),
     path("executions/<uuid:node_exec_id>/", views.execution_detail, name="execution_detail"),

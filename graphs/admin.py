@@ -1,7 +1,10 @@
+from django import forms
 from django.contrib import admin
 
 from graphs import models
 from graphs.audit import audit_record
+from graphs.delivery.project_settings import FIELDS as DELIVERY_FIELDS
+from graphs.delivery.project_settings import delivery_settings_problems
 from graphs.profiles.revisions import profile_save
 from graphs.skills.revisions import skill_save
 
@@ -14,13 +17,36 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class ProjectDeliveryForm(forms.ModelForm):
+    """A project's delivery settings, checked by graphs.delivery as the API and the settings page check them."""
+
+    class Meta:
+        model = models.ProjectDelivery
+        fields = DELIVERY_FIELDS
+
+    def clean(self):
+        cleaned = super().clean()
+        values = {name: cleaned.get(name) or "" for name in DELIVERY_FIELDS}
+        for name, message in delivery_settings_problems(values, project=self.instance.project).items():
+            self.add_error(name, message)
+        cleaned.update(values)
+        return cleaned
+
+
+class ProjectDeliveryInline(admin.StackedInline):
+    model = models.ProjectDelivery
+    form = ProjectDeliveryForm
+    can_delete = False
+    max_num = 1
+
+
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "target_folder", "require_plan_approval", "require_change_review", "allow_commands",
                     "allow_command_network", "llm_failure_classifier", "max_run_cost_usd"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    inlines = [MembershipInline]
+    inlines = [MembershipInline, ProjectDeliveryInline]
 
     # The admin saves a project and its members in one transaction (changeform_view's): their audit
     # entries are written in it too.
@@ -42,6 +68,17 @@ class ProjectAdmin(admin.ModelAdmin):
         super().save_formset(request, form, formset, change)
         if formset.model is models.ProjectMembership:
             _memberships_audit(request.user, project=form.instance, formset=formset)
+        if formset.model is models.ProjectDelivery:
+            for delivery_form in formset.forms:
+                if delivery_form.has_changed():
+                    changed = delivery_form.changed_data
+                    audit_record(
+                        actor=request.user, action=Action.DELIVERY_EDITED, object_type="project",
+                        object_id=form.instance.slug, project=form.instance,
+                        before={name: delivery_form.initial.get(name) for name in changed},
+                        after={name: delivery_form.cleaned_data.get(name) for name in changed},
+                        summary=f"Changed {', '.join(changed)} of where the project {form.instance.slug} delivers"
+                                " in the Django admin")
 
 
 def _memberships_audit(actor, *, project: models.Project, formset) -> None:

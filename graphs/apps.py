@@ -13,6 +13,7 @@ class GraphsConfig(AppConfig):
         from django.db.models.signals import pre_save
 
         from graphs.audit import sign_in_failed_record
+        from graphs.delivery.setup import delivery_install
         from graphs.engine import JOB_HANDLERS
         from graphs.executors import job_handlers_install
         from graphs.logs.events import run_event_listener_register
@@ -30,6 +31,8 @@ class GraphsConfig(AppConfig):
         job_handlers_install(JOB_HANDLERS)
         # … and tells webhooks and members by email what its runs did.
         notifications_install()
+        # … and delivers the runs that succeed where their project delivers them (graphs.delivery).
+        delivery_install()
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)

@@ -7,6 +7,7 @@ from console.api import (
     collaboration,
     dag_specs,
     datasets,
+    delivery,
     inbox,
     projects,
     reviews,
@@ -35,5 +36,6 @@ api.add_router("/", dag_specs.router)
 api.add_router("/", webhooks.router)
 api.add_router("/", inbox.router)
 api.add_router("/", datasets.router)
+api.add_router("/", delivery.router)
 api.add_router("/", audit.router)
 api.add_router("/v1/collaboration/tasks", collaboration.router)

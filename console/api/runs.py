@@ -27,6 +27,7 @@ from console.api.schemas import (
     RunPage,
 )
 from console.permissions import execution_for_member, require, run_for_member
+from graphs.delivery.reads import run_delivery, run_delivery_out
 from graphs.domain.fork_edits import ForkEditError
 from graphs.engine import plan_append, run_cancel, run_fork, run_start
 from graphs.engine.fork_edits import run_fork_edited
@@ -229,6 +230,7 @@ def _run_out(run) -> dict:
         "failures": [_failure_group_out(group) for group in run_failures(run, executions)],
         "cost_usd": spend.cost_usd, "usage": spend.usage, "spend": spend.as_dict(),
         "by_org_node": {org: part.as_dict() for org, part in spend_by_org_node(run.executions.all()).items()},
+        "delivery": run_delivery_out(run_delivery(run)),
     }
 
 

@@ -11,6 +11,7 @@ from ninja import Field, Schema
 from pydantic import field_validator
 
 from console.api.change_schemas import AttemptChangeOut
+from console.api.delivery_schemas import DeliveryOut
 from console.api.usage_schemas import AttemptSpendOut
 from graphs.models import Task, WorkGraphRun
 from graphs.tokens import DEFAULT_LIFETIME_DAYS, MAX_LIFETIME_DAYS
@@ -211,6 +212,8 @@ class RunOut(Schema):
     usage: dict[str, int]
     spend: SpendOut
     by_org_node: dict[str, SpendOut]
+    delivery: DeliveryOut | None = Field(..., description="Its branch pushed and pull request opened (graphs.delivery);"
+                                                          " null for a run never delivered.")
 
 
 class ProgressOut(Schema):

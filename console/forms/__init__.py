@@ -7,6 +7,7 @@
 - ``agent_profiles`` — an agent profile's editor, and a project's override of it;
 - ``revisions`` — what the skill and profile editors share: a refused save shown on its form, two revisions to compare;
 - ``datasets`` — a new dataset, and the "Add to dataset" of a run's pages;
+- ``delivery`` — a project's delivery settings;
 - ``reviews`` — the node page's change review: a decision, a body, comments on lines, comments resolved;
 - ``audit`` — the audit log pages' filters.
 """

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from console.forms.pages import DagSpecForm, PlanForm, RunFilterForm, TaskForm
 from console.permissions import can, require, task_for_member
 from console.views.datasets import add_to_dataset_offers
+from graphs.delivery.reads import task_delivery_offers
 from graphs.domain.case_manifests import acceptance_criteria_with_ids
 from graphs.models import Project, Task, WorkGraphRun
 from graphs.planning.dag_spec_check import DagSpecError, dag_spec_parse, dag_spec_prompt_files_check
@@ -213,6 +214,8 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             # The fetch command names the project's folder, a path on the agents' machine: leads only.
             "folder_shown": can(role, "see_target_folder"),
             "live_run_ids": [tree.run.run_id for tree in trees if not tree.run.is_finished()],
+            "delivery_offers": task_delivery_offers(task.project, runs),
+            "can_deliver": can(role, "deliver"),
             **add_to_dataset_offers(project=task.project, role=role, runs=runs),
         },
     )

@@ -14,12 +14,14 @@ package's modules:
   layouts, append reviews, artifacts, report receipts;
 - ``reviews`` — change reviews of an attempt and the comments on its lines;
 - ``audit`` — the audit log's entries, appended and never changed;
-- ``datasets`` — a project's datasets of cases that experiments run again.
+- ``datasets`` — a project's datasets of cases that experiments run again;
+- ``delivery`` — where a project delivers its runs (a remote, a forge), and how each run's delivery went.
 """
 
 from graphs.models.agent_profiles import AgentProfile, AgentProfileLabel, AgentProfileRevision
 from graphs.models.audit import AuditEntry, AuditEntryImmutable
 from graphs.models.datasets import Dataset, DatasetCase
+from graphs.models.delivery import ProjectDelivery, RunDelivery
 from graphs.models.notifications import EmailNotice, EmailSubscription, Webhook, WebhookDelivery
 from graphs.models.projects import ApiToken, Project, ProjectMembership
 from graphs.models.records import (
@@ -65,9 +67,11 @@ __all__ = [
     "ExecutionLogFile",
     "ExecutionLogLine",
     "Project",
+    "ProjectDelivery",
     "ProjectMembership",
     "ReportReceipt",
     "ReviewComment",
+    "RunDelivery",
     "RunLayout",
     "RunWorkspace",
     "Skill",

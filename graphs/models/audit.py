@@ -52,6 +52,8 @@ class AuditEntry(models.Model):
         RUN_BUDGET_RAISED = "run.budget_raised", "raised a run's budget"
         PROJECT_CREATED = "project.created", "created a project"
         PROJECT_EDITED = "project.edited", "edited a project"
+        DELIVERY_EDITED = "delivery.edited", "changed where a project delivers"
+        DELIVERY_REQUESTED = "delivery.requested", "asked for a run's delivery"
         MEMBER_ADDED = "member.added", "added a member"
         MEMBER_ROLE_CHANGED = "member.role_changed", "changed a member's role"
         MEMBER_REMOVED = "member.removed", "removed a member"

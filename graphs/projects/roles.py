@@ -1,8 +1,8 @@
 """Who may do what in a project: the actions each role allows, and a user's role in one.
 
 A viewer reads; a reviewer also approves or rejects plans and reviews changes; a lead also creates tasks
-and plans, starts, cancels and forks runs, raises a stopped run's budget, imports DAG specs, edits the
-project, manages its members and reads its audit log. The console's permission checks
+and plans, starts, cancels and forks runs, raises a stopped run's budget, delivers runs, imports DAG specs,
+edits the project, manages its members and reads its audit log. The console's permission checks
 (console.permissions), the inbox and the engine's own refusals read the same table.
 """
 
@@ -33,6 +33,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     # A path on the machine the agents run on: it tells others nothing they need.
     "see_target_folder": frozenset({Role.LEAD}),
     "edit_project": frozenset({Role.LEAD}),
+    # Pushing a run's branch and opening its pull request, again or for the first time, speaks for the project.
+    "deliver": frozenset({Role.LEAD}),
     "manage_members": frozenset({Role.LEAD}),
     # What the project's experiments measure skills against: the lead's to choose, every member's to read.
     "edit_datasets": frozenset({Role.LEAD}),

@@ -1,0 +1,67 @@
+"""A run's delivery as the API's ``delivery`` object and the task page show it, and what a lead may do next."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from graphs.models import Project, ProjectDelivery, RunDelivery, WorkGraphRun
+
+State = RunDelivery.State
+
+
+def run_delivery(run: WorkGraphRun) -> RunDelivery | None:
+    """The run's delivery record, or None for a run never delivered."""
+    return RunDelivery.objects.filter(run=run).first()
+
+
+def run_delivery_out(delivery: RunDelivery | None) -> dict[str, Any] | None:
+    """The API's ``delivery`` object: its state, the branch on the remote, the pull request, the checks and
+    why it failed, in words; None for a run never delivered."""
+    if delivery is None:
+        return None
+    pull_request = None
+    if delivery.pull_request_number is not None:
+        pull_request = {"number": delivery.pull_request_number, "url": delivery.pull_request_url}
+    return {
+        "state": delivery.state, "state_label": delivery.get_state_display(), "remote_branch": delivery.remote_branch,
+        "head_commit": delivery.head_commit, "pull_request": pull_request,
+        "checks": [{name: check.get(name) for name in ("name", "status", "conclusion", "url")}
+                   for check in delivery.checks or []],
+        "error": delivery.error, "attempts": delivery.attempts, "next_try_at": delivery.next_try_at,
+        "trigger": delivery.trigger, "pushed_at": delivery.pushed_at, "opened_at": delivery.opened_at,
+        "updated_at": delivery.updated_at,
+    }
+
+
+@dataclass(frozen=True)
+class DeliveryOffer:
+    """What the task page shows of a run's delivery: the record (None before any), and the button a lead
+    gets — ``Deliver``, ``Retry`` or ``Deliver again`` — or none with why."""
+
+    delivery: RunDelivery | None
+    action: str
+    why_not: str
+
+
+def task_delivery_offers(project: Project, runs: Iterable[WorkGraphRun]) -> dict[Any, DeliveryOffer]:
+    """Each run's delivery and the action a lead may take on it, by run id (two queries)."""
+    runs = list(runs)
+    setting = ProjectDelivery.objects.filter(project=project).first()
+    deliveries = {row.run_id: row for row in RunDelivery.objects.filter(run__in=runs)}
+    return {run.pk: _offer(run, deliveries.get(run.pk), setting) for run in runs}
+
+
+def _offer(run: WorkGraphRun, delivery: RunDelivery | None, setting: ProjectDelivery | None) -> DeliveryOffer:
+    if run.status != WorkGraphRun.Status.SUCCEEDED:
+        return DeliveryOffer(delivery, "", "")
+    if setting is None or not setting.is_on():
+        return DeliveryOffer(delivery, "", "The project delivers nothing: a lead sets where in its delivery settings.")
+    if delivery is None:
+        return DeliveryOffer(None, "Deliver", "")
+    if delivery.state == State.FAILED:
+        return DeliveryOffer(delivery, "Retry", "")
+    if delivery.state == State.PENDING:
+        return DeliveryOffer(delivery, "Try now", "")
+    return DeliveryOffer(delivery, "Deliver again", "")

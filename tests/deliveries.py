@@ -1,0 +1,69 @@
+"""What the delivery tests share: the forge token in a variable the console may read, a bare repository the
+project's runs are delivered to (its ``main`` pushed there, as a team's remote would hold it), a project that
+delivers, and a run of it that succeeded with a change on its branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphs.engine import run_start
+from graphs.models import ProjectDelivery, RunDelivery, WorkGraphRun
+from tests.git_http_server import bare_repository
+from tests.repos import git, writes
+from tests.run_builders import edges_for, node, planned_run
+
+TOKEN_ENV = "FORGE_TEST_TOKEN"
+SECRET_ENV = "FORGE_TEST_HOOK_SECRET"
+TOKEN = "tok_9f8e7d6c5b4a-delivery-test-value"
+HOOK_SECRET = "whsec_0a1b2c3d4e5f-delivery-test"
+
+
+@pytest.fixture
+def forge_token(monkeypatch, settings) -> str:
+    """The forge's token in ``FORGE_TEST_TOKEN`` (and a webhook secret in ``FORGE_TEST_HOOK_SECRET``), both
+    variables the console lets projects name."""
+    settings.WORKGRAPH_FORGE_SECRET_ENV = [TOKEN_ENV, SECRET_ENV]
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    monkeypatch.setenv(SECRET_ENV, HOOK_SECRET)
+    return TOKEN
+
+
+@pytest.fixture
+def remote(tmp_path, repo) -> Path:
+    """A bare repository holding the project's ``main``: where its runs are delivered."""
+    bare = bare_repository(tmp_path, "remote.git")
+    git(repo, "push", "--quiet", str(bare), "main")
+    return bare
+
+
+def remote_head(remote: Path, branch: str) -> str | None:
+    """The commit ``branch`` points at in the bare repository ``remote``, or None."""
+    found = git(remote, "for-each-ref", "--format=%(objectname)", f"refs/heads/{branch}").strip()
+    return found or None
+
+
+def delivering(project, **fields) -> ProjectDelivery:
+    """The project delivers as ``fields`` say (saved as they are: the settings' checks have tests of their own)."""
+    values = {"deliver": "push", "forge": "", "forge_api_url": "", "forge_repo": "", "forge_token_env": "",
+              "forge_webhook_secret_env": "", **fields}
+    return ProjectDelivery.objects.update_or_create(project=project, defaults=values)[0]
+
+
+def succeeded_run(task, runner, executor, *, path: str = "src/export.py", text: str = "print('csv')\n"
+                  ) -> WorkGraphRun:
+    """A run of ``task`` whose one node writes ``path``: it succeeds with that change on its branch. The
+    executor is drained, so a project that delivers has tried its delivery too."""
+    runner.replies[("node", "export")] = writes(path, text)
+    nodes = [node("export")]
+    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
+    run_start(run=run)
+    executor.drain()
+    run.refresh_from_db()
+    assert run.status == WorkGraphRun.Status.SUCCEEDED, run.error
+    return run
+
+
+def delivery_of(run: WorkGraphRun) -> RunDelivery:
+    return RunDelivery.objects.get(run=run)

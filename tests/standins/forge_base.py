@@ -1,0 +1,139 @@
+"""What the forges' stand-ins share: a threaded HTTP server on 127.0.0.1 that routes each request by method and
+path pattern to its forge's handler, keeps every request, and answers JSON.
+
+A stand-in checks what its API's description requires of a request (authentication, headers, the body's
+fields) and answers as the API documents, error codes and shapes included; whatever a request got wrong is
+also kept in ``violations``, which a test asserts empty, so a client that strays fails the test even where
+the answer would not show it. With ``remote`` (a bare repository), a pull request's head must be a branch
+that was pushed there, and its head commit is that branch's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+Answer = tuple[int, Any]
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class ForgeStandin:
+    """One forge's API; subclasses set ``prefix`` (the API's base path), ``routes`` and ``authenticated``."""
+
+    token: str
+    remote: Path | None = None
+    requests: list[Request] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    prefix = ""
+
+    def __post_init__(self) -> None:
+        self.lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="forge-standin", daemon=True)
+
+    @property
+    def host(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def api_url(self) -> str:
+        return self.host + self.prefix
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def routes(self) -> list[tuple[str, str, Callable[..., Answer]]]:
+        """(method, path pattern after ``prefix``, handler(request, **groups)) triples."""
+        raise NotImplementedError
+
+    def authenticated(self, request: Request) -> Answer | None:
+        """The answer to a request whose credentials or headers are wrong; None when they are right."""
+        raise NotImplementedError
+
+    def violation(self, what: str) -> None:
+        self.violations.append(what)
+
+    def branch_head(self, branch: str) -> str | None:
+        """The commit ``branch`` points at in ``remote``; None when it was never pushed (or no remote is set)."""
+        if self.remote is None:
+            return None
+        done = subprocess.run(["git", "--git-dir", str(self.remote), "rev-parse", "--verify", "--quiet",
+                               f"refs/heads/{branch}"], capture_output=True, text=True)
+        return done.stdout.strip() or None
+
+    def requested(self, method: str, pattern: str) -> list[Request]:
+        return [request for request in self.requests if request.method == method and re.fullmatch(pattern, request.path)]
+
+    def answer(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, bytes]:
+        parts = urlsplit(raw_path)
+        body = None
+        if raw_body:
+            try:
+                body = json.loads(raw_body)
+            except ValueError:
+                self.violation(f"{method} {parts.path}: the body is not JSON")
+                return 400, json.dumps({"message": "Problems parsing JSON"}).encode()
+        request = Request(method=method, path=parts.path, query={k: v[-1] for k, v in parse_qs(parts.query).items()},
+                          headers={k.lower(): v for k, v in headers.items()}, body=body)
+        with self.lock:
+            self.requests.append(request)
+            refused = self.authenticated(request)
+            if refused is not None:
+                return refused[0], json.dumps(refused[1]).encode()
+            path = request.path.removeprefix(self.prefix) if request.path.startswith(self.prefix) else None
+            for route_method, pattern, handler in self.routes():
+                found = re.fullmatch(pattern, path or "")
+                if route_method == method and found:
+                    status, content = handler(request, **{k: unquote(v) for k, v in found.groupdict().items()})
+                    return status, json.dumps(content).encode()
+        self.violation(f"{method} {request.path}: no such operation in the API's description")
+        return 404, json.dumps({"message": "Not Found"}).encode()
+
+
+def _handler(standin: ForgeStandin) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self._serve()
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        def _serve(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, content = standin.answer(self.command, self.path, dict(self.headers.items()), raw)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(content)))
+            self.end_headers()
+            self.wfile.write(content)
+
+    return Handler
