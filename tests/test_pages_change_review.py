@@ -101,3 +101,12 @@ def test_a_refused_review_names_every_problem_and_keeps_what_was_typed(waiting, 
     assert 'data-field="comments[0].path"' in problems and "is not a file this attempt changed" in problems
     assert ">Have a look.</textarea>" in problems and ">Kept text.</textarea>" in problems
     assert not ChangeReview.objects.exists()
+
+
+def test_a_landed_change_of_a_finished_run_offers_a_follow_up_run(repo_task, bob, scripted_runner, inline_executor):
+    landed = latest(build_then_check(repo_task, scripted_runner, inline_executor))["build"]
+
+    form = section(page(bob, landed), "review-form")
+
+    assert re.findall(r'name="decision" value="(\w+)"', form) == ["request_changes", "comment", "approve"]
+    assert "requesting changes starts a follow-up run from this node" in form

@@ -95,8 +95,12 @@ def change_review_page(execution: WorkNodeExecution) -> ChangeReviewPage:
         asked_by = asked[0] if asked else None
     lineage = review_lineage(execution)
     carried = _comments(ReviewComment.objects.filter(review__attempt_id__in=lineage)) if lineage else []
+    decisions = DECISIONS_OF_STANDING.get(standing or "", ())
+    if standing == "landed" and not execution.run.is_forkable():
+        # A run still under way (or one that cannot be forked) takes no follow-up run yet.
+        decisions = tuple(decision for decision in decisions if decision != Decision.REQUEST_CHANGES)
     return ChangeReviewPage(
-        standing=standing, decisions=DECISIONS_OF_STANDING.get(standing or "", ()),
+        standing=standing, decisions=decisions,
         reviews=attempt_reviews(execution), asked_by=asked_by, carried=carried,
         since=_since(execution, reviewed_result=payload.get("result_commit") or ""),
     )
