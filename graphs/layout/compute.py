@@ -27,9 +27,11 @@ LAYOUT_SCRIPT = Path(__file__).resolve().with_name("dag_layout.mjs")
 MAX_WORK_NODES = 5000
 # How much of the script's stderr a failure keeps: the end of a stack trace says what broke.
 STDERR_TAIL_CHARS = 2000
-# The boxes' sizes and the gaps between them (static/js/dag/theme.js's SIZE, layout-sketch.js's gaps), as
-# a number to change with them: part of a layout's digest, so a layout stored with other sizes is made again.
-LAYOUT_GEOMETRY = 2
+# The boxes' sizes and the gaps between them (static/js/dag/theme.js's SIZE, layout-sketch.js's gaps), and
+# how "auto" picks a direction (static/js/dag/layout-direction.js), as a number to change with them: part of
+# a layout's digest, so a layout stored with other sizes, or flowing the way an earlier rule picked, is made
+# again.
+LAYOUT_GEOMETRY = 3
 
 
 class LayoutError(Exception):

@@ -10,8 +10,10 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
-import { REFERENCE_CANVAS, chooseDirection } from "../../static/js/dag/legibility.js";
-import { planExtents } from "../../static/js/dag/layout-sketch.js";
+import { REFERENCE_CANVAS } from "../../static/js/dag/legibility.js";
+import {
+  directionEstimated, directionMeasured, layoutFit, layoutFitting,
+} from "../../static/js/dag/layout-direction.js";
 import { layoutFromJSON, layoutPlace, layoutPlan, layoutToJSON } from "../../static/js/dag/layout.js";
 import { modelFromPayload } from "../../static/js/dag/model.js";
 
@@ -46,10 +48,21 @@ const request = JSON.parse(readFileSync(0, "utf8"));
 const started = performance.now();
 const model = modelFromPayload({ run: {}, ...request.graph });
 const previous = request.previous ? layoutFromJSON(request.previous) : null;
-// "auto": the direction the page picks for a graph on a desktop's stage (an append keeps previous's).
-let direction = request.graph.direction;
-if (direction !== "DOWN" && direction !== "RIGHT") {
-  direction = chooseDirection(planExtents(layoutPlan({ model, previous: null })), REFERENCE_CANVAS.w, REFERENCE_CANVAS.h);
+const { w, h } = REFERENCE_CANVAS;
+const placed = (direction) => layoutPlace({ plan: layoutPlan({ model, previous, direction }), client });
+// "auto": the direction the page picks for a graph on a desktop's stage (an append keeps previous's): a
+// small graph's measured as drawn, a larger one's estimated.
+const asked = request.graph.direction;
+let layout;
+if (asked === "DOWN" || asked === "RIGHT") {
+  layout = await placed(asked);
+} else if (previous || !directionMeasured(model)) {
+  layout = await placed(directionEstimated(model, w, h));
+} else {
+  layout = await layoutFitting({
+    directions: [directionEstimated(model, w, h)],
+    layoutOf: placed,
+    fitOf: (candidate) => layoutFit(model, candidate, w, h),
+  });
 }
-const layout = await layoutPlace({ plan: layoutPlan({ model, previous, direction }), client });
 process.stdout.write(JSON.stringify({ layout: layoutToJSON(layout), ms: Math.round(performance.now() - started) }));

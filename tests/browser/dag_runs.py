@@ -90,15 +90,54 @@ def pipeline_run(task, stages: dict[str, int]) -> WorkGraphRun:
     (named from NAMES_24), each needing the node before it and every third the one before that too, each
     attempt costing $0.41."""
     names = iter(NAMES_24)
-    nodes: list[dict] = []
+    shape: list[tuple[str, str, tuple[str, ...]]] = []
     for org, count in stages.items():
         for _ in range(count):
-            before = [item["node_id"] for item in nodes[-2:]]
-            depends = before[-1:] if len(nodes) % 3 else before
-            nodes.append({"node_id": next(names), "subagent_type": org, "depends_on": depends, "task_prompt": "Do it."})
-    run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="succeeded")
-    added = {org: [item["node_id"] for item in nodes if item["subagent_type"] == org] for org in stages}
-    for org in list(stages)[1:]:
+            before = tuple(node_id for _, node_id, _ in shape[-2:])
+            shape.append((org, next(names), before[-1:] if len(shape) % 3 else before))
+    return staged_run(task, shape)
+
+
+# A pipeline both deep and wide, 20 boxes with its three planning calls: designs and implementations fanning
+# out and joining again over eight layers, two loop-backs, every name at most 24 characters.
+DEEP_AND_WIDE = (
+    ("planner", "write-product-brief", ()),
+    ("planner", "design-export-data-model", ("write-product-brief",)),
+    ("planner", "design-download-api", ("write-product-brief",)),
+    ("planner", "design-spreadsheet-ui", ("write-product-brief",)),
+    ("planner", "review-the-designs", ("design-export-data-model", "design-download-api", "design-spreadsheet-ui")),
+    ("planner", "plan-the-test-scenarios", ("review-the-designs",)),
+    ("coder", "implement-nightly-export", ("review-the-designs",)),
+    ("coder", "implement-download-links", ("review-the-designs",)),
+    ("coder", "implement-export-button", ("review-the-designs",)),
+    ("coder", "unit-test-export-formats", ("implement-nightly-export",)),
+    ("coder", "unit-test-download-links", ("implement-download-links",)),
+    ("coder", "integration-check-upload",
+     ("unit-test-export-formats", "unit-test-download-links", "implement-export-button")),
+    ("validator", "write-acceptance-script", ("plan-the-test-scenarios",)),
+    ("validator", "run-acceptance-script", ("write-acceptance-script", "integration-check-upload")),
+    ("validator", "measure-export-durations", ("integration-check-upload",)),
+    ("validator", "review-security-of-links", ("implement-download-links",)),
+    ("validator", "validator_final_verdict",
+     ("run-acceptance-script", "measure-export-durations", "review-security-of-links")),
+)
+DEEP_AND_WIDE_LOOPS = (
+    ("run-acceptance-script", "implement-nightly-export"), ("review-the-designs", "design-download-api"),
+)
+
+
+def staged_run(task, shape, loops=()) -> WorkGraphRun:
+    """A finished pipeline of ``shape`` (org node, node id, what it needs), with ``loops`` as on_failure
+    edges (from, to): for each org node in turn, a planning call adding its nodes, each attempt costing
+    $0.41."""
+    nodes = [{"node_id": node_id, "subagent_type": org, "depends_on": list(deps), "task_prompt": "Do it."}
+             for org, node_id, deps in shape]
+    edges = edges_for(nodes) + [{"from": source, "to": target, "edge_type": "on_failure"} for source, target in loops]
+    run = planned_run(task, {"nodes": nodes, "edges": edges}, status="succeeded")
+    added: dict[str, list[str]] = {}
+    for org, node_id, _ in shape:
+        added.setdefault(org, []).append(node_id)
+    for org in list(added)[1:]:
         WorkNodeExecution.objects.create(
             run=run, node_id=f"{PLANNING_NODE_ID}:{org}", subagent_type=org, attempt=1, cause="planning",
             status="succeeded", output_payload={"new_node_ids": added[org]},

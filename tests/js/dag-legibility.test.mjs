@@ -1,10 +1,11 @@
 // Unit tests of the run graph's legibility (static/js/dag/legibility.js, title-cuts.js, and the direction a
-// layout flows, layout.js with layout-sketch.js): `node --test tests/js/`.
+// layout flows, layout.js with layout-sketch.js and layout-direction.js): `node --test tests/js/`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import "./vocabulary.mjs";
 import { layoutPlace, layoutPlan } from "../../static/js/dag/layout.js";
+import { directionEstimated } from "../../static/js/dag/layout-direction.js";
 import { planExtents } from "../../static/js/dag/layout-sketch.js";
 import {
   LEGIBLE_PX, LEGIBLE_SCALE, TITLE_PX, chooseDirection, fitTransform, focusRect, labelPx,
@@ -92,11 +93,26 @@ test("a fit focuses work nodes, not the planning lane that heads the drawing", (
   assert.deepEqual(focusRect(boxes.slice(0, 2)), { x: 300, y: 0, w: 168, h: 34 });
 });
 
-test("the direction is the one whose drawing fits the canvas at the larger zoom", () => {
-  const tall = { DOWN: { w: 400, h: 2000 }, RIGHT: { w: 2000, h: 300 } };
-  assert.equal(chooseDirection(tall, 1200, 600), "RIGHT");
-  assert.equal(chooseDirection(tall, 390, 700), "DOWN");
-  assert.equal(chooseDirection({ DOWN: { w: 100, h: 100 }, RIGHT: { w: 100, h: 100 } }, 1200, 600), "DOWN");
+test("the direction is one legible before one that is not, then the one at the larger zoom", () => {
+  assert.equal(chooseDirection({ DOWN: 0.5, RIGHT: 0.6 }), "RIGHT");
+  assert.equal(chooseDirection({ DOWN: LEGIBLE_SCALE, RIGHT: 0.8 }), "DOWN", "0.8 is under the legible zoom");
+  assert.equal(chooseDirection({ DOWN: 0.9, RIGHT: 1 }), "RIGHT");
+  assert.equal(chooseDirection({ DOWN: 1, RIGHT: 1 }), "DOWN", "a tie flows down");
+  assert.equal(chooseDirection({ DOWN: 0.9, RIGHT: 0.92 }), "DOWN", "within 5 % is a tie");
+});
+
+test("the estimated direction is the one whose rough extent fits the canvas at the larger zoom", () => {
+  assert.equal(directionEstimated(chain(12), 1200, 600), "DOWN");
+  // One node and the eight that need it: a wide row top-down, a short column left to right.
+  const fan = modelFromPayload({
+    run: { run_id: "run", manifest_version: 1 },
+    nodes: Array.from({ length: 9 }, (_, i) => ({
+      node_id: `n${i}`, kind: "generic", org_node: "coder", depends_on: i ? ["n0"] : [],
+    })),
+    edges: [],
+    attempts: [],
+  });
+  assert.equal(directionEstimated(fan, 1200, 600), "RIGHT");
 });
 
 /** A chain of `length` nodes: a tall column top-down, a long row left to right. */

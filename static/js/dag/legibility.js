@@ -2,7 +2,6 @@
  * How large the run graph is drawn, so node names stay legible: the zoom a fit may use, where a
  * graph too big to fit legibly opens, and which flow direction fits a canvas best. Pure functions.
  */
-import { WRAP_GAP } from "./layout-wrap.js";
 import { focusStatuses } from "../status-vocabulary.js";
 
 /** The smallest on-screen height, in CSS px, a node title may be drawn at by a fit. */
@@ -114,37 +113,17 @@ export function legibleReach(alongPx) {
 }
 
 /**
- * How one direction's drawing of `extent` fits a canvas: whole at `scale` when that is legible;
- * else whether it fits legibly once wrapped into segments side by side (layout-wrap.js), estimated
- * from its extent (rows are whole, so the estimate leaves a tenth of each segment spare).
- * @returns {{legible: boolean, scale: number}}
- */
-function directionFit(extent, direction, width, height) {
-  const scale = wholeScale(extent, width, height);
-  if (scale >= LEGIBLE_SCALE) return { legible: true, scale };
-  const right = direction === "RIGHT";
-  const along = right ? extent.w : extent.h;
-  const across = right ? extent.h : extent.w;
-  const segments = Math.ceil(along / (0.9 * legibleReach(right ? width : height)));
-  const wrapped = segments * across + (segments - 1) * WRAP_GAP;
-  const legible = wrapped <= legibleReach(right ? height : width);
-  return { legible, scale: legible ? LEGIBLE_SCALE : scale };
-}
-
-/**
- * The flow direction whose drawing fits a `width` × `height` canvas: one that fits legibly (whole, or
- * wrapped) before one that does not, then the one at the larger zoom; top-down when both fit whole at
- * 1:1, or when they tie.
- * @param {Record<"DOWN" | "RIGHT", {w: number, h: number}>} extents  each direction's drawing size
- * @param {number} width
- * @param {number} height
+ * The flow direction whose drawing fits a canvas best, from the zoom at which each fits it whole (as
+ * drawn, wrapped or not: layout-direction.js): one legible before one that is not, then the one at
+ * the larger zoom; top-down when both fit at 1:1, or when they tie (within 5 %).
+ * @param {Record<"DOWN" | "RIGHT", number>} scales
  * @returns {"DOWN" | "RIGHT"}
  */
-export function chooseDirection(extents, width, height) {
-  const down = directionFit(extents.DOWN, "DOWN", width, height);
-  const right = directionFit(extents.RIGHT, "RIGHT", width, height);
-  if (down.legible !== right.legible) return right.legible ? "RIGHT" : "DOWN";
-  return right.scale > down.scale * 1.05 ? "RIGHT" : "DOWN";
+export function chooseDirection(scales) {
+  const down = scales.DOWN >= LEGIBLE_SCALE;
+  const right = scales.RIGHT >= LEGIBLE_SCALE;
+  if (down !== right) return right ? "RIGHT" : "DOWN";
+  return scales.RIGHT > scales.DOWN * 1.05 ? "RIGHT" : "DOWN";
 }
 
 /** @returns {number} the on-screen height in CSS px of a `fontPx` title at zoom `scale`, to 0.1 px */

@@ -22,9 +22,10 @@
  * (scene-*.js) are drawn as SVG when small and on a canvas when large (render-*.js).
  *
  * The flow direction (ELK's top-down or left-to-right) is the one the user picked with the toolbar's
- * switch, remembered per user, else the one whose drawing fits the stage best (legibility.js); a
+ * switch, remembered per user, else the one whose drawing fits the stage best (layout-direction.js); a
  * layout is only taken from the server or the cache when it flows that way. A small graph too long for
- * the stage is drawn wrapped to it (layout-wrap.js): a view of the layout, which itself stays as placed.
+ * the stage is drawn narrowed or wrapped to it (layout-tighten.js, layout-wrap.js): a view of the layout,
+ * which itself stays as placed.
  *
  * This module loads, appends and updates the run; run-graph-screen.js keeps the drawing on screen
  * (renderer, pan and zoom, following the run as it grows) and run-graph-chrome.js builds the toolbar,
@@ -34,8 +35,7 @@ import { cacheWrite } from "./layout-cache.js";
 import { layoutFromJSON, layoutPlace, layoutPlan, layoutSketch, layoutStages } from "./layout.js";
 import { layoutClient } from "./layout-client.js";
 import { modelApplyUpdates, modelFromPayload } from "./model.js";
-import { chooseDirection } from "./legibility.js";
-import { planExtents } from "./layout-sketch.js";
+import { directionEstimated, directionMeasured, layoutFit, layoutFitting } from "./layout-direction.js";
 import { buildChrome, directionPicked, directionRemember, showDirection } from "./run-graph-chrome.js";
 import { keepsEveryPosition, servedLayout, startingLayout } from "./run-graph-layouts.js";
 import { createScreen } from "./run-graph-screen.js";
@@ -170,23 +170,9 @@ export function createRunGraph(
         showStages();
       } else {
         served = servedLayout(payload);
-        const direction = directionFor(model);
-        const start = startingLayout(model, served, direction);
-        await nextTask();
+        const { placed, refit } = await placeOnLoad(started);
         if (destroyed) return;
-        let refit = true;
-        if (start && start.complete) {
-          layout = start.layout;
-        } else {
-          say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
-          const plan = layoutPlan({ model, previous: start && start.layout, direction });
-          const [placed] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
-          if (destroyed) return;
-          layout = placed;
-          say("");
-          // Someone who zoomed or panned the sketch keeps that view; otherwise ELK's drawing is fitted.
-          refit = !userMoved("graph");
-        }
+        layout = placed;
         const scene = sceneOf(model, layout);
         await nextTask();
         if (destroyed) return;
@@ -197,6 +183,45 @@ export function createRunGraph(
       announce("painted", started);
       announce("placed", started);
     });
+  }
+
+  /**
+   * The layout a load draws, and whether to fit it: in the direction this user picked, else, for a graph
+   * small enough to wrap, in the one measured to fit the stage legibly (layout-direction.js; the
+   * server's layout measured first, as it is at hand), else in the estimated one, sketched first when
+   * ELK has several bands to place.
+   * @returns {Promise<{placed: import("./layout.js").Layout | null, refit: boolean}>}
+   */
+  async function placeOnLoad(started) {
+    const width = ui.stage.clientWidth || 1;
+    const height = ui.stage.clientHeight || 1;
+    const picked = directionPicked();
+    if (!picked && directionMeasured(model)) {
+      const placed = await layoutFitting({
+        directions: [served && layoutFromJSON(served).direction, directionEstimated(model, width, height)],
+        layoutOf: (direction) => layoutIn(model, direction),
+        fitOf: (candidate) => layoutFit(model, candidate, width, height),
+      });
+      return { placed, refit: true };
+    }
+    const direction = picked || directionEstimated(model, width, height);
+    const start = startingLayout(model, served, direction);
+    await nextTask();
+    if (destroyed) return { placed: null, refit: false };
+    if (start && start.complete) return { placed: start.layout, refit: true };
+    say(model.order.length > 300 ? `Laying out ${model.order.length.toLocaleString("en")} nodes…` : "");
+    const plan = layoutPlan({ model, previous: start && start.layout, direction });
+    const [placed] = await Promise.all([place(model, plan), drawSketch(plan, started)]);
+    say("");
+    // Someone who zoomed or panned the sketch keeps that view; otherwise ELK's drawing is fitted.
+    return { placed, refit: !userMoved("graph") };
+  }
+
+  /** `next`'s layout flowing `direction`: the server's or the cached one when it places every node, else placed. */
+  function layoutIn(next, direction) {
+    const start = startingLayout(next, served, direction);
+    if (start && start.complete) return Promise.resolve(start.layout);
+    return place(next, layoutPlan({ model: next, previous: start && start.layout, direction }));
   }
 
   /**
@@ -233,24 +258,13 @@ export function createRunGraph(
     });
   }
 
-  /** The direction this user picked, else the one whose drawing of `next` fits the stage best. */
-  function directionFor(next) {
-    const picked = directionPicked();
-    if (picked) return picked;
-    const extents = planExtents(layoutPlan({ model: next, previous: null }));
-    return chooseDirection(extents, ui.stage.clientWidth || 1, ui.stage.clientHeight || 1);
-  }
-
   /** Lays the graph out in the other direction, remembered as this user's pick, and fits it. */
   function turn() {
     return serial(async () => {
       if (!model || !layout || stages) return;
       const direction = layout.direction === "RIGHT" ? "DOWN" : "RIGHT";
       directionRemember(direction);
-      const start = startingLayout(model, served, direction);
-      const placed = start && start.complete
-        ? start.layout
-        : await place(model, layoutPlan({ model, previous: start && start.layout, direction }));
+      const placed = await layoutIn(model, direction);
       if (destroyed) return;
       layout = placed;
       showDirection(ui.directionButton, direction);
@@ -319,7 +333,8 @@ export function createRunGraph(
       attempts: model.attempts.filter((attempt) => members.has(attempt.node_id)),
     });
     say(`Laying out ${members.size.toLocaleString("en")} nodes of ${stages[index].org}…`);
-    const direction = directionFor(stageModel);
+    const direction = directionPicked()
+      || directionEstimated(stageModel, ui.stage.clientWidth || 1, ui.stage.clientHeight || 1);
     const placed = await layoutPlace({ plan: layoutPlan({ model: stageModel, previous: null, direction }), client });
     if (destroyed || !stageModel) return;
     say(`Stage ${index + 1} of ${stages.length}: ${stages[index].org}`);
