@@ -15,6 +15,11 @@ def git(repo: Path, *args: str) -> str:
 def repository_create(folder: Path) -> Path:
     """A repository with one commit on ``main``: a README of three lines and a source file."""
     folder.mkdir()
+    return repository_init(folder)
+
+
+def repository_init(folder: Path) -> Path:
+    """``folder``, an existing folder, made a repository like ``repository_create``'s."""
     git(folder, "init", "--quiet", "--initial-branch=main")
     (folder / "README.md").write_text("one\ntwo\nthree\n")
     (folder / "src").mkdir()

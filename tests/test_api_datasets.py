@@ -61,7 +61,8 @@ def test_a_case_given_whole_is_saved_at_the_full_commit_its_ref_names(shop, alic
 
     assert answer.status_code == 201, answer.content
     body = answer.json()
-    assert (body["base_ref"], body["base_commit"], body["checks"]) == ("main", head, [["python3", "-m", "pytest", "-q"]])
+    assert (body["base_ref"], body["base_commit"]) == ("main", head)
+    assert body["checks"] == [["python3", "-m", "pytest", "-q"]]
     assert body["constraints"] == ["No deps"] and body["from_task"] is None and body["from_run"] is None
     detail = signed_in(alice).get(f"/api/datasets/{dataset.pk}").json()
     assert detail["case_count"] == 1 and [item["id"] for item in detail["cases"]] == [body["id"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -15,10 +16,12 @@ from django.test import Client
 from console.api import api
 from graphs.collaboration.relay import RelaySpec, relay_attach
 from graphs.engine import run_start
-from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.models import Dataset, Skill, WorkGraphRun, WorkNodeExecution
 from graphs.planning.dag_specs import dag_spec_import
+from graphs.skills.revisions import skill_save
 from graphs.tokens import token_create
 from tests import factories
+from tests.repos import repository_init
 from tests.run_builders import edges_for, node, planned_run
 
 OK, DENIED, HIDDEN, ANON = "ok", 403, 404, 401
@@ -30,6 +33,9 @@ ANYONE = {"alice": OK, "bob": OK, "charlie": OK, "dana": OK}
 CREATOR = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
 # Checking a folder: those who create projects or lead one.
 ANY_LEAD = {"alice": OK, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
+# Skills and agent profiles: every member of a project reads them, and skill admins; only skill admins write.
+SKILLS_READ = {"alice": OK, "bob": OK, "charlie": DENIED, "dana": OK}
+SKILLS_WRITE = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": OK}
 # The whole audit log: the console's administrators (staff), which none of them is.
 STAFF = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
 
@@ -87,6 +93,22 @@ def first_exec(run) -> str:
 
 def a_webhook(w: World):
     return w.project.webhooks.create(url="https://93.184.216.34/hook", events=["run.failed"], secret="whsec_AAAA")
+
+
+def a_dataset(w: World) -> Dataset:
+    """A dataset of the project, whose folder is made a git repository so that a case has a commit to start from."""
+    folder = Path(w.project.target_folder)
+    if not (folder / ".git").exists():
+        repository_init(folder)
+    return Dataset.objects.get_or_create(project=w.project, name="Regressions")[0]
+
+
+def a_skill(w: World) -> Skill:
+    skill = Skill.objects.filter(skill_id="research").first()
+    if skill is None:
+        skill = Skill(skill_id="research")
+        skill_save(skill=skill, body="# Research", author=None)
+    return skill
 
 
 def a_redeliver_url(w: World) -> str:
@@ -156,6 +178,21 @@ ROUTES = {
     "GET /api/projects/{slug}/audit": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/audit", None)),
     "GET /api/audit": (STAFF, lambda w: ("/api/audit", None)),
     "GET /api/audit/export": (STAFF, lambda w: ("/api/audit/export", None)),
+    "GET /api/projects/{slug}/datasets": (READ, lambda w: (f"/api/projects/{w.project.slug}/datasets", None)),
+    "POST /api/projects/{slug}/datasets": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/datasets",
+                                                            {"name": "Flaky"})),
+    "GET /api/datasets/{dataset_id}": (READ, lambda w: (f"/api/datasets/{a_dataset(w).pk}", None)),
+    "PATCH /api/datasets/{dataset_id}": (LEAD, lambda w: (f"/api/datasets/{a_dataset(w).pk}", {"name": "Renamed"})),
+    "POST /api/datasets/{dataset_id}/cases": (LEAD, lambda w: (f"/api/datasets/{a_dataset(w).pk}/cases", {
+        "title": "T", "goal_text": "G", "deliverables": ["d"], "acceptance_criteria": ["a"], "base_commit": "HEAD"})),
+    "GET /api/skills": (SKILLS_READ, lambda w: ("/api/skills", None)),
+    "GET /api/skills/{skill_id}": (SKILLS_READ, lambda w: (f"/api/skills/{a_skill(w).skill_id}", None)),
+    "POST /api/skills/{skill_id}/revisions": (SKILLS_WRITE, lambda w: (
+        f"/api/skills/{a_skill(w).skill_id}/revisions", {"body": "# Research, sharper", "base_revision": 1})),
+    "GET /api/agent-profiles": (SKILLS_READ, lambda w: ("/api/agent-profiles", None)),
+    "GET /api/agent-profiles/{org_node}": (SKILLS_READ, lambda w: ("/api/agent-profiles/coder", None)),
+    "POST /api/agent-profiles/{org_node}/revisions": (SKILLS_WRITE, lambda w: (
+        "/api/agent-profiles/coder/revisions", {"base_revision": 1, "model": "sonnet"})),
     "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
     "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
     "DELETE /api/tokens/{token_id}": (ANYONE, None),

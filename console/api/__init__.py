@@ -11,6 +11,7 @@ from console.api import (
     inbox,
     projects,
     reviews,
+    revisions,
     runs,
     tasks,
     tokens,
@@ -37,5 +38,6 @@ api.add_router("/", webhooks.router)
 api.add_router("/", inbox.router)
 api.add_router("/", datasets.router)
 api.add_router("/", delivery.router)
+api.add_router("/", revisions.router)
 api.add_router("/", audit.router)
 api.add_router("/v1/collaboration/tasks", collaboration.router)

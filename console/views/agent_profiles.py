@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from console.forms.agent_profiles import AgentProfileForm, OverrideForm
 from console.forms.revisions import RevisionPairForm, conflict_shown
-from console.views.common import revision_saved_say
+from console.views.common import revision_saved_say, revisions_labelled
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.models import AgentProfile, AgentProfileRevision, Project
@@ -63,6 +63,7 @@ def profile_detail(request: HttpRequest, org_node: str, slug: str | None = None)
         "profile": profile,
         "instructions_html": mark_safe(markdown_render_safe(profile.instructions)),  # noqa: S308 — sanitized by nh3
         "revisions": revisions,
+        **revisions_labelled(profile, revisions),
         "diff_url": _url("agent_profile_diff", profile),
         "overrides": overrides,
         "projects": [] if slug else Project.objects.exclude(pk__in=[o.project_id for o in overrides]).order_by("slug"),

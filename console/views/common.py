@@ -1,4 +1,5 @@
-"""What more than one page shows the same way: a change's diff, and JSON for people to read."""
+"""What more than one page shows the same way: a change's diff, JSON for people to read, and the labels of a
+skill's or a profile's revisions."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 
+from graphs.domain.revisions import RUN_LABEL
 from graphs.models import AttemptChange, RunWorkspace
 from graphs.reads.changes import diff_page
+from graphs.revisions import revision_labels
 
 
 def diff_shown(change: RunWorkspace | AttemptChange | None) -> dict[str, Any] | None:
@@ -27,3 +30,15 @@ def revision_saved_say(request: HttpRequest, revision: Any) -> None:
         messages.info(request, "Saved. Nothing changed, so no new revision was made.")
     else:
         messages.success(request, f"Saved as revision {revision.number}.")
+
+
+def revisions_labelled(record: Any, revisions: list[Any]) -> dict[str, Any]:
+    """Mark each of ``revisions`` (newest first) with the labels it carries (``labels_shown``), and say which
+    revision runs of tasks use: ``run_revision``, and ``run_labelled`` False when it is the newest only
+    because none is labelled production."""
+    labels = revision_labels(record)
+    for revision in revisions:
+        revision.labels_shown = labels.get(revision.number, [])
+    labelled = next((number for number, names in labels.items() if RUN_LABEL in names), None)
+    newest = revisions[0].number if revisions else None
+    return {"run_revision": labelled if labelled is not None else newest, "run_labelled": labelled is not None}

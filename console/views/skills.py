@@ -22,7 +22,7 @@ from django.views.decorators.http import require_POST
 
 from console.forms.revisions import RevisionPairForm, conflict_shown
 from console.forms.skills import MAX_BODY_CHARS, SkillForm, SkillStatusForm
-from console.views.common import revision_saved_say
+from console.views.common import revision_saved_say, revisions_labelled
 from graphs.domain.markdown import markdown_render_safe
 from graphs.domain.revisions import RevisionConflict
 from graphs.errors import WorkGraphError
@@ -108,6 +108,7 @@ def skill_detail(request: HttpRequest, skill_id: str) -> HttpResponse:
             "body_html": mark_safe(markdown_render_safe(skill.body)),  # noqa: S308 — sanitized by nh3
             "template_json": _pretty(skill.team_template) if skill.team_template is not None else "",
             "revisions": revisions,
+            **revisions_labelled(skill, revisions),
             "diff_url": reverse("skill_diff", kwargs={"skill_id": skill.skill_id}),
             "status_form": SkillStatusForm(),
             "next_statuses": [(s, Skill.Status(s).label) for s in skill_allowed_statuses(skill)],

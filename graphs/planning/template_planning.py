@@ -30,6 +30,7 @@ from graphs.domain import manifest as manifest_lib
 from graphs.domain.prompts import answer_with_one_repair
 from graphs.models import Skill
 from graphs.runs.evidence import EVIDENCE_KINDS
+from graphs.skills.revisions import skill_template_for_runs
 from graphs.skills.team_templates import PLANNABLE_TOOL_RISKS, ROLE_FIELDS, TEMPLATE_NODE_FIELDS
 
 GENERIC_WORKER = "generic_worker"
@@ -99,12 +100,14 @@ class TemplateGuide:
 
 
 def template_guide_for(*, skill: Skill | None) -> TemplateGuide | None:
-    """The guide for planning with ``skill``, or None when it has no usable template or is deprecated."""
-    if skill is None or skill.team_template is None or skill.status == Skill.Status.DEPRECATED:
+    """The guide for planning with ``skill`` — the template of the revision runs use, its ``production``
+    revision else its newest — or None when that revision has no usable template or the skill is deprecated."""
+    if skill is None or skill.status == Skill.Status.DEPRECATED:
         return None
-    latest = skill.revisions.order_by("-number").values_list("number", flat=True).first()
-    return TemplateGuide(skill_pk=skill.pk, skill_id=skill.skill_id, skill_revision=latest,
-                         template=skill.team_template)
+    number, template = skill_template_for_runs(skill)
+    if template is None:
+        return None
+    return TemplateGuide(skill_pk=skill.pk, skill_id=skill.skill_id, skill_revision=number, template=template)
 
 
 def tool_registry() -> dict[str, str]:

@@ -15,8 +15,17 @@ from django.db.models.options import Options
 
 from graphs.audit import audit_record
 from graphs.domain.agent_profiles import ORG_NODE_NAME, ResolvedProfile, shipped_profile
-from graphs.models import AgentProfile, AgentProfileRevision, AuditEntry, Project, WorkNodeExecution
+from graphs.domain.revisions import RUN_LABEL
+from graphs.models import (
+    AgentProfile,
+    AgentProfileLabel,
+    AgentProfileRevision,
+    AuditEntry,
+    Project,
+    WorkNodeExecution,
+)
 from graphs.profiles.revisions import profile_content, profile_save
+from graphs.revisions import revision_for_runs
 
 # The org nodes a pipeline calls; their profiles are listed even before a first run.
 SHIPPED_ORG_NODES = ("planner", "coder", "validator")
@@ -53,34 +62,35 @@ def profile_console(org_node: str) -> AgentProfile | None:
 
 
 def profile_resolve(*, org_node: str, project: Project | None) -> ResolvedProfile:
-    """The profile a call of ``org_node`` in ``project`` runs with, from its latest revision.
+    """The profile a call of ``org_node`` in ``project`` runs with, from the revision runs use: the one
+    labelled ``production``, else the newest (graphs.revisions.revision_for_runs says the same).
 
-    One statement on every call but an org node's first: the latest revision of the project's override,
-    else of the console's profile.
+    One statement on every call but an org node's first: that revision of the project's override, else
+    of the console's profile.
     """
-    revision = _latest_revision(org_node=org_node, project_id=project.pk if project else None)
+    revision = _run_revision(org_node=org_node, project_id=project.pk if project else None)
     if revision is None:
         profile = profile_console(org_node)
         if profile is None:
             return shipped_profile(org_node)
-        revision = profile.revisions.order_by("-number").first() or profile_save(
-            profile=profile, author=None, note="first revision")
+        revision = revision_for_runs(profile) or profile_save(profile=profile, author=None, note="first revision")
         revision.owner_project_id = profile.project_id
     owned = revision.owner_project_id is not None and project is not None
     return revision_resolved(revision, org_node=org_node, project_slug=project.slug if owned else "")
 
 
 @functools.cache
-def _latest_revision_sql(alias: str) -> str:
+def _run_revision_sql(alias: str) -> str:
     """The SQL of ``AgentProfileRevision.objects.filter(Q(profile__project=None) | Q(profile__project=%s),
     profile__org_node=%s).order_by(F("profile__project").desc(nulls_last=True), "-number").first()``,
-    with the profile's project as ``owner_project_id``.
+    with the profile's project as ``owner_project_id`` — among a profile's revisions only the one labelled
+    ``production`` when one is (a LEFT JOIN of its label keeps the others where none is).
 
     An agent call runs it for every node: written once, it spares each call the queryset's building and
     compilation, which cost the worker several times what the database takes to answer it.
     """
     quote = connections[alias].ops.quote_name
-    revisions, profiles = AgentProfileRevision._meta, AgentProfile._meta
+    revisions, profiles, labels = AgentProfileRevision._meta, AgentProfile._meta, AgentProfileLabel._meta
 
     def column(meta: Options, name: str) -> str:
         return f"{quote(meta.db_table)}.{quote(meta.get_field(name).column)}"
@@ -90,15 +100,18 @@ def _latest_revision_sql(alias: str) -> str:
     return (
         f"SELECT {selected}, {owner} AS owner_project_id FROM {quote(revisions.db_table)}"  # noqa: S608
         f" INNER JOIN {quote(profiles.db_table)} ON ({column(revisions, 'profile')} = {column(profiles, 'id')})"
+        f" LEFT OUTER JOIN {quote(labels.db_table)} ON ({column(labels, 'profile')} = {column(profiles, 'id')}"
+        f" AND {column(labels, 'label')} = %s)"
         f" WHERE {column(profiles, 'org_node')} = %s AND ({owner} IS NULL OR {owner} = %s)"
+        f" AND ({column(labels, 'id')} IS NULL OR {column(labels, 'revision')} = {column(revisions, 'id')})"
         f" ORDER BY ({owner} IS NULL) ASC, {column(revisions, 'number')} DESC LIMIT 1"
     )
 
 
-def _latest_revision(*, org_node: str, project_id: int | None) -> AgentProfileRevision | None:
-    """The latest revision of ``project_id``'s override of ``org_node``, else of the console's profile
+def _run_revision(*, org_node: str, project_id: int | None) -> AgentProfileRevision | None:
+    """The revision runs use of ``project_id``'s override of ``org_node``, else of the console's profile
     (at most one profile of each exists), with its profile's project as ``owner_project_id``."""
-    rows = AgentProfileRevision.objects.raw(_latest_revision_sql(connection.alias), [org_node, project_id])
+    rows = AgentProfileRevision.objects.raw(_run_revision_sql(connection.alias), [RUN_LABEL, org_node, project_id])
     return next(iter(rows), None)
 
 

@@ -2,18 +2,21 @@
 
 Every change of a profile goes through ``profile_save``: the console pages, the Django admin and the
 shipped profiles created on first use all call it. An editor names the revision it was made on: a save
-over a newer one is a ``RevisionConflict`` and saves nothing. Numbering, diffs and conflicts are
+over a newer one is a ``RevisionConflict`` and saves nothing. Numbering, diffs, conflicts and labels are
 ``graphs.revisions``'; this module keeps what only a profile has: its fields.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 
-from graphs.audit import audit_revision
+from graphs.audit import audit_record, audit_revision
 from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
 from graphs.models import AgentProfile, AgentProfileRevision, AuditEntry
-from graphs.revisions import revision_save
+from graphs.revisions import revision_label_move, revision_save
 
 
 def _tools(value: list[str] | None) -> list[str]:
@@ -87,3 +90,20 @@ def profile_revisions_diff(*, old: AgentProfileRevision, new: AgentProfileRevisi
     """A unified diff from ``old`` to ``new``, settings and instructions, for the page to render escaped."""
     return revisions_diff(fields=FIELDS, old=profile_content(old), new=profile_content(new), old_number=old.number,
                           new_number=new.number)
+
+
+def profile_label_move(*, profile: AgentProfile, label: str, number: int, by: AbstractBaseUser | None,
+                       details: Mapping[str, Any] | None = None) -> int | None:
+    """Give ``label`` to revision ``number`` of ``profile`` (``graphs.revisions.revision_label_move``),
+    recorded in the audit log with ``details`` (what justified the move); returns the number that had it."""
+
+    def audit(before: int | None, after: int) -> None:
+        whose = f"{profile.project.slug}'s override of " if profile.project_id else ""
+        was = f" (it was on revision {before})" if before is not None else ""
+        audit_record(actor=by, action=AuditEntry.Action.AGENT_PROFILE_LABEL_MOVED, object_type="agent_profile",
+                     object_id=profile.org_node, project=profile.project,
+                     before={"label": label, "revision": before},
+                     after={"label": label, "revision": after, **(details or {})},
+                     summary=f"Labelled revision {after} of {whose}the {profile.org_node} agent profile {label}{was}")
+
+    return revision_label_move(record=profile, label=label, number=number, by=by, label_audit=audit)

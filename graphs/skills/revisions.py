@@ -3,18 +3,21 @@
 Every change of a skill goes through ``skill_save``, which re-parses the team template and keeps a
 ``SkillRevision`` of every field its editor changes; the console pages, the Django admin and
 ``import_skills`` all call it. An editor names the revision it was made on: a save over a newer one is
-a ``RevisionConflict`` and saves nothing. Numbering, diffs and conflicts are ``graphs.revisions``'; this
-module keeps what only a skill has: its fields, its team template and the git commit a revision names.
+a ``RevisionConflict`` and saves nothing. Numbering, diffs, conflicts and labels are ``graphs.revisions``';
+this module keeps what only a skill has: its fields, its team template and the git commit a revision names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 
-from graphs.audit import audit_revision
+from graphs.audit import audit_record, audit_revision
 from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
 from graphs.models import AuditEntry, Skill, SkillRevision
-from graphs.revisions import revision_save
+from graphs.revisions import revision_for_runs, revision_label_move, revision_save
 from graphs.skills.team_templates import team_template_parse
 
 # What a revision copies of its skill, in its editor's order.
@@ -83,3 +86,31 @@ def skill_revisions_diff(*, old: SkillRevision, new: SkillRevision) -> list[Diff
     """A unified diff from ``old`` to ``new``, fields and body, for the page to render escaped."""
     return revisions_diff(fields=FIELDS, old=skill_content(old), new=skill_content(new), old_number=old.number,
                           new_number=new.number)
+
+
+def skill_template_for_runs(skill: Skill) -> tuple[int | None, dict[str, Any] | None]:
+    """The revision of ``skill`` runs of tasks plan with — its ``production`` revision, else its newest — as
+    its number and the team template its body embeds (None: none). A skill with no revision yet (saved
+    around ``skill_save``) answers None and its own template."""
+    revision = revision_for_runs(skill)
+    if revision is None:
+        return None, skill.team_template
+    # The newest revision's body is the skill's own, whose template skill_save parsed already.
+    if revision.body == skill.body:
+        return revision.number, skill.team_template
+    return revision.number, team_template_parse(revision.body).template
+
+
+def skill_label_move(*, skill: Skill, label: str, number: int, by: AbstractBaseUser | None,
+                     details: Mapping[str, Any] | None = None) -> int | None:
+    """Give ``label`` to revision ``number`` of ``skill`` (``graphs.revisions.revision_label_move``), recorded
+    in the audit log with ``details`` (what justified the move); returns the number that had it."""
+
+    def audit(before: int | None, after: int) -> None:
+        was = f" (it was on revision {before})" if before is not None else ""
+        audit_record(actor=by, action=AuditEntry.Action.SKILL_LABEL_MOVED, object_type="skill",
+                     object_id=skill.skill_id, before={"label": label, "revision": before},
+                     after={"label": label, "revision": after, **(details or {})},
+                     summary=f"Labelled revision {after} of the skill {skill.skill_id} {label}{was}")
+
+    return revision_label_move(record=skill, label=label, number=number, by=by, label_audit=audit)
