@@ -18,8 +18,9 @@ from console.permissions import can, project_for_member, require, run_for_member
 from graphs.datasets.cases import CaseInvalid, case_from_run
 from graphs.datasets.edits import DatasetInvalid, dataset_create
 from graphs.datasets.reads import project_datasets, project_datasets_with_cases
-from graphs.datasets.sources import runs_addable
+from graphs.datasets.sources import run_addable, runs_addable
 from graphs.models import Project, WorkGraphRun
+from graphs.reads.todo_tree import RunTree
 
 
 @login_required
@@ -69,9 +70,17 @@ def run_add_to_dataset(request: HttpRequest, run_id) -> HttpResponse:
     return redirect("run_graph", run_id=run.run_id)
 
 
-def add_to_dataset_offers(*, project: Project, role: str | None, runs: list[WorkGraphRun]) -> dict[str, Any]:
-    """What a run's page needs for its "Add to dataset" form: the project's datasets (for a lead) and the ids
-    of the runs it is offered on; nothing for anyone else."""
-    if not can(role, "edit_datasets") or not runs:
+def add_to_dataset_offers(*, project: Project, role: str | None, runs: list[WorkGraphRun] | None = None,
+                          trees: list[RunTree] | None = None) -> dict[str, Any]:
+    """What a run's page needs for its "Add to dataset" form, for a lead: the ids of the ``runs`` it is
+    offered on (or of the task page's ``trees``, read from what they hold), and the project's datasets
+    when there is any; nothing for anyone else."""
+    if not can(role, "edit_datasets"):
         return {"datasets": [], "addable": set()}
-    return {"datasets": list(project_datasets(project)), "addable": runs_addable(runs)}
+    if trees is not None:
+        addable = {tree.run.pk for tree in trees if run_addable(
+            status=tree.run.status, has_workspace=tree.workspace is not None,
+            causes=(attempt.cause for stage in tree.stages for node in stage.nodes for attempt in node.attempts))}
+    else:
+        addable = runs_addable(runs or [])
+    return {"datasets": list(project_datasets(project)) if addable else [], "addable": addable}

@@ -216,7 +216,7 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             "live_run_ids": [tree.run.run_id for tree in trees if not tree.run.is_finished()],
             "delivery_offers": task_delivery_offers(task.project, runs),
             "can_deliver": can(role, "deliver"),
-            **add_to_dataset_offers(project=task.project, role=role, runs=runs),
+            **add_to_dataset_offers(project=task.project, role=role, trees=trees),
         },
     )
 

@@ -52,9 +52,15 @@ def _source(task: Task, run: WorkGraphRun | None, *, named: str) -> CaseSource:
                       skill=task.skill, base_commit=commit or "")
 
 
+def run_addable(*, status: str, has_workspace: bool, causes: Iterable[str]) -> bool:
+    """Whether a page offers to add a run to a dataset, from what the page read of it already: it failed,
+    was cancelled or had a node sent back (looped back, or by a reviewer, as its attempts' ``causes``
+    say), and has a base commit to start from (its workspace)."""
+    return has_workspace and (status in ADDABLE_STATUSES or any(cause in SENT_BACK_CAUSES for cause in causes))
+
+
 def runs_addable(runs: Iterable[WorkGraphRun]) -> set[Any]:
-    """The ids of ``runs`` a page offers to add to a dataset: failed, cancelled, or with a node sent back
-    (looped back, or by a reviewer) — each with a base commit to start from. One query."""
+    """The ids of ``runs`` a page offers to add to a dataset (``run_addable``'s rule), read in one query."""
     ids = [run.pk for run in runs]
     if not ids:
         return set()
