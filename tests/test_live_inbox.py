@@ -149,6 +149,7 @@ async def test_a_burst_of_events_has_the_count_read_once(alice, task, checks):
 async def test_a_change_no_event_announced_is_said_at_the_next_check(alice, task, checks, monkeypatch):
     """As when another process of the embedded mode planned it: its events cannot reach this one."""
     monkeypatch.setattr(inbox_consumer, "INBOX_RESYNC_SECONDS", 0.1)
+    monkeypatch.setattr(inbox_consumer, "MIN_CHECK_SECONDS", 0)  # a check as often as the resync asks
     communicator = await connect(alice, checks)
     try:
         assert await communicator.receive_nothing(timeout=0.3)
@@ -162,6 +163,7 @@ async def test_a_change_no_event_announced_is_said_at_the_next_check(alice, task
 
 async def test_each_check_is_one_query_whatever_waits_in_how_many_projects(alice, task, checks, monkeypatch):
     monkeypatch.setattr(inbox_consumer, "INBOX_RESYNC_SECONDS", 0.05)
+    monkeypatch.setattr(inbox_consumer, "MIN_CHECK_SECONDS", 0)  # a check as often as the resync asks
 
     def everywhere() -> None:
         for _ in range(3):
@@ -187,6 +189,7 @@ async def test_a_project_joined_while_connected_is_followed_and_one_left_is_not(
     alice, project, other_project, checks, monkeypatch
 ):
     monkeypatch.setattr(inbox_consumer, "INBOX_RESYNC_SECONDS", 0.05)
+    monkeypatch.setattr(inbox_consumer, "MIN_CHECK_SECONDS", 0)  # a check as often as the resync asks
     monkeypatch.setattr(inbox_consumer, "PROJECTS_CHECK_SECONDS", 0)
     read = []
     project_ids = inbox_consumer._project_ids

@@ -4,8 +4,8 @@ Each authenticates with the session, authorises by project membership (any role;
 exception, membership decides), joins its groups and relays. A refused socket is accepted and then
 closed, so the browser reads the reason as a close code instead of a failed handshake:
 
-- ``4400`` — ``after`` or ``count`` is not a non-negative integer, or the client sent a frame that is not
-  JSON text;
+- ``4400`` — ``after`` or ``count`` is not a non-negative integer, ``activity`` is not a fingerprint of runs
+  (hex digits), or the client sent a frame that is not JSON text;
 - ``4401`` — not signed in;
 - ``4404`` — no such execution or run, *or* not a member of its project: one code for both, so a
   stranger cannot learn that an id exists. An open socket is closed with it too once its user leaves
@@ -19,10 +19,14 @@ A foreign ``Origin`` never reaches a consumer: ``AllowedHostsOriginValidator`` r
 - ``base`` — the close codes, the sign-in check, and ``LiveConsumer``: group joins, fast relay, access rechecks;
 - ``execution_log`` — ``NodeExecutionLogConsumer`` and the per-process log watch;
 - ``run_events`` — ``RunEventsConsumer``: a run's snapshot, its events, and the resync when none come;
-- ``inbox`` — ``InboxConsumer`` (``/ws/inbox/?count=<n>``): ``{"type": "changed"}`` whenever the person's
-  inbox count is not the one their page shows — on the run events of their projects that may change an
-  inbox, and checked every few seconds when none come. The page fetches the count again
-  (``/inbox/count/``): the socket carries no count and no words.
+- ``inbox`` — ``InboxConsumer`` (``/ws/inbox/?count=<n>&activity=<fingerprint>``): ``{"type": "changed"}``
+  whenever the person's inbox count is not the one their page shows — on the run events of their projects
+  that may change an inbox, and checked every few seconds whatever comes. A list page (tasks, runs,
+  dashboard, inbox) also gives the fingerprint of the person's runs it was rendered with, and hears
+  ``{"type": "activity"}`` — at most once a second — for each event of their projects that changes what a
+  list shows (a run's status, progress, nodes' statuses; never a log line), at once when the fingerprint is
+  no longer the server's, and whenever a check every few seconds finds it moved. The page fetches the count
+  (``/inbox/count/``) or itself again: the socket carries no count, no list and no words.
 """
 
 from console.consumers.base import CLOSE_BAD_REQUEST, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from console.permissions import run_for_member
 from graphs.engine.budget_resume import BudgetResumeRefused, run_budget_raise_resume
 from graphs.reads.inbox import APPROVAL, BUDGET, CHANGE_REVIEW, EXTERNAL, InboxItem, inbox_items
+from graphs.reads.live import runs_fingerprint_read
 
 ACT_WORDS = {APPROVAL: "Review", EXTERNAL: "Open the node", BUDGET: "Raise the budget",
              CHANGE_REVIEW: "Review the change"}
@@ -41,8 +42,9 @@ def inbox_link(item: InboxItem) -> str:
 
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
+    activity = runs_fingerprint_read(user=request.user)  # read first: it never holds a change the list misses
     items = [(item, inbox_link(item), ACT_WORDS[item.kind]) for item in inbox_items(request.user)]
-    return render(request, "console/inbox.html", {"items": items})
+    return render(request, "console/inbox.html", {"items": items, "activity": activity})
 
 
 @login_required

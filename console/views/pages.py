@@ -20,6 +20,7 @@ from graphs.planning.dag_specs import dag_spec_import, dag_spec_run_warnings
 from graphs.planning.intake import task_create
 from graphs.projects.roles import ACTIONS, project_role
 from graphs.reads.access import projects_for_user
+from graphs.reads.live import runs_fingerprint_read
 from graphs.reads.run_lists import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
 from graphs.reads.task_lists import (
     latest_run_progress,
@@ -38,6 +39,7 @@ RUNS_PER_PAGE = 25
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
+    activity = runs_fingerprint_read(user=request.user)  # read first: it never holds a change the lists miss
     projects = list(projects_for_user(request.user))
     project_spend = projects_spend(projects)
     recent = list(tasks_for_user(request.user)[:10])
@@ -51,6 +53,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "projects": [(project, project_spend[project.pk]) for project in projects],
             "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent],
             "in_flight": runs_in_flight(request.user)[:20],
+            "activity": activity,
         },
     )
 
@@ -111,6 +114,7 @@ def _project_for_member(request: HttpRequest, slug: str) -> tuple[Project, str]:
 
 @login_required
 def task_list(request: HttpRequest) -> HttpResponse:
+    activity = runs_fingerprint_read(user=request.user)  # read first: it never holds a change the list misses
     filters = {
         "project_slug": request.GET.get("project", "")[:100],
         "status": request.GET.get("status", "") if request.GET.get("status") in Task.Status.values else "",
@@ -135,6 +139,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
             "filters": filters,
             "query": query.urlencode(),
             "can_create": _projects_creating_tasks(request).exists(),
+            "activity": activity,
         },
     )
 
@@ -142,6 +147,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
     """Every run the user may see, across tasks and projects, newest first, filtered by the query string."""
+    activity = runs_fingerprint_read(user=request.user)  # read first: it never holds a change the list misses
     projects = list(projects_for_user(request.user))
     form = RunFilterForm(request.GET, projects=projects, org_nodes=run_list_org_nodes(request.user))
     filters = form.selector_filters()
@@ -153,7 +159,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         request,
         "console/run_list.html",
         {"page": page, "rows": run_rows(list(page.object_list), node_text=filters["text"]), "form": form,
-         "query": query.urlencode()},
+         "query": query.urlencode(), "activity": activity},
     )
 
 

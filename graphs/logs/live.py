@@ -2,7 +2,8 @@
 
 Each log line goes to its execution's group (the whole line) and to its run's group (a compact
 ``log`` event: which node, which seq, which event — never the text). Run events go to the run's group,
-and those that may change an inbox to their project's inbox group too (``graphs.reads.inbox_events``).
+and those that may change an inbox or a list page to their project's inbox group too
+(``graphs.reads.inbox_events``).
 
 Publishing is fire-and-forget: ``live_publish`` appends to an in-process outbox and returns at once,
 and one sender sends the outbox in order. A worker therefore never waits on Redis or on a slow
@@ -82,7 +83,8 @@ def run_group(run_id: Any) -> str:
 
 
 def project_inbox_group(project_id: Any) -> str:
-    """The group of the inbox sockets of a project's members: told of the run events that may change an inbox."""
+    """The group of the inbox sockets of a project's members: told of the run events that may change an inbox or
+    a list page."""
     return f"inbox.project.{int(project_id)}"
 
 

@@ -1,14 +1,18 @@
-"""The live consumers' reads: where an attempt's log stands, and what changed in a run since last looked."""
+"""The live consumers' reads: where an attempt's log stands, what changed in a run since last looked, and
+whether any run of a person's projects moved since last looked."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Max, OuterRef, Subquery
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Max, OuterRef, Q, Subquery
 
 from graphs.models import PLANNING_NODE_ID, ExecutionLogFile, ExecutionLogLine, WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import latest_by_node, manifest_node_count, progress_from_statuses
+from graphs.runs.status import UNFINISHED_STATUSES
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,29 @@ def run_fingerprint_read(*, run_id: Any) -> tuple:
         .first()
         or ()
     )
+
+
+def runs_fingerprint_read(*, user: AbstractBaseUser) -> str:
+    """A short token that changes whenever a run of ``user``'s projects starts, moves or ends, or an attempt of
+    one under way is made, queued, started, ends or waits for a reviewer (one query, no rows read out).
+
+    Only the runs under way are read — how many in each status, their newest start and cancel, their
+    attempts' number, newest times and how many have ended or wait — so it costs what the runs in flight
+    cost, not the history: a run that starts joins them and one that ends leaves them. What the list pages
+    show of a run that ended does not change until it is resumed, and then it is under way again.
+    """
+    ended, waiting = WorkNodeExecution.FINISHED_STATUSES, WorkNodeExecution.WAITING_STATUSES
+    row = WorkGraphRun.objects.filter(task__project__memberships__user=user, status__in=UNFINISHED_STATUSES).aggregate(
+        runs=Count("pk", distinct=True),
+        **{status: Count("pk", distinct=True, filter=Q(status=status)) for status in UNFINISHED_STATUSES},
+        newest=Max("created_at"), started=Max("started_at"), stopping=Max("cancel_requested_at"),
+        attempts=Count("executions"), attempt_made=Max("executions__created_at"),
+        attempt_ready=Max("executions__ready_at"), attempt_started=Max("executions__started_at"),
+        attempt_finished=Max("executions__finished_at"),
+        attempts_ended=Count("executions", filter=Q(executions__status__in=ended)),
+        attempts_waiting=Count("executions", filter=Q(executions__status__in=waiting)),
+    )
+    return hashlib.blake2b(repr(sorted(row.items())).encode(), digest_size=8).hexdigest()
 
 
 def run_snapshot_read(*, run_id: Any) -> dict[str, Any] | None:

@@ -1,14 +1,13 @@
 // Dashboard: "Runs in flight" and the recent tasks follow the runs over /ws/runs/<id>/, without a reload.
 // A listed run's status chip changes as its run_status events come; a run that ends, or any status
 // change, fetches the page again and swaps in both lists (live-regions.js), so an ended run leaves
-// "Runs in flight" and its task reads its new status. A run started elsewhere has no socket here yet:
-// the page is fetched again every RESCAN_MS while it is shown, and its new runs are followed from then.
+// "Runs in flight" and its task reads its new status. A run started elsewhere has no socket here yet: the
+// navigation's inbox socket tells of it (`workgraph:activity`, nav-inbox.js), the page is fetched again,
+// and its new runs are followed from then.
 import { listedRunsFollowed } from "./live.js";
 import { liveRegions } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
 import { runFinished } from "./status-vocabulary.js";
-
-const RESCAN_MS = 15_000;
 
 const runs = listedRunsFollowed("#in-flight [data-run-id]", (runId) => ({
   onSnapshot: (snapshot) => moved(runId, snapshot.status),
@@ -34,6 +33,4 @@ function moved(runId, status) {
 }
 
 runs.follow();
-setInterval(() => {
-  if (document.visibilityState === "visible") regions.refresh();
-}, RESCAN_MS);
+document.addEventListener("workgraph:activity", regions.refresh);

@@ -104,26 +104,31 @@ export function connectRun(url, { onSnapshot, onEvent, onStatus, ...transport } 
 }
 
 /**
- * Follow the signed-in person's inbox: `onChanged()` whenever their count is not the one the page shows.
+ * Follow the signed-in person's inbox: `onChanged()` whenever their count is not the one the page shows,
+ * and, for a page that follows lists, `onActivity()` whenever a run of their projects moved as a list shows.
  *
  * @param {string} url  `/ws/inbox/`, relative to the page or absolute.
- * @param {{shown?: () => string | undefined, onChanged?: () => void,
- *   onStatus?: (status: string, detail?: object) => void} & TransportOptions} [options]
+ * @param {{shown?: () => string | undefined, activity?: () => string | undefined, onChanged?: () => void,
+ *   onActivity?: () => void, onStatus?: (status: string, detail?: object) => void} & TransportOptions} [options]
  *   `shown()` is the count the page shows now, as the server rendered it: every (re)connect sends it as
  *   `?count=`, so a count that moved meanwhile is said at once (none sent: it is said anyway).
+ *   `activity()` is the fingerprint of the person's runs the page's lists were rendered with, sent as
+ *   `?activity=` the same way; a page that sends none follows no list and is told of no activity.
  * @returns {Connection}
  */
-export function connectInbox(url, { shown, onChanged, onStatus, ...transport } = {}) {
+export function connectInbox(url, { shown, activity, onChanged, onActivity, onStatus, ...transport } = {}) {
   const base = toSocketUrl(url);
   const stream = reconnecting({
     url() {
-      const count = shown?.();
-      if (count === undefined) base.searchParams.delete("count");
-      else base.searchParams.set("count", count);
+      for (const [name, value] of [["count", shown?.()], ["activity", activity?.()]]) {
+        if (value === undefined) base.searchParams.delete(name);
+        else base.searchParams.set(name, value);
+      }
       return base.href;
     },
     onMessage(message) {
       if (message.type === "changed") onChanged?.();
+      else if (message.type === "activity") onActivity?.();
     },
     onStatus,
     transport,

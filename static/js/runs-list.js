@@ -1,19 +1,22 @@
-// The runs list: pick two runs (or two attempts a node id search lists) to compare, and follow the runs
-// still under way. Picks are kept in the tab's session storage, so two runs can be picked on two pages
-// of the list or under two filters. A run under way is followed over its socket: its status chip
-// changes at once, and its row (progress, times, cost) is fetched again as it moves.
+// The runs list: pick two runs (or two attempts a node id search lists) to compare, and follow the runs of
+// your projects. Picks are kept in the tab's session storage, so two runs can be picked on two pages of the
+// list or under two filters. A run under way is followed over its socket: its status chip changes at once.
+// Whenever a run of your projects starts, moves or ends — a listed one, or one started elsewhere — the page
+// fetches its own URL again, filters and page included, and swaps in the count, the rows and the pager
+// (live-regions.js); the navigation's inbox socket tells of the others (`workgraph:activity`, nav-inbox.js).
 import { comparePlan, picksToggled } from "./compare-picks.js";
-import { connectRun } from "./live.js";
+import { listedRunsFollowed } from "./live.js";
+import { liveRegions } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
 
 const STORE = "workgraph.compare-picks";
-const REFRESH_DELAY_MS = 600;
 
 const bar = document.getElementById("compare-bar");
 const said = document.getElementById("compare-said");
 const open = document.getElementById("compare-open");
 const clear = document.getElementById("compare-clear");
-const table = document.querySelector(".run-table tbody");
+// The rows are swapped in anew as the list follows the runs: they are always looked up, never kept.
+const ROWS = ".run-table tbody";
 
 const urls = {
   runs: urlTemplate(bar.dataset.runsUrl),
@@ -38,8 +41,10 @@ let picks = picksRead();
 
 function picksShow() {
   sessionStorage.setItem(STORE, JSON.stringify(picks));
-  for (const box of table.querySelectorAll("input[data-pick]")) {
+  for (const box of document.querySelectorAll(`${ROWS} input[data-pick]`)) {
     box.checked = picks.some((pick) => pick.kind === box.dataset.pick && pick.id === box.value);
+    // The picks are the session's, not typed input: a row holding one is swapped in anew like any other.
+    box.defaultChecked = box.checked;
   }
   const plan = comparePlan(picks, urls);
   said.textContent = plan.said;
@@ -54,9 +59,9 @@ function picksShow() {
   }
 }
 
-table.addEventListener("change", (event) => {
+document.addEventListener("change", (event) => {
   const box = event.target;
-  if (!(box instanceof HTMLInputElement) || !box.dataset.pick) return;
+  if (!(box instanceof HTMLInputElement) || !box.dataset.pick || !box.closest(ROWS)) return;
   const pick = { kind: box.dataset.pick, id: box.value, taskId: box.dataset.taskId, label: box.dataset.label };
   if (box.dataset.nodeId) pick.nodeId = box.dataset.nodeId;
   picks = picksToggled(picks, pick, box.checked);
@@ -70,28 +75,27 @@ clear.addEventListener("click", () => {
 
 picksShow();
 
-// Following the runs under way.
-const followed = new Map();
-let refreshTimer = null;
-
-function follow(row) {
-  const runId = row.dataset.runId;
-  if (followed.has(runId)) return;
-  followed.set(runId, connectRun(`/ws/runs/${runId}/`, {
-    onSnapshot: (snapshot) => {
-      const progress = rowOf(runId)?.querySelector("progress");
-      const moved = progress && snapshot.progress && Number(progress.value) !== snapshot.progress.done;
-      if (statusSeen(runId, snapshot.status) || moved) refreshSoon();
-    },
-    onEvent: (event) => {
-      if (event.event === "run_status") statusSeen(runId, event.status);
-      if (["run_status", "progress", "nodes_appended"].includes(event.event)) refreshSoon();
-    },
-  }));
-}
+// Following the runs under way: each one's chip at once, the whole list fetched again as it moves.
+const runs = listedRunsFollowed(`${ROWS} tr[data-live-run]`, (runId) => ({
+  onSnapshot(snapshot) {
+    const progress = rowOf(runId)?.querySelector("progress");
+    const moved = progress && snapshot.progress && Number(progress.value) !== snapshot.progress.done;
+    if (statusSeen(runId, snapshot.status) || moved) regions.refresh();
+  },
+  onEvent(event) {
+    if (event.event === "run_status") statusSeen(runId, event.status);
+    if (["run_status", "progress", "nodes_appended"].includes(event.event)) regions.refresh();
+  },
+}));
+const regions = liveRegions({
+  onApplied() {
+    picksShow();
+    runs.follow();
+  },
+});
 
 function rowOf(runId) {
-  return table.querySelector(`tr[data-run-id="${CSS.escape(runId)}"]`);
+  return document.querySelector(`${ROWS} tr[data-run-id="${CSS.escape(runId)}"]`);
 }
 
 /** Show the run's status at once; say whether it changed. */
@@ -102,33 +106,5 @@ function statusSeen(runId, status) {
   return true;
 }
 
-function refreshSoon() {
-  if (refreshTimer !== null) return;
-  refreshTimer = setTimeout(refresh, REFRESH_DELAY_MS);
-}
-
-/** Fetch this page of the list again and swap in the rows of the runs followed; stop following those
- * that ended. */
-async function refresh() {
-  refreshTimer = null;
-  let fresh;
-  try {
-    const response = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
-    if (!response.ok) return;
-    fresh = new DOMParser().parseFromString(await response.text(), "text/html");
-  } catch {
-    return;
-  }
-  for (const [runId, connection] of followed) {
-    const old = rowOf(runId);
-    const row = fresh.querySelector(`.run-table tr[data-run-id="${CSS.escape(runId)}"]`);
-    if (old && row) old.replaceWith(document.importNode(row, true));
-    if (!row || !row.hasAttribute("data-live-run")) {
-      connection.close();
-      followed.delete(runId);
-    }
-  }
-  picksShow();
-}
-
-for (const row of table.querySelectorAll("tr[data-live-run]")) follow(row);
+runs.follow();
+document.addEventListener("workgraph:activity", regions.refresh);

@@ -51,8 +51,8 @@ SEEN = """
 RELATIVE_TIMES = (re.compile(r"Waiting for [^,]+, since"), "Waiting for …, since")
 
 # How long a live page may take to follow: a change made in the test's process reaches the page's
-# socket at its next resync (3 s), the regions are fetched at most once a second, and the dashboard
-# looks for runs it does not follow every 15 s.
+# sockets at their next resync (3 s: a run's socket, or the inbox socket's fingerprint for the runs a
+# list page does not follow), and the regions are fetched at most once a second.
 FOLLOW_SECONDS = 40.0
 
 

@@ -168,3 +168,26 @@ test("an inbox connection sends the count shown at each connect and hands over e
   h.latest().drop(4401);
   assert.deepEqual(h.statuses.at(-1), ["refused", { code: 4401 }]);
 });
+
+test("an inbox connection of a page following lists sends its runs' fingerprint and hands over each activity", () => {
+  const h = harness();
+  let fingerprint = "0a1b";
+  const heard = [];
+  connectInbox("http://console.test/ws/inbox/", {
+    ...h.transport, shown: () => "0", activity: () => fingerprint,
+    onChanged: () => heard.push("changed"), onActivity: () => heard.push("activity"),
+  });
+  assert.equal(h.latest().url, "ws://console.test/ws/inbox/?count=0&activity=0a1b");
+  h.latest().deliver({ type: "activity" });
+  h.latest().deliver({ type: "changed" });
+  h.latest().deliver({ type: "activity" });
+  assert.deepEqual(heard, ["activity", "changed", "activity"]);
+  fingerprint = "ff00";
+  h.latest().drop();
+  h.fire();
+  assert.equal(h.latest().url, "ws://console.test/ws/inbox/?count=0&activity=ff00", "the fingerprint shown now");
+  fingerprint = undefined;
+  h.latest().drop();
+  h.fire();
+  assert.equal(h.latest().url, "ws://console.test/ws/inbox/?count=0", "a page following no list sends none");
+});
