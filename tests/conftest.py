@@ -25,6 +25,7 @@ from graphs.workspaces.sandbox import bwrap_problem
 from tests import factories
 from tests.celery_worker import Broker, Worker, broker_create, broker_delete, worker_env, worker_start
 from tests.claude_real import anthropic_standin, real_claude  # noqa: F401  (fixtures of the real Claude CLI)
+from tests.deliveries import bare_remote, forge_token  # noqa: F401  (the delivery tests' remote and token)
 from tests.hostile_runs import hostile  # noqa: F401  (the hostile agent's runs)
 from tests.repos import repository_create
 from tests.scripted_agents import ScriptedRunner

@@ -31,7 +31,7 @@ def forge_token(monkeypatch, settings) -> str:
 
 
 @pytest.fixture
-def remote(tmp_path, repo) -> Path:
+def bare_remote(tmp_path, repo) -> Path:
     """A bare repository holding the project's ``main``: where its runs are delivered."""
     bare = bare_repository(tmp_path, "remote.git")
     git(repo, "push", "--quiet", str(bare), "main")
@@ -51,14 +51,17 @@ def delivering(project, **fields) -> ProjectDelivery:
     return ProjectDelivery.objects.update_or_create(project=project, defaults=values)[0]
 
 
-def succeeded_run(task, runner, executor, *, path: str = "src/export.py", text: str = "print('csv')\n"
-                  ) -> WorkGraphRun:
-    """A run of ``task`` whose one node writes ``path``: it succeeds with that change on its branch. The
-    executor is drained, so a project that delivers has tried its delivery too."""
+def succeeded_run(task, runner, executor, on_commit, *, path: str = "src/export.py",
+                  text: str = "print('csv')\n") -> WorkGraphRun:
+    """A run of ``task`` whose one node writes ``path``: it succeeds with that change on its branch. Its
+    notifications are heard (``on_commit`` is pytest-django's ``django_capture_on_commit_callbacks``) and the
+    executor drained again after, so a project that delivers has tried its delivery too."""
     runner.replies[("node", "export")] = writes(path, text)
     nodes = [node("export")]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
-    run_start(run=run)
+    with on_commit(execute=True):
+        run_start(run=run)
+        executor.drain()
     executor.drain()
     run.refresh_from_db()
     assert run.status == WorkGraphRun.Status.SUCCEEDED, run.error

@@ -170,7 +170,7 @@ def test_a_token_value_the_remote_echoes_in_its_refusal_is_redacted(repo, served
 def test_an_unreachable_remote_is_a_transient_failure(repo):
     head = committed(repo, BRANCH, "export.py")
 
-    with pytest.raises(DeliveryFailed, match="Could not reach http://127.0.0.1:9/app.git") as failed:
+    with pytest.raises(DeliveryFailed, match=r"Could not reach http://127\.0\.0\.1:9/app\.git") as failed:
         push(repo, "http://127.0.0.1:9/app.git", head, token=Secret(TOKEN_ENV, TOKEN))
 
     assert failed.value.transient

@@ -112,19 +112,19 @@ def delivery_settings_problems(values: dict[str, Any], *, project: Project) -> d
         problems["deliver"] = "One of off, push or pull_request."
     if "forge" not in problems and values["forge"] not in ProjectDelivery.Forge.values:
         problems["forge"] = "One of github, gitlab or gitea (Gitea's API serves Forgejo too), or empty to push only."
-    if problems.keys() & {"deliver", "forge"}:
-        return problems
-    on, forge = values["deliver"] != ProjectDelivery.Deliver.OFF, values["forge"]
+    # A setting that is wrong is read as asking for the most, so the fields it governs are still checked.
+    on = values.get("deliver") != ProjectDelivery.Deliver.OFF
+    forge = values["forge"] if "forge" not in problems else None
     if forge == "github" and not values["forge_api_url"] and "forge_api_url" not in problems:
         values["forge_api_url"] = GITHUB_API_URL
     checks = {
         "remote_url": lambda: _remote_problem(values["remote_url"], required=on, project=project),
         "forge": lambda: ("A pull request is opened on a forge: choose github, gitlab or gitea."
                           if values["deliver"] == ProjectDelivery.Deliver.PULL_REQUEST and not forge else None),
-        "forge_api_url": lambda: _api_url_problem(values["forge_api_url"], forge=forge),
-        "forge_repo": lambda: _repo_problem(values["forge_repo"], forge=forge),
+        "forge_api_url": lambda: None if forge is None else _api_url_problem(values["forge_api_url"], forge=forge),
+        "forge_repo": lambda: None if forge is None else _repo_problem(values["forge_repo"], forge=forge),
         "forge_token_env": lambda: _variable_problem(values["forge_token_env"], setting="forge_token_env",
-                                                     required=bool(forge)),
+                                                     required=forge is None or bool(forge)),
         "forge_webhook_secret_env": lambda: _variable_problem(values["forge_webhook_secret_env"],
                                                               setting="forge_webhook_secret_env", required=False),
     }

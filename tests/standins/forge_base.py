@@ -5,7 +5,8 @@ A stand-in checks what its API's description requires of a request (authenticati
 fields) and answers as the API documents, error codes and shapes included; whatever a request got wrong is
 also kept in ``violations``, which a test asserts empty, so a client that strays fails the test even where
 the answer would not show it. With ``remote`` (a bare repository), a pull request's head must be a branch
-that was pushed there, and its head commit is that branch's.
+that was pushed there, and its head commit is that branch's. ``outage`` makes it answer every request alike
+(a 503, say), as a forge that is down does.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class ForgeStandin:
     remote: Path | None = None
     requests: list[Request] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    # While set, every request is answered this (status, JSON body): the forge down, or refusing everything.
+    outage: Answer | None = None
     prefix = ""
 
     def __post_init__(self) -> None:
@@ -86,7 +89,8 @@ class ForgeStandin:
         return done.stdout.strip() or None
 
     def requested(self, method: str, pattern: str) -> list[Request]:
-        return [request for request in self.requests if request.method == method and re.fullmatch(pattern, request.path)]
+        return [request for request in self.requests
+                if request.method == method and re.fullmatch(pattern, request.path)]
 
     def answer(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, bytes]:
         parts = urlsplit(raw_path)
@@ -101,6 +105,8 @@ class ForgeStandin:
                           headers={k.lower(): v for k, v in headers.items()}, body=body)
         with self.lock:
             self.requests.append(request)
+            if self.outage is not None:
+                return self.outage[0], json.dumps(self.outage[1]).encode()
             refused = self.authenticated(request)
             if refused is not None:
                 return refused[0], json.dumps(refused[1]).encode()

@@ -78,7 +78,8 @@ class GiteaStandin(ForgeStandin):
         unknown = set(body) - _OPTION_FIELDS
         missing = [name for name in ("head", "base", "title") if not body.get(name)]
         if unknown or missing:
-            self.violation(f"repoCreatePullRequest: missing {missing}, not in CreatePullRequestOption {sorted(unknown)}")
+            self.violation(f"repoCreatePullRequest: missing {missing}, not in CreatePullRequestOption:"
+                           f" {sorted(unknown)}")
             return 422, {"message": f"{', '.join(missing) or 'body'}: Required", "url": DOCS}
         if self.remote is not None and self.branch_head(body["head"]) is None:
             return 404, {"message": f"branch {body['head']} does not exist", "url": DOCS}

@@ -139,7 +139,8 @@ class GitHubStandin(ForgeStandin):
             "merged_at": "2026-12-06T10:00:00Z" if merged else None,
             "url": f"{self.api_url}/repos/{self.repo}/pulls/{number}",
             "html_url": f"https://github.example/{self.repo}/pull/{number}",
-            "head": {"ref": head, "sha": self.branch_head(head) or "0" * 40, "label": f"{self.repo.split('/')[0]}:{head}"},
+            "head": {"ref": head, "sha": self.branch_head(head) or "0" * 40,
+                     "label": f"{self.repo.split('/')[0]}:{head}"},
             "base": {"ref": base, "sha": self.branch_head(base) or "0" * 40},
         }
         self.pulls.append(pull)

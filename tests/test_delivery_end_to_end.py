@@ -1,0 +1,64 @@
+"""A task run end to end in the embedded mode — the offline agent, the serving process's thread pool — in a
+project that delivers pull requests: its pipeline succeeds, and with nothing more asked the console pushes the
+run's branch over HTTP to a bare repository served by git http-backend behind basic auth and opens its pull
+request on GitHub's stand-in."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from graphs.engine import pipeline_start, run_wait_finished
+from graphs.executors import ThreadExecutor, executor_set
+from graphs.models import RunDelivery, RunWorkspace
+from tests import factories
+from tests.deliveries import TOKEN, TOKEN_ENV, delivering, remote_head
+from tests.git_http_server import GitHttpServer, bare_repository, http_backend_required
+from tests.repos import git
+from tests.standins.github_api import GitHubStandin
+
+
+def settled(run_id, *, timeout: float) -> RunDelivery:
+    """The run's delivery once it is no longer pending (fails the test past ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = RunDelivery.objects.filter(run_id=run_id).first()
+        if found is not None and found.is_settled():
+            return found
+        time.sleep(0.1)
+    pytest.fail(f"the delivery of {run_id} did not settle in {timeout} s: {RunDelivery.objects.filter(run_id=run_id)}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_that_succeeds_in_the_embedded_mode_is_delivered_as_a_pull_request(
+        repo, project, alice, forge_token, tmp_path, settings):
+    http_backend_required()
+    settings.WORKGRAPH_AGENT = "offline"
+    project.target_folder, project.allow_commands = str(repo), True
+    project.save(update_fields=["target_folder", "allow_commands"])
+    task = factories.TaskFactory(project=project, created_by=alice, goal_text="Export the monthly report as CSV.")
+    root = tmp_path / "served"
+    root.mkdir()
+    remote = bare_repository(root, "app.git")
+    git(repo, "push", "--quiet", str(remote), "main")
+    previous = executor_set(ThreadExecutor(workers=2))
+    try:
+        with GitHttpServer(root, password=TOKEN) as served, GitHubStandin(token=TOKEN, remote=remote) as github:
+            delivering(project, deliver="pull_request", remote_url=served.url_of("app.git"), forge="github",
+                       forge_api_url=github.api_url, forge_repo="acme/app", forge_token_env=TOKEN_ENV)
+
+            run = run_wait_finished(run_id=pipeline_start(task=task).run_id, timeout=120)
+            delivery = settled(run.run_id, timeout=60)
+    finally:
+        executor_set(previous)
+
+    workspace = RunWorkspace.objects.get(run=run)
+    assert run.status == "succeeded", run.error
+    assert (delivery.state, delivery.error, delivery.trigger) == ("opened", "", "succeeded")
+    assert remote_head(remote, workspace.branch) == workspace.head_commit != workspace.base_commit
+    (pull,) = github.pulls
+    assert (pull["head"]["ref"], pull["base"]["ref"], pull["title"]) == (workspace.branch, "main", task.title)
+    assert pull["body"].startswith("Export the monthly report as CSV.") and "**validator**" in pull["body"]
+    assert (delivery.pull_request_number, delivery.pull_request_url) == (pull["number"], pull["html_url"])
+    assert github.violations == [] and TOKEN not in git(repo, "config", "--list")
