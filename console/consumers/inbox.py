@@ -108,9 +108,9 @@ class InboxConsumer(LiveConsumer):
             try:
                 await asyncio.wait_for(self._heard.wait(), timeout=max(due, 0))
             except TimeoutError:
-                gather = 0.0
+                gather, resync = 0.0, True
             else:
-                gather = GATHER_SECONDS
+                gather, resync = GATHER_SECONDS, False
             await asyncio.sleep(max(gather, self._checked_at + MIN_CHECK_SECONDS - time.monotonic()))
             self._heard.clear()
             inbox, self._inbox_heard = self._inbox_heard, False
@@ -120,7 +120,7 @@ class InboxConsumer(LiveConsumer):
                     return
                 if time.monotonic() - self._projects_read_at >= PROJECTS_CHECK_SECONDS:
                     await self._projects_follow()
-                resync = time.monotonic() - self._resynced_at >= INBOX_RESYNC_SECONDS
+                resync = resync or time.monotonic() - self._resynced_at >= INBOX_RESYNC_SECONDS
                 if resync:
                     self._resynced_at = time.monotonic()
                 if inbox or resync:
