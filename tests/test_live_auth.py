@@ -112,9 +112,12 @@ async def test_a_page_of_another_site_cannot_open_a_socket_with_alices_cookie(al
 WS_ROUTES = {
     "ws/node-executions/<uuid:node_exec_id>/log/": lambda execution: log_path(execution.pk),
     "ws/runs/<uuid:run_id>/": lambda execution: run_path(execution.run_id),
+    "ws/inbox/": lambda execution: "/ws/inbox/",
 }
 WS_EXPECTED = {"alice": "open", "bob": "open", "charlie": CLOSE_NOT_FOUND, "dana": CLOSE_NOT_FOUND,
                "anonymous": CLOSE_UNAUTHENTICATED}
+# A person's own inbox is theirs whatever projects they are in: only a visitor is refused.
+WS_EXPECTED_BY_ROUTE = {"ws/inbox/": {**WS_EXPECTED, "charlie": "open", "dana": "open"}}
 
 
 def test_the_table_covers_every_websocket_route():
@@ -131,7 +134,7 @@ async def test_each_persona_gets_the_expected_answer_on_every_socket(
     users = {"alice": alice, "bob": bob, "charlie": charlie, "dana": dana}
     headers = await socket_headers(users[persona]) if persona in users else [ALLOWED_ORIGIN]
     path = WS_ROUTES[route](execution)
-    expected = WS_EXPECTED[persona]
+    expected = WS_EXPECTED_BY_ROUTE.get(route, WS_EXPECTED)[persona]
     if expected != "open":
         assert await close_code_for(path, headers) == expected
         return
@@ -139,6 +142,7 @@ async def test_each_persona_gets_the_expected_answer_on_every_socket(
     try:
         assert (await communicator.connect(timeout=TIMEOUT))[0]
         first = await communicator.receive_json_from(timeout=TIMEOUT)
-        assert first["type"] in {"line", "snapshot"}
+        # The inbox socket, told no count the page shows, says at once that the page should read it.
+        assert first["type"] in {"line", "snapshot", "changed"}
     finally:
         await communicator.disconnect()

@@ -109,7 +109,8 @@ async def test_node_status_changes_log_lines_and_the_run_status_arrive_as_the_ru
     assert "text" not in str(logs_of_a), "the run group gets no log text"
     assert {
         "event": "progress", "run_id": str(started_run.pk), "done": 2, "total": 2, "succeeded": 2, "partial": 0,
-        "failed": 0, "blocked": 0, "cancelled": 0, "active": 0, "summary": "2/2 done · 2 succeeded",
+        "failed": 0, "blocked": 0, "cancelled": 0, "active": 0, "awaiting_review": 0,
+        "summary": "2/2 done · 2 succeeded",
     } in events
     assert events[-1] == {"event": "run_status", "run_id": str(started_run.pk), "status": "succeeded", "error": ""}
 
@@ -167,7 +168,7 @@ def test_the_snapshot_takes_two_queries_whatever_the_number_of_nodes_and_attempt
     }
     assert snapshot["progress"] == {
         "done": 3, "total": 4, "succeeded": 0, "partial": 0, "failed": 3, "blocked": 0, "cancelled": 0, "active": 1,
-        "summary": "3/4 done · 3 failed",
+        "awaiting_review": 0, "summary": "3/4 done · 3 failed",
     }
 
 
