@@ -1,8 +1,7 @@
-"""Rendering and searching skill Markdown stays quick and bounded whatever the body holds."""
+"""Rendering and searching skill Markdown stays bounded whatever the body holds: the work done is
+asserted here; how long it takes is measured in tests/bench/bench_markdown_bounds.py."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -20,20 +19,33 @@ HOSTILE_BODIES = {
 
 
 @pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
-def test_finding_a_fence_in_a_hostile_body_takes_no_time(body):
-    started = time.monotonic()
+def test_a_fence_after_a_hostile_body_is_found(body):
     assert fenced_blocks_find(body + "\n\n```team-template\n{}\n```\n", tags=("team-template",)) == ["{}\n"]
-    assert time.monotonic() - started < 0.3
+
+
+@pytest.fixture
+def inline_parsed(monkeypatch) -> list[int]:
+    """The length of each paragraph markdown-it's inline parser is given, as rendering goes."""
+    lengths: list[int] = []
+    parse = markdown._PARSER.inline.parse
+
+    def counted(src, md, env, tokens):
+        lengths.append(len(src))
+        return parse(src, md, env, tokens)
+
+    monkeypatch.setattr(markdown._PARSER.inline, "parse", counted)
+    return lengths
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
-def test_the_preview_of_a_hostile_200_000_character_body_answers_within_two_seconds(dana, body):
-    client = signed_in(dana)
-    started = time.monotonic()
-    response = client.post("/skills/preview/", {"body": body})
+def test_the_preview_of_a_hostile_200_000_character_body_parses_no_paragraph_beyond_the_limit(
+    dana, body, inline_parsed
+):
+    response = signed_in(dana).post("/skills/preview/", {"body": body})
     assert response.status_code == 200
-    assert time.monotonic() - started < 2
+    assert all(length <= markdown.MAX_INLINE_CHARS for length in inline_parsed)
+    assert sum(inline_parsed) <= len(body)
 
 
 def test_a_paragraph_too_long_for_prose_renders_as_plain_text():
