@@ -298,7 +298,7 @@ def test_a_hang_past_the_timeout_kills_the_process_quickly(fake, workdir):
     with pytest.raises(AgentError) as caught:
         _runner().run(_call(workdir, timeout=0.5))
 
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # a missed kill or cancel would wait for good, or for the 30 s timeout
     assert (caught.value.kind, caught.value.transient) == ("timeout", True)
     assert "Reading the repository" in caught.value.stdout_tail
     assert record.exists(), "the CLI never started"
@@ -311,7 +311,7 @@ def test_a_child_left_holding_the_output_open_does_not_hold_up_the_result(fake, 
 
     result = _runner().run(_call(workdir))
 
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # a missed kill or cancel would wait for good, or for the 30 s timeout
     assert result.text == _fixture_result("lingering_child.json")["result"]
 
 
@@ -323,7 +323,7 @@ def test_setting_the_cancel_event_stops_the_process(fake, workdir):
     with pytest.raises(AgentCancelled) as caught:
         _runner().run(_call(workdir, timeout=30, on_event=lambda event, fields: cancel.set(), cancel_event=cancel))
 
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # a missed kill or cancel would wait for good, or for the 30 s timeout
     assert (caught.value.kind, caught.value.transient) == ("cancelled", False)
     assert record.exists(), "the CLI never started"
     assert all_gone(str(record)), "the CLI outlived the cancel"

@@ -258,7 +258,7 @@ def test_a_silent_server_times_out_quickly(endpoint, scenario):
     with pytest.raises(AgentError) as caught:
         _runner(endpoint).run(_call(timeout=0.5))
 
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 15  # a missed timeout or cancel would wait for good, or for the 30 s timeout
     assert (caught.value.kind, caught.value.transient) == ("timeout", True)
 
 
@@ -270,7 +270,7 @@ def test_setting_the_cancel_event_stops_a_streaming_call(endpoint):
     with pytest.raises(AgentCancelled):
         _runner(endpoint).run(_call(timeout=30, on_line=lambda line: cancel.set(), cancel_event=cancel))
 
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 15  # a missed timeout or cancel would wait for good, or for the 30 s timeout
 
 
 def test_an_unreachable_server_is_a_transient_network_error():
