@@ -16,6 +16,7 @@ class GraphsConfig(AppConfig):
         from graphs.delivery.setup import delivery_install
         from graphs.engine import JOB_HANDLERS
         from graphs.executors import job_handlers_install
+        from graphs.experiments.scoring import experiments_install
         from graphs.logs.events import run_event_listener_register
         from graphs.logs.live import log_closed_publish, log_line_publish, run_event_publish
         from graphs.logs.store import log_close_listener_register, log_listener_register
@@ -33,6 +34,8 @@ class GraphsConfig(AppConfig):
         notifications_install()
         # … and delivers the runs that succeed where their project delivers them (graphs.delivery).
         delivery_install()
+        # … and scores the runs of experiments as they end (graphs.experiments).
+        experiments_install()
 
         # Every process that writes logs or emits run events publishes them to the watching pages.
         log_listener_register(log_line_publish)

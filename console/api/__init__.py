@@ -8,6 +8,7 @@ from console.api import (
     dag_specs,
     datasets,
     delivery,
+    experiments,
     inbox,
     projects,
     reviews,
@@ -40,4 +41,5 @@ api.add_router("/", datasets.router)
 api.add_router("/", delivery.router)
 api.add_router("/", revisions.router)
 api.add_router("/", audit.router)
+api.add_router("/", experiments.router)
 api.add_router("/v1/collaboration/tasks", collaboration.router)

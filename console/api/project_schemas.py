@@ -38,6 +38,12 @@ class ProjectOut(Schema):
     max_run_cost_usd: Decimal | None = Field(..., description="Each run's budget in USD unless it is given its own.")
     agent: str = Field(..., description="The runner the project chose; empty: the console's WORKGRAPH_AGENT.")
     agent_used: str = Field(..., description="The runner the project's calls use.")
+    promotion_min_pass_rate: Decimal | None = Field(
+        ..., description="The pass rate (0 to 1) an experiment must reach for its revision to be labelled production;"
+                         " null: none.")
+    promotion_no_regressions: bool = Field(
+        ..., description="A case that passed under the production revision's latest experiment on the dataset"
+                         " may not fail under the promoted revision's.")
     role: str
     spend: SpendOut = Field(..., description="What every run of the project's tasks cost.")
     folder_check: FolderCheckOut | None = Field(
@@ -56,6 +62,8 @@ class ProjectIn(InSchema):
     allow_command_network: bool = False
     max_run_cost_usd: Decimal | None = None
     agent: str = Field("", description="A runner name; empty: the console's WORKGRAPH_AGENT.")
+    promotion_min_pass_rate: Decimal | None = None
+    promotion_no_regressions: bool = False
     confirm_commands: bool = Field(
         False, description="Required (true) to turn on allow_commands or allow_command_network: they let agents'"
                            " command nodes run programs in the folder, and reach the network.")
@@ -73,6 +81,8 @@ class ProjectPatch(InSchema):
     allow_command_network: bool | None = None
     max_run_cost_usd: Decimal | None = Field(None, description="null: no budget.")
     agent: str | None = None
+    promotion_min_pass_rate: Decimal | None = Field(None, description="null: no minimum.")
+    promotion_no_regressions: bool | None = None
     confirm_commands: bool = False
 
 

@@ -147,7 +147,8 @@ def _project_out(project: Project, role: str, spend, check: FolderCheck | None =
     if spend is None:
         spend = projects_spend([project])[project.pk]
     fields = ("slug", "name", "base_ref", "require_plan_approval", "require_change_review", "allow_commands",
-              "allow_command_network", "max_run_cost_usd", "agent")
+              "allow_command_network", "max_run_cost_usd", "agent", "promotion_min_pass_rate",
+              "promotion_no_regressions")
     return {**{name: getattr(project, name) for name in fields},
             "agent_used": project.agent or settings.WORKGRAPH_AGENT,
             "role": role, "spend": spend.as_dict(),

@@ -60,6 +60,7 @@ class RunFilters(InSchema):
                                      description="Runs whose attempts reported at least this cost in USD, summed.")
     q: str = Field("", max_length=200,
                    description="In the task's title, or in the id of a node the run has attempted (any case).")
+    experiment: int | None = Field(None, description="The runs an experiment made of its dataset's cases.")
     page: int = 1
     page_size: int = Field(25, json_schema_extra={"minimum": 1, "maximum": MAX_PAGE_SIZE})
 
@@ -73,7 +74,7 @@ def runs_list(request, filters: Query[RunFilters]):
     runs = runs_for_user(
         request.auth, project_slug=filters.project, status=filters.status, org_node=filters.org_node,
         created_from=filters.created_from, created_to=filters.created_to, min_cost_usd=filters.min_cost,
-        text=filters.q.strip(),
+        text=filters.q.strip(), experiment=filters.experiment,
     )
     paginator = Paginator(runs, filters.page_size)
     page = paginator.get_page(filters.page)

@@ -38,6 +38,14 @@ class ProjectForm(forms.Form):
     allow_commands = forms.BooleanField(
         required=False, help_text="Command nodes and command judgments (your test suite, say) run programs.")
     allow_command_network = forms.BooleanField(required=False, help_text="Those programs reach the network.")
+    promotion_min_pass_rate = TypedText(
+        label="Promotion: minimum pass rate",
+        help_text="From 0 to 1: the pass rate an experiment must reach for the revision it measured to be labelled"
+                  " production; empty: none.")
+    promotion_no_regressions = forms.BooleanField(
+        label="Promotion: no regressions", required=False,
+        help_text="A case that passed under the production revision's latest experiment on the same dataset may not"
+                  " fail under the promoted revision's.")
     confirm_commands = forms.BooleanField(label="Confirm commands", required=False, help_text=COMMANDS_CONFIRM_LABEL)
 
     def __init__(self, *args, creating: bool, **kwargs) -> None:

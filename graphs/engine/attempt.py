@@ -76,7 +76,7 @@ def node_execute_job(node_exec_id: str) -> None:
     handed = _NOTHING_HANDED
     while execution is not None:
         task = execution.run.task
-        following, handed = _attempt_run(execution, runner=get_runner(task.project.agent),
+        following, handed = _attempt_run(execution, runner=get_runner(execution.run.runner_name()),
                                          continue_until=continue_until, handed=handed)
         if following is None and time.monotonic() < continue_until:
             following = _attempt_claim_next(execution.run_id, task=task)
@@ -103,7 +103,7 @@ def node_execution_run(*, node_exec_id: Any, runner: AgentRunner | None = None) 
     """Claim a queued attempt, produce and judge its output, record the result and advance the run."""
     execution = _attempt_claim(node_exec_id)
     if execution is not None:
-        _attempt_run(execution, runner=runner or get_runner(execution.run.task.project.agent))
+        _attempt_run(execution, runner=runner or get_runner(execution.run.runner_name()))
 
 
 def _attempt_claim(node_exec_id: Any) -> WorkNodeExecution | None:

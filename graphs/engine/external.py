@@ -128,7 +128,7 @@ def node_attempt_finish_external(
     judged = (node.get("judgment") or {}).get("kind", DEFAULT_JUDGMENT_KIND) != DEFAULT_JUDGMENT_KIND
     if ok and is_external_node(node) and judged:
         judgment = judgment_run(AttemptJudgeRequest(
-            runner=get_runner(execution.run.task.project.agent), execution=execution, node=node, content=text,
+            runner=get_runner(execution.run.runner_name()), execution=execution, node=node, content=text,
             cancel_event=threading.Event(),
             cwd=Path(execution.run.task.project.target_folder)))
     if judgment.ok:

@@ -27,12 +27,15 @@ from graphs.runs.status import planning_run_create, run_stopped_finish
 FIRST_STAGE = "planner"
 
 
-def pipeline_start(*, task: Task, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+def pipeline_start(*, task: Task, max_cost_usd: Decimal | None = None, start_commit: str = "",
+                   revision_pins: dict[str, Any] | None = None) -> WorkGraphRun:
     """Create the task's pipeline run and queue its first planning call; return the run.
 
     Refused (``TaskBusyError``) while another run of the task is under way, as ``plan_fresh`` is.
-    ``max_cost_usd`` is the run's budget; without it, the project's ``max_run_cost_usd``."""
-    return _planning_run_create(task=task, pipeline=True, max_cost_usd=max_cost_usd)
+    ``max_cost_usd`` is the run's budget; without it, the project's ``max_run_cost_usd``. ``start_commit``
+    and ``revision_pins`` (an experiment's) are where its branch starts and the revisions it runs with."""
+    return _planning_run_create(task=task, pipeline=True, max_cost_usd=max_cost_usd,
+                                run_fields={"start_commit": start_commit, "revision_pins": revision_pins or {}})
 
 
 def plan_fresh(*, task: Task, org_node: str = FIRST_STAGE, max_cost_usd: Decimal | None = None) -> WorkGraphRun:
@@ -49,7 +52,7 @@ def plan_append(*, run: WorkGraphRun, org_node: str) -> None:
 
 
 def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | None,
-                         org_node: str = FIRST_STAGE) -> WorkGraphRun:
+                         org_node: str = FIRST_STAGE, run_fields: dict[str, Any] | None = None) -> WorkGraphRun:
     # The run exists from the request on, so the task reads "planning" at once and the plan can be
     # cancelled before its job starts.
     with transaction.atomic():
@@ -57,7 +60,7 @@ def _planning_run_create(*, task: Task, pipeline: bool, max_cost_usd: Decimal | 
         first_stage = gap_stage(1) if task.planning_mode == Task.PlanningMode.GAP_DRIVEN else FIRST_STAGE
         # A plan on request keeps its org node as its stage, so a reaper that finds it unplanned asks the same node.
         run = planning_run_create(task=task, pipeline=pipeline, stage=first_stage if pipeline else org_node,
-                                  max_cost_usd=max_cost_usd)
+                                  max_cost_usd=max_cost_usd, **(run_fields or {}))
         if pipeline:
             pipeline_plan_submit(run_id=run.run_id)
         else:

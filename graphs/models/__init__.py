@@ -15,6 +15,7 @@ package's modules:
 - ``reviews`` — change reviews of an attempt and the comments on its lines;
 - ``audit`` — the audit log's entries, appended and never changed;
 - ``datasets`` — a project's datasets of cases that experiments run again;
+- ``experiments`` — a dataset's cases run again with pinned revisions, each run scored;
 - ``delivery`` — where a project delivers its runs (a remote, a forge), and how each run's delivery went.
 """
 
@@ -22,6 +23,7 @@ from graphs.models.agent_profiles import AgentProfile, AgentProfileLabel, AgentP
 from graphs.models.audit import AuditEntry, AuditEntryImmutable
 from graphs.models.datasets import Dataset, DatasetCase
 from graphs.models.delivery import ProjectDelivery, RunDelivery
+from graphs.models.experiments import Experiment, ExperimentItem
 from graphs.models.notifications import EmailNotice, EmailSubscription, Webhook, WebhookDelivery
 from graphs.models.projects import ApiToken, Project, ProjectMembership
 from graphs.models.records import (
@@ -66,6 +68,8 @@ __all__ = [
     "EmailSubscription",
     "ExecutionLogFile",
     "ExecutionLogLine",
+    "Experiment",
+    "ExperimentItem",
     "Project",
     "ProjectDelivery",
     "ProjectMembership",

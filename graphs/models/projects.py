@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -50,6 +50,17 @@ class Project(models.Model):
         max_length=100, blank=True,
         help_text="The agent runner this project's calls use (offline, claude, openai, codex or one registered in"
                   " WORKGRAPH_AGENT_RUNNERS). Empty: the console's WORKGRAPH_AGENT.",
+    )
+    promotion_min_pass_rate = models.DecimalField(
+        max_digits=4, decimal_places=3, null=True, blank=True,
+        validators=[MinValueValidator(Decimal(0)), MaxValueValidator(Decimal(1))],
+        help_text="The pass rate (0 to 1) an experiment must reach for a revision it measured to be labelled"
+                  " production. Empty: none.",
+    )
+    promotion_no_regressions = models.BooleanField(
+        default=False,
+        help_text="Refuse to label a revision production when a case that passed under the production revision's"
+                  " latest experiment on the same dataset fails under its experiment.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -67,6 +67,10 @@ class Task(models.Model):
         Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
         help_text="A skill whose team template guides planning, when chosen explicitly.",
     )
+    hidden = models.BooleanField(
+        default=False, db_index=True,
+        help_text="A task an experiment made to run one of its cases (graphs.experiments); task lists leave it out.",
+    )
     status = models.CharField(
         max_length=24, choices=Status.choices, default=Status.DRAFT, db_index=True,
         help_text="Derived from the task's latest run (graphs.runs.status); never set on its own.",
@@ -139,6 +143,15 @@ class WorkGraphRun(models.Model):
         default=False, help_text="Run as the planner → coder → validator pipeline: stages append in turn."
     )
     stage = models.CharField(max_length=100, blank=True, help_text="The org node whose nodes were planned last.")
+    start_commit = models.CharField(
+        max_length=64, blank=True,
+        help_text="The commit its branch starts from when it must not be the project's base (an experiment's case).",
+    )
+    revision_pins = models.JSONField(
+        default=dict, blank=True,
+        help_text="Skill and agent profile revisions it runs with instead of production: {skills: {id: number},"
+                  " profiles: {org_node: number}} (an experiment's variant).",
+    )
     max_cost_usd = models.DecimalField(
         max_digits=12, decimal_places=4, null=True, blank=True,
         help_text="The run's budget in USD (the project's, unless the run was started with its own).",
@@ -181,6 +194,11 @@ class WorkGraphRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} ({self.status})"
+
+    def runner_name(self) -> str:
+        """The agent runner its calls use: the one its experiment's variant pins, else its project's (empty:
+        the console's ``WORKGRAPH_AGENT``)."""
+        return (self.revision_pins or {}).get("agent") or self.task.project.agent
 
     def is_finished(self) -> bool:
         """Return True once the run can no longer change: planning failed, succeeded, failed, rejected or cancelled."""

@@ -24,11 +24,14 @@ def task_create(
     workflow_id: str = "",
     skill: Skill | None = None,
     planning_mode: str = Task.PlanningMode.GRAPH,
+    hidden: bool = False,
 ) -> Task:
-    """Create a task in ``project``. It starts ``draft``: its status follows its runs from then on."""
+    """Create a task in ``project``. It starts ``draft``: its status follows its runs from then on. A ``hidden``
+    task (an experiment's) is left out of task lists."""
     return Task.objects.create(
         project=project, created_by=created_by, title=title, goal_text=goal_text, deliverables=list(deliverables),
         acceptance_criteria=list(acceptance_criteria), acceptance_ids=list(acceptance_ids),
         constraints=list(constraints), resources=list(resources),
         task_type=task_type, workflow_id=workflow_id, skill=skill, planning_mode=planning_mode,
+        hidden=hidden,
     )

@@ -81,7 +81,6 @@ def plan_work_graph(
     A team template guides the plan when ``skill`` (or, on a fresh plan, ``task.skill``) has one:
     see graphs/planning/template_planning.py.
     """
-    runner = runner or get_runner(task.project.agent)
     timeout = timeout if timeout is not None else settings.WORKGRAPH_AGENT_TIMEOUT
     appending = append_to_run_id is not None
     if appending:
@@ -96,12 +95,13 @@ def plan_work_graph(
         run = planning_run_create(task=task)
         existing_graph = {}
 
+    runner = runner or get_runner(run.runner_name())
     brief = dataclasses.replace(TaskBrief.from_task(task), goal_text=goal_text)
     gap_round = _gap_round_number(run) if task.planning_mode == Task.PlanningMode.GAP_DRIVEN else None
     # The task's own skill guides its fresh plan; appended stages follow their catalogs
     # unless a skill is handed over explicitly. A gap-driven round answers with tasks, not a template's graph.
     guide = None if gap_round else template_guide_for(
-        skill=skill if skill is not None else (None if appending else task.skill))
+        skill=skill if skill is not None else (None if appending else task.skill), pins=run.revision_pins)
     if gap_round:
         prompt = gap_planning_prompt(brief=brief, acceptances=acceptance_items(task),
                                      snapshot=gap_snapshot(run, round_number=gap_round),

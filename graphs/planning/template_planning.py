@@ -99,12 +99,14 @@ class TemplateGuide:
         }
 
 
-def template_guide_for(*, skill: Skill | None) -> TemplateGuide | None:
+def template_guide_for(*, skill: Skill | None, pins: Mapping[str, Any] | None = None) -> TemplateGuide | None:
     """The guide for planning with ``skill`` — the template of the revision runs use, its ``production``
-    revision else its newest — or None when that revision has no usable template or the skill is deprecated."""
+    revision else its newest, or the one its run pins (``pins``: a run's ``revision_pins``) — or None when
+    that revision has no usable template or the skill is deprecated."""
     if skill is None or skill.status == Skill.Status.DEPRECATED:
         return None
-    number, template = skill_template_for_runs(skill)
+    pinned = ((pins or {}).get("skills") or {}).get(skill.skill_id)
+    number, template = skill_template_for_runs(skill, pinned=pinned)
     if template is None:
         return None
     return TemplateGuide(skill_pk=skill.pk, skill_id=skill.skill_id, skill_revision=number, template=template)

@@ -7,7 +7,10 @@ identities and every attempt can name the revision it ran with.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Mapping
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, connections, transaction
@@ -61,13 +64,25 @@ def profile_console(org_node: str) -> AgentProfile | None:
     return profile
 
 
-def profile_resolve(*, org_node: str, project: Project | None) -> ResolvedProfile:
+def profile_resolve(*, org_node: str, project: Project | None,
+                    pins: Mapping[str, Any] | None = None) -> ResolvedProfile:
     """The profile a call of ``org_node`` in ``project`` runs with, from the revision runs use: the one
-    labelled ``production``, else the newest (graphs.revisions.revision_for_runs says the same).
+    labelled ``production``, else the newest (graphs.revisions.revision_for_runs says the same) — or the
+    revision of the console's profile its run pins (``pins``: a run's ``revision_pins``, an experiment's).
 
     One statement on every call but an org node's first: that revision of the project's override, else
     of the console's profile.
     """
+    resolved = _resolved(org_node=org_node, project=project, pinned=((pins or {}).get("profiles") or {}).get(org_node))
+    model = (pins or {}).get("model")
+    return dataclasses.replace(resolved, model=model) if model else resolved
+
+
+def _resolved(*, org_node: str, project: Project | None, pinned: int | None) -> ResolvedProfile:
+    if pinned is not None:
+        revision = AgentProfileRevision.objects.get(profile__project__isnull=True, profile__org_node=org_node,
+                                                    number=pinned)
+        return revision_resolved(revision, org_node=org_node)
     revision = _run_revision(org_node=org_node, project_id=project.pk if project else None)
     if revision is None:
         profile = profile_console(org_node)
@@ -153,7 +168,8 @@ def attempt_profile(*, execution: WorkNodeExecution, org_node: str, purpose: str
     records it only on an attempt that has none yet (a command node's judge). A node's own call records
     it with the attempt's result (graphs.engine.record), in the same UPDATE; the others at once.
     """
-    profile = profile_resolve(org_node=org_node, project=execution.run.task.project)
+    run = execution.run
+    profile = profile_resolve(org_node=org_node, project=run.task.project, pins=run.revision_pins)
     if profile.revision_id is not None and (purpose in ("node", "plan") or execution.profile_revision_id is None):
         if purpose != "node":
             WorkNodeExecution.objects.filter(pk=execution.pk).update(profile_revision_id=profile.revision_id)

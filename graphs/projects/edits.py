@@ -36,8 +36,10 @@ COMMANDS_CONFIRMATION = (
 )
 TEXT_FIELDS = {"slug": SLUG_MAX_CHARS, "name": NAME_MAX_CHARS, "target_folder": 1000, "base_ref": 200,
                "agent": AGENT_MAX_CHARS}
-BOOLEAN_FIELDS = ("require_plan_approval", "require_change_review", "allow_commands", "allow_command_network")
-EDITABLE = ("name", "target_folder", "base_ref", *BOOLEAN_FIELDS, "max_run_cost_usd", "agent")
+BOOLEAN_FIELDS = ("require_plan_approval", "require_change_review", "allow_commands", "allow_command_network",
+                  "promotion_no_regressions")
+EDITABLE = ("name", "target_folder", "base_ref", *BOOLEAN_FIELDS, "max_run_cost_usd", "agent",
+            "promotion_min_pass_rate")
 
 
 class ProjectInvalid(ValueError):
@@ -64,7 +66,8 @@ def project_create(*, created_by: AbstractBaseUser, fields: dict[str, Any], conf
                    ) -> ProjectSaved:
     """Create a project from ``fields`` with ``created_by`` as its lead, or raise ``ProjectInvalid``."""
     values = {"base_ref": "", "require_plan_approval": False, "require_change_review": False, "allow_commands": False,
-              "allow_command_network": False, "max_run_cost_usd": None, "agent": "", **fields}
+              "allow_command_network": False, "max_run_cost_usd": None, "agent": "", "promotion_no_regressions": False,
+              "promotion_min_pass_rate": None, **fields}
     problems = {name: "Required." for name in ("slug", "name", "target_folder") if name not in fields}
     check = _checked(values, before=None, problems=problems, confirm_commands=confirm_commands)
     try:
@@ -128,6 +131,7 @@ def _checked(values: dict[str, Any], *, before: dict[str, Any] | None, problems:
     if "name" not in problems and not values["name"]:
         problems["name"] = "Give the project a name."
     problems.update(_budget_problems(values))
+    problems.update(_pass_rate_problems(values))
     if "agent" not in problems:
         problems.update(_agent_problems(values["agent"]))
     problems.update(_commands_problems(values, before=before, confirm=confirm_commands))
@@ -167,6 +171,23 @@ def _budget_problems(values: dict[str, Any]) -> dict[str, str]:
     if amount > BUDGET_MAX or amount != amount.quantize(Decimal("0.0001")):
         return {"max_run_cost_usd": f"At most {BUDGET_MAX} USD, with at most 4 digits after the point."}
     values["max_run_cost_usd"] = amount
+    return {}
+
+
+def _pass_rate_problems(values: dict[str, Any]) -> dict[str, str]:
+    rate = values.get("promotion_min_pass_rate")
+    if rate is None or rate == "":
+        values["promotion_min_pass_rate"] = None
+        return {}
+    try:
+        amount = Decimal(str(rate))
+    except InvalidOperation:
+        amount = Decimal("NaN")
+    if isinstance(rate, bool) or not amount.is_finite() or not 0 <= amount <= 1 \
+            or amount != amount.quantize(Decimal("0.001")):
+        return {"promotion_min_pass_rate": "A pass rate from 0 to 1 (0.8 for 80 %), with at most 3 digits after the"
+                                           " point; leave it empty for no minimum."}
+    values["promotion_min_pass_rate"] = amount
     return {}
 
 

@@ -38,6 +38,7 @@ ACTIONS: dict[str, frozenset[str]] = {
     "manage_members": frozenset({Role.LEAD}),
     # What the project's experiments measure skills against: the lead's to choose, every member's to read.
     "edit_datasets": frozenset({Role.LEAD}),
+    "run_experiments": frozenset({Role.LEAD}),
     # Who decided what in the project: its leads (and the console's administrators, who read every log).
     "read_audit": frozenset({Role.LEAD}),
 }

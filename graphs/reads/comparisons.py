@@ -18,7 +18,7 @@ from graphs.domain.duration_words import duration_text
 from graphs.domain.fork_edits import FIELD_WORDS, edit_text
 from graphs.domain.manifest_graph import manifest_node_ids
 from graphs.domain.text_diffs import MINUS, TextDiff, text_diff
-from graphs.models import PLANNING_NODE_ID, WorkGraphRun, WorkNodeExecution
+from graphs.models import PLANNING_NODE_ID, ExperimentItem, WorkGraphRun, WorkNodeExecution
 from graphs.reads.graph import NOT_STARTED
 from graphs.runs.accounting import NO_SPEND, Spend, spend_by_run
 from graphs.runs.facts import latest_by_node
@@ -188,10 +188,16 @@ class RunComparison:
 
 
 def run_pair_problem(*, old: WorkGraphRun, new: WorkGraphRun) -> str | None:
-    """Why the two runs cannot be compared, or None when they can: they must be runs of one task."""
-    if old.task_id != new.task_id:
+    """Why the two runs cannot be compared, or None when they can: they must be runs of one task, or two
+    experiments' runs of one case (each experiment's run has a task of its own)."""
+    if old.task_id != new.task_id and not _runs_of_one_case(old, new):
         return "These runs belong to two different tasks: only runs of one task can be compared."
     return None
+
+
+def _runs_of_one_case(old: WorkGraphRun, new: WorkGraphRun) -> bool:
+    cases = ExperimentItem.objects.filter(run_id__in=[old.pk, new.pk]).values_list("case_id", flat=True)
+    return len(cases) == 2 and len(set(cases)) == 1
 
 
 def runs_comparison(*, old: WorkGraphRun, new: WorkGraphRun) -> RunComparison:

@@ -46,6 +46,7 @@ def runs_for_user(
     created_to: date | None = None,
     min_cost_usd: Decimal | None = None,
     text: str = "",
+    experiment: int | None = None,
 ) -> QuerySet[WorkGraphRun]:
     """The runs of the projects the user is a member of, newest first, narrowed by each filter given.
 
@@ -56,6 +57,7 @@ def runs_for_user(
       on, both included.
     - ``min_cost_usd``: runs whose attempts' summed ``cost_usd`` is at least that much; a run none of
       whose calls reported a cost has no sum, and is left out.
+    - ``experiment``: the runs an experiment made of its cases (graphs.experiments).
     - ``text``: the task's title contains it, or the id of a node with an attempt in the run contains
       it (``coder`` and ``unit`` both find ``coder_unit``), in any case; a planned node that never ran
       is not found. Node ids are looked up in the attempts, never read out of manifests: on PostgreSQL
@@ -75,6 +77,8 @@ def runs_for_user(
         runs = runs.filter(task__project__slug=project_slug)
     if status:
         runs = runs.filter(status=status)
+    if experiment is not None:
+        runs = runs.filter(experiment_item__experiment_id=experiment)
     # Each condition on a run's attempts is a subquery correlated to the run, answered from an index
     # for that run alone: without statistics (a table just loaded), PostgreSQL may run an uncorrelated
     # one again for every run, seconds for a page.

@@ -24,7 +24,8 @@ from graphs.runs.facts import RunProgress, runs_progress
 def tasks_for_user(
     user: AbstractBaseUser, *, project_slug: str = "", status: str = "", text: str = ""
 ) -> QuerySet[Task]:
-    tasks = Task.objects.filter(project__memberships__user=user).select_related("project")
+    # An experiment's own tasks are its measurement, no work of the project's (graphs.models.experiments).
+    tasks = Task.objects.filter(project__memberships__user=user, hidden=False).select_related("project")
     if project_slug:
         tasks = tasks.filter(project__slug=project_slug)
     if status:

@@ -148,15 +148,16 @@ def _stop_reason(*, error_code: str, error: str) -> str:
 
 
 def planning_run_create(*, task: Task, pipeline: bool = False, stage: str = "",
-                        max_cost_usd: Decimal | None = None) -> WorkGraphRun:
+                        max_cost_usd: Decimal | None = None, **run_fields: Any) -> WorkGraphRun:
     """The one way a planning run is made, for the page, the API, ``manage.py plan`` and the planner
     alike: refused while another run of the task is under way — a plan nobody started is not work under
-    way, and the new plan supersedes it — and given the project's budget unless ``max_cost_usd`` is its own."""
+    way, and the new plan supersedes it — and given the project's budget unless ``max_cost_usd`` is its own.
+    ``run_fields`` are the run's other fields (an experiment's start commit and revision pins)."""
     with transaction.atomic():
         task_claim_for_new_run(task_id=task.pk, supersede_unstarted=True)
         run = WorkGraphRun.objects.create(
             task=task, status=RunStatus.PLANNING, pipeline=pipeline, stage=stage,
-            max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd,
+            max_cost_usd=max_cost_usd if max_cost_usd is not None else task.project.max_run_cost_usd, **run_fields,
         )
         task_status_refresh(task_id=task.pk)
     return run

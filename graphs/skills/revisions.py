@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from graphs.audit import audit_record, audit_revision
 from graphs.domain.revisions import Content, DiffLine, RevisionField, revision_content, revisions_diff
 from graphs.models import AuditEntry, Skill, SkillRevision
-from graphs.revisions import revision_for_runs, revision_label_move, revision_save
+from graphs.revisions import revision_for_runs, revision_label_move, revision_pinned, revision_save
 from graphs.skills.team_templates import team_template_parse
 
 # What a revision copies of its skill, in its editor's order.
@@ -88,11 +88,11 @@ def skill_revisions_diff(*, old: SkillRevision, new: SkillRevision) -> list[Diff
                           new_number=new.number)
 
 
-def skill_template_for_runs(skill: Skill) -> tuple[int | None, dict[str, Any] | None]:
-    """The revision of ``skill`` runs of tasks plan with — its ``production`` revision, else its newest — as
-    its number and the team template its body embeds (None: none). A skill with no revision yet (saved
-    around ``skill_save``) answers None and its own template."""
-    revision = revision_for_runs(skill)
+def skill_template_for_runs(skill: Skill, *, pinned: int | None = None) -> tuple[int | None, dict[str, Any] | None]:
+    """The revision of ``skill`` runs of tasks plan with — its ``production`` revision, else its newest; revision
+    ``pinned`` when a run pins one (an experiment's) — as its number and the team template its body embeds
+    (None: none). A skill with no revision yet (saved around ``skill_save``) answers None and its own template."""
+    revision = revision_pinned(record=skill, ref=pinned) if pinned is not None else revision_for_runs(skill)
     if revision is None:
         return None, skill.team_template
     # The newest revision's body is the skill's own, whose template skill_save parsed already.

@@ -112,7 +112,9 @@ def run_workspace_ensure(run: WorkGraphRun) -> RunWorkspace | None:
     if existing is not None:
         return existing
     base = _fork_point(run) if run.forked_from_id else None
-    return _run_workspace_create(run, repository, base or _commit_of(repository, project.base_ref or "HEAD"))
+    # An experiment's run starts from its case's commit, whatever the project's base has moved to since.
+    start = base or run.start_commit or _commit_of(repository, project.base_ref or "HEAD")
+    return _run_workspace_create(run, repository, start)
 
 
 def _run_workspace_create(run: WorkGraphRun, repository: Path, base: str) -> RunWorkspace:
