@@ -16,7 +16,7 @@ from django.test import Client
 from console.api import api
 from graphs.collaboration.relay import RelaySpec, relay_attach
 from graphs.engine import run_start
-from graphs.models import Dataset, Skill, WorkGraphRun, WorkNodeExecution
+from graphs.models import Dataset, ProjectDelivery, Skill, WorkGraphRun, WorkNodeExecution
 from graphs.planning.dag_specs import dag_spec_import
 from graphs.skills.revisions import skill_save
 from graphs.tokens import token_create
@@ -103,6 +103,13 @@ def a_dataset(w: World) -> Dataset:
     return Dataset.objects.get_or_create(project=w.project, name="Regressions")[0]
 
 
+def a_delivering_run(w: World) -> str:
+    """The URL delivering the succeeded run of a project that delivers (the job stays queued: nothing is pushed)."""
+    ProjectDelivery.objects.update_or_create(project=w.project, defaults={
+        "deliver": "push", "remote_url": w.project.target_folder + "-remote"})
+    return f"/api/runs/{w.done.run_id}/deliver"
+
+
 def a_skill(w: World) -> Skill:
     skill = Skill.objects.filter(skill_id="research").first()
     if skill is None:
@@ -175,6 +182,10 @@ ROUTES = {
         f"/api/projects/{w.project.slug}/notifications/email", None)),
     "PUT /api/projects/{slug}/notifications/email": (READ, lambda w: (
         f"/api/projects/{w.project.slug}/notifications/email", {"events": ["run.failed"]})),
+    "GET /api/projects/{slug}/delivery": (READ, lambda w: (f"/api/projects/{w.project.slug}/delivery", None)),
+    "PATCH /api/projects/{slug}/delivery": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/delivery",
+                                                             {"deliver": "off"})),
+    "POST /api/runs/{run_id}/deliver": (LEAD, lambda w: (a_delivering_run(w), None)),
     "GET /api/projects/{slug}/audit": (LEAD, lambda w: (f"/api/projects/{w.project.slug}/audit", None)),
     "GET /api/audit": (STAFF, lambda w: ("/api/audit", None)),
     "GET /api/audit/export": (STAFF, lambda w: ("/api/audit/export", None)),
