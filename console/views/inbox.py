@@ -35,10 +35,10 @@ def inbox_link(item: InboxItem) -> str:
         return reverse("run_planning", kwargs={"run_id": item.run_id})
     if item.kind == EXTERNAL:
         return reverse("execution_detail", kwargs={"node_exec_id": item.node_exec_id})
-    return reverse("run_graph", kwargs={"run_id": item.run_id})
-
     if item.kind == CHANGE_REVIEW:
         return reverse("execution_detail", kwargs={"node_exec_id": item.node_exec_id}) + "#changes"
+    return reverse("run_graph", kwargs={"run_id": item.run_id})
+
 
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
