@@ -8,10 +8,14 @@ and every row a script may add. A row left empty is no comment.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.http import QueryDict
+
+# A problem the domain names on one comment: ``comments[2].line``.
+_ROW_FIELD = re.compile(r"comments\[(\d+)\]\.")
 
 
 @dataclass(frozen=True)
@@ -36,3 +40,14 @@ def review_submission_read(data: QueryDict) -> ReviewSubmission:
     resolve = [int(value) if value.isdigit() else value for value in data.getlist("resolve")]
     return ReviewSubmission(decision=data.get("decision", ""), body=data.get("body", ""), comments=comments,
                             resolve=resolve, rows=typed)
+
+
+def review_rows_with_problems(rows: list[dict[str, str]], problems: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The typed rows again, each with the problems named on its comment (``comments[i]`` is the i-th typed
+    row), to show beside the row as well as in the list of every problem."""
+    named: dict[int, list[str]] = {}
+    for name, message in problems:
+        found = _ROW_FIELD.match(name)
+        if found:
+            named.setdefault(int(found.group(1)), []).append(message)
+    return [{**row, "problems": named.get(index, [])} for index, row in enumerate(rows)]

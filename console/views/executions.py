@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from console.forms.reviews import review_submission_read
+from console.forms.reviews import review_rows_with_problems, review_submission_read
 from console.permissions import can, execution_for_member, require
 from console.views.common import diff_shown, pretty_json
 from graphs.collaboration.change_reviews import ReviewInvalid, change_review_submit
@@ -22,7 +22,7 @@ from graphs.engine.change_review import NotReviewable
 from graphs.logs.lines import log_line_summary
 from graphs.logs.store import log_read
 from graphs.models import AttemptChange, ChangeReview, ExecutionLogFile, WorkNodeExecution
-from graphs.reads.change_reviews import change_review_page
+from graphs.reads.change_reviews import change_review_page, review_inline
 from graphs.reads.executions import execution_detail as execution_detail_read
 from graphs.reads.node_trace import attempt_trace_header
 from graphs.workspaces.worktrees import repository_of
@@ -52,7 +52,7 @@ def execution_review(request: HttpRequest, node_exec_id) -> HttpResponse:
     except (NotReviewable, ReviewInvalid) as refused:
         problems = refused.problems if isinstance(refused, ReviewInvalid) else [("", str(refused))]
         context = {**_execution_context(execution, role), "review_submission": submission,
-                   "review_problems": problems}
+                   "review_problems": problems, "review_rows": review_rows_with_problems(submission.rows, problems)}
         return render(request, "console/execution_detail.html", context,
                       status=400 if isinstance(refused, ReviewInvalid) else 409)
     messages.success(request, _review_done_words(review))
@@ -101,6 +101,7 @@ def _execution_context(execution: WorkNodeExecution, role: str) -> dict[str, Any
         "diff_shown": diff_shown(change),
         "isolated": change is not None or repository_of(execution.run.task.project.target_folder) is not None,
         "review": review,
+        "review_inline": review_inline(execution, review) if change is not None and change.diff else [],
         "can_review_change": can(role, "review_change") and bool(review.decisions),
         "review_open": [comment for view in review.reviews for comment in view.comments if not comment.resolved]
         + review.open_carried,

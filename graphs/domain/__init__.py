@@ -26,7 +26,7 @@ models. Everything above it builds on these.
 - ``retries`` — the transient retry's budget and backoff;
 - ``storable`` — text made safe to store (no NUL, bounded);
 - ``markdown`` — Markdown rendered to sanitized HTML within a time budget;
-- ``text_diffs`` — line diffs of two texts, side by side, for the compare pages;
+- ``text_diffs`` — line diffs of two texts, side by side, for the compare pages; where a line is in a later text;
 - ``revisions`` — a text with numbered revisions (a skill, an agent profile): its fields, numbering, the diff
   of two revisions field by field, and a save made on an older revision refused with both versions;
 - ``fork_edits`` — a fork's edit of its node's prompt or argv, applied to a copy of the manifest and checked.

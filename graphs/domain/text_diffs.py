@@ -1,4 +1,5 @@
-"""Line diffs of two texts, side by side, for the compare pages.
+"""Line diffs of two texts, side by side, for the compare pages, and where a line of a text is in its next
+version (a review comment carried onto the change that amends the one it was written on).
 
 Pure functions over strings (no Django): the rows a template draws as two columns, old on the left and
 new on the right, with long unchanged stretches folded into one row that says how many lines it hides.
@@ -8,6 +9,7 @@ The texts are agent-written: the rows carry them as plain strings, for the templ
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -93,3 +95,16 @@ def _unchanged(lines: list[str], i1: int, i2: int, j1: int, *, first: bool, last
         return [row(i) for i in range(i1, i2)]
     folded = DiffRow(kind="folded", folded=i2 - i1 - head - tail)
     return [*(row(i) for i in range(i1, i1 + head)), folded, *(row(i) for i in range(i2 - tail, i2))]
+
+
+def line_carried(*, old: Sequence[str], new: Sequence[str], line: int) -> int | None:
+    """The number in ``new`` of line ``line`` (1 is the first) of ``old``, when the line is still there as
+    it was; None when the change between them changed or removed it, or when it lies past the first
+    ``MAX_LINES`` lines that are compared."""
+    if not 1 <= line <= min(len(old), MAX_LINES):
+        return None
+    matcher = difflib.SequenceMatcher(None, list(old[:MAX_LINES]), list(new[:MAX_LINES]), autojunk=False)
+    for i, j, size in matcher.get_matching_blocks():
+        if i < line <= i + size:
+            return j + (line - i)
+    return None

@@ -1,6 +1,7 @@
 """An attempt's change reviews as the API and the node page show them: its reviews with their line comments,
-the comments of earlier reviews it carries (open or resolved), the review that asked for it, and the
-changes since that review (the diff from the reviewed change's result to this attempt's)."""
+the comments of earlier reviews it carries (open or resolved), the review that asked for it, the
+changes since that review (the diff from the reviewed change's result to this attempt's), and where on
+the page's diffs each comment is drawn inline."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 
 from django.db.models import Prefetch
 
+from graphs.domain.text_diffs import line_carried
 from graphs.engine.change_review import attempt_review_standing, review_lineage
 from graphs.models import AttemptChange, ChangeReview, ReviewComment, RunWorkspace, WorkNodeExecution
-from graphs.workspaces.commit_reads import commits_diff
+from graphs.workspaces.commit_reads import commit_file_lines, commits_diff
 
 Decision = ChangeReview.Decision
 # The decisions an attempt takes, by its standing (graphs.engine.change_review.attempt_review_standing).
@@ -36,8 +38,9 @@ class CommentView:
     # The attempt (its number and id) whose review resolved it; None while it is open.
     resolved_in_attempt: Any = None
     resolved_in_number: int | None = None
-    # The attempt (its number) whose change it was written on.
+    # The attempt (its number) whose change it was written on, and that change's result commit.
     on_attempt: int = 0
+    reviewed_commit: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "line": self.line, "body": self.body, "author": self.author,
@@ -106,6 +109,52 @@ def change_review_page(execution: WorkNodeExecution) -> ChangeReviewPage:
     )
 
 
+@dataclass(frozen=True)
+class InlineComment:
+    """A comment as the node page draws it under a line of one of its diffs: ``anchors`` are the places it
+    may go, best first, each ``(diff, side, line)`` — the attempt's own diff (``change``) or the changes
+    since its review (``since``), the line numbered on the old or the new side of that diff."""
+
+    comment: CommentView
+    carried: bool
+    anchors: tuple[tuple[str, str, int], ...]
+
+
+def review_inline(execution: WorkNodeExecution, page: ChangeReviewPage) -> list[InlineComment]:
+    """Every comment the node page draws inline: the attempt's own, on the lines they name (of the file as
+    it left it); and those it carries, on the line that is still theirs in its change, or, when the change
+    since the review changed that line, on the line as the review read it."""
+    inline = [InlineComment(comment=comment, carried=False,
+                            anchors=(("change", "new", comment.line), ("since", "new", comment.line)))
+              for view in page.reviews for comment in view.comments]
+    if not page.carried:
+        return inline
+    result = AttemptChange.objects.filter(node_exec=execution).values_list("result_commit", flat=True).first()
+    repository = RunWorkspace.objects.filter(run_id=execution.run_id).values_list("repository", flat=True).first()
+    reviewed = (page.since or {}).get("from", "")
+    files: dict[tuple[str, str], list[str] | None] = {}
+
+    def lines(commit: str, path: str) -> list[str] | None:
+        if (commit, path) not in files:
+            files[commit, path] = commit_file_lines(repository, commit, path) if repository else None
+        return files[commit, path]
+
+    def moved(comment: CommentView, commit: str) -> int | None:
+        if commit == comment.reviewed_commit:
+            return comment.line
+        old, new = lines(comment.reviewed_commit, comment.path), lines(commit, comment.path)
+        return line_carried(old=old, new=new, line=comment.line) if old is not None and new is not None else None
+
+    for comment in page.carried:
+        here = moved(comment, result) if result else None
+        then = moved(comment, reviewed) if reviewed else None
+        anchors: list[tuple[str, str, int]] = [("change", "new", here), ("since", "new", here)] if here else []
+        if then:
+            anchors.append(("since", "old", then))
+        inline.append(InlineComment(comment=comment, carried=True, anchors=tuple(anchors)))
+    return inline
+
+
 def _since(execution: WorkNodeExecution, *, reviewed_result: str) -> dict[str, Any] | None:
     if not reviewed_result:
         return None
@@ -150,6 +199,7 @@ def _comment(comment: ReviewComment) -> CommentView:
         resolved=comment.resolved, excerpt=[(int(number), str(text)) for number, text in comment.excerpt or ()],
         created_at=comment.created_at, resolved_in_attempt=resolved_in.pk if resolved_in else None,
         resolved_in_number=resolved_in.attempt if resolved_in else None, on_attempt=comment.review.attempt.attempt,
+        reviewed_commit=comment.review.reviewed_commit,
     )
 
 

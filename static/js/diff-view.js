@@ -19,6 +19,8 @@ function draw(target, diff, format) {
   });
   ui.draw();
   ui.highlightCode();
+  // What is placed on a drawing (review-diff.js) is placed again on each new one.
+  target.dispatchEvent(new CustomEvent("diff-drawn", { bubbles: true }));
 }
 
 /** Draw every `[data-diff-source]` element of `root` from the JSON script element it names. */
