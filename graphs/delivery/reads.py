@@ -46,16 +46,17 @@ class DeliveryOffer:
 
 
 def task_delivery_offers(project: Project, runs: Iterable[WorkGraphRun]) -> dict[Any, DeliveryOffer]:
-    """Each run's delivery and the action a lead may take on it, by run id (two queries)."""
-    runs = list(runs)
+    """The delivery of each of ``runs`` that succeeded, and the action a lead may take on it, by run id: two
+    queries, none when no run succeeded (only a run that succeeded is delivered)."""
+    succeeded = [run for run in runs if run.status == WorkGraphRun.Status.SUCCEEDED]
+    if not succeeded:
+        return {}
     setting = ProjectDelivery.objects.filter(project=project).first()
-    deliveries = {row.run_id: row for row in RunDelivery.objects.filter(run__in=runs)}
-    return {run.pk: _offer(run, deliveries.get(run.pk), setting) for run in runs}
+    deliveries = {row.run_id: row for row in RunDelivery.objects.filter(run__in=succeeded)}
+    return {run.pk: _offer(run, deliveries.get(run.pk), setting) for run in succeeded}
 
 
 def _offer(run: WorkGraphRun, delivery: RunDelivery | None, setting: ProjectDelivery | None) -> DeliveryOffer:
-    if run.status != WorkGraphRun.Status.SUCCEEDED:
-        return DeliveryOffer(delivery, "", "")
     if setting is None or not setting.is_on():
         return DeliveryOffer(delivery, "", "The project delivers nothing: a lead sets where in its delivery settings.")
     if delivery is None:
