@@ -1,7 +1,7 @@
-"""A task run end to end in the embedded mode — the offline agent, the serving process's thread pool — in a
-project that delivers pull requests: its pipeline succeeds, and with nothing more asked the console pushes the
-run's branch over HTTP to a bare repository served by git http-backend behind basic auth and opens its pull
-request on GitHub's stand-in."""
+"""A task run end to end in a project that delivers: in the embedded mode — the offline agent, the serving
+process's thread pool — its pipeline succeeds, and with nothing more asked the console pushes the run's branch
+over HTTP to a bare repository served by git http-backend behind basic auth and opens its pull request on
+GitHub's stand-in; in the distributed mode, the delivery is a job a real Celery worker runs."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from graphs.engine import pipeline_start, run_wait_finished
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import RunDelivery, RunWorkspace
 from tests import factories
+from tests.celery_worker import wait_until
 from tests.deliveries import TOKEN, TOKEN_ENV, delivering, remote_head
 from tests.git_http_server import GitHttpServer, bare_repository, http_backend_required
 from tests.repos import git
@@ -62,3 +63,23 @@ def test_a_run_that_succeeds_in_the_embedded_mode_is_delivered_as_a_pull_request
     assert pull["body"].startswith("Export the monthly report as CSV.") and "**validator**" in pull["body"]
     assert (delivery.pull_request_number, delivery.pull_request_url) == (pull["number"], pull["html_url"])
     assert github.violations == [] and TOKEN not in git(repo, "config", "--list")
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_a_run_that_succeeds_on_a_celery_worker_is_delivered_by_a_celery_job(repo, project, alice, tmp_path, workers):
+    remote = bare_repository(tmp_path, "remote.git")
+    project.target_folder, project.allow_commands = str(repo), True
+    project.save(update_fields=["target_folder", "allow_commands"])
+    delivering(project, remote_url=f"file://{remote}")
+    task = factories.TaskFactory(project=project, created_by=alice)
+    worker = workers("deliver", WORKGRAPH_AGENT="offline", WORKGRAPH_OFFLINE_LINE_DELAY="0")
+
+    run_id = pipeline_start(task=task).run_id
+    wait_until(lambda: RunDelivery.objects.filter(run_id=run_id, state__in=["pushed", "failed"]).exists(),
+               timeout=120, message=lambda: f"no delivery settled:\n{worker.log_text()[-4000:]}")
+
+    delivery = RunDelivery.objects.get(run_id=run_id)
+    workspace = RunWorkspace.objects.get(run_id=run_id)
+    assert (delivery.state, delivery.error) == ("pushed", "")
+    assert remote_head(remote, workspace.branch) == workspace.head_commit
