@@ -140,17 +140,28 @@ def test_the_delivery_page_saves_and_the_project_page_links_to_it(project, alice
     assert ProjectDelivery.objects.get(project=project).remote_url == str(tmp_path)
     assert f'href="/projects/{project.slug}/delivery/"' in signed_in(alice).get(
         f"/projects/{project.slug}/").content.decode()
-    assert set(DeliveryForm().fields) == {field for field in ProjectDeliveryForm().fields}
 
 
-def test_the_admin_checks_a_projects_delivery_as_the_api_does(project):
-    form = ProjectDeliveryForm(data={"deliver": "pull_request", "remote_url": "https://me:pw@github.com/a/b.git",
-                                     "forge": "", "forge_api_url": "", "forge_repo": "", "forge_token_env": "",
-                                     "forge_webhook_secret_env": ""},
-                               instance=ProjectDelivery(project=project))
+def test_the_admin_checks_a_projects_delivery_as_the_api_does_and_records_the_change(project, tmp_path,
+                                                                                      django_user_model):
+    admin = signed_in(django_user_model.objects.create_superuser("root", "root@example.com", "x" * 20))
+    url = f"/admin/graphs/project/{project.pk}/change/"
+    form = {"slug": project.slug, "name": project.name, "target_folder": project.target_folder, "base_ref": "",
+            "agent": "", "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0",
+            "delivery-TOTAL_FORMS": "1", "delivery-INITIAL_FORMS": "0", "delivery-0-project": str(project.pk),
+            "delivery-0-deliver": "push", "delivery-0-remote_url": "https://me:pw@git.example/acme/app.git",
+            **{f"delivery-0-{name}": "" for name in ("forge", "forge_api_url", "forge_repo", "forge_token_env",
+                                                     "forge_webhook_secret_env")}}
 
-    assert not form.is_valid()
-    assert {"remote_url", "forge"} <= set(form.errors)
+    refused = admin.post(url, form)
+    saved = admin.post(url, {**form, "delivery-0-remote_url": str(tmp_path)})
+
+    assert refused.status_code == 200 and "The URL holds a password" in refused.content.decode()
+    assert saved.status_code == 302 and ProjectDelivery.objects.get(project=project).remote_url == str(tmp_path)
+    entry = AuditEntry.objects.get(action="delivery.edited")
+    assert entry.summary == (f"Changed deliver, remote_url of where the project {project.slug} delivers in the"
+                             " Django admin")
+    assert set(DeliveryForm().fields) == set(ProjectDeliveryForm().fields)
 
 
 def test_the_console_refuses_to_start_when_its_own_secrets_may_be_named_as_tokens():
