@@ -18,8 +18,8 @@ const statusSlot = document.getElementById("exec-status");
 // The attempt's page follows its log and its run: when the engine writes `node_finished` (committed),
 // the status chip changes at once; then, and whenever the run reports a change to this node (a new
 // attempt, a status) or to the run's status, the parts the server renders (`data-live-part`: status,
-// facts, attempts, judgment, output, change, review, and the review form, which stays while it is still
-// offered so nothing typed is lost) and the page's live regions (the navigation's inbox count,
+// facts, attempts, judgment, output, change, review, and the review form, which stays while it offers the
+// same, so nothing typed is lost) and the page's live regions (the navigation's inbox count,
 // which a run coming to wait for approval moves) are fetched again and swapped in. The trace and the raw
 // log stay, being live already. A refresh asked for while one is under way runs once after it, so the
 // page ends on the latest facts.
@@ -54,8 +54,8 @@ async function partsFetch() {
   for (const part of fresh.querySelectorAll("[data-live-part]")) {
     const current = document.querySelector(`[data-live-part="${part.dataset.livePart}"]`);
     if (!current) continue;
-    // A form a person may be typing in stays while the page still offers it.
-    if (current.hasAttribute("data-live-typed") && current.querySelector("form") && part.querySelector("form")) continue;
+    // A form a person may be typing in stays while it offers the same (its data-live-typed).
+    if (current.dataset.liveTyped !== undefined && current.dataset.liveTyped === part.dataset.liveTyped) continue;
     // A part the reader unfolded stays unfolded.
     const open = new Set([...current.querySelectorAll("details[id], details[class]")].filter((d) => d.open).map(detailsKey));
     for (const details of part.querySelectorAll("details")) if (open.has(detailsKey(details))) details.open = true;
@@ -79,9 +79,10 @@ const heading = document.getElementById("exec-heading");
 function followRun() {
   if (!heading?.dataset.runWsUrl) return;
   const nodeId = heading.dataset.nodeId;
-  // The run's status as the last snapshot said it: a snapshot saying another one (a change no event
-  // brought here) may have moved what the page shows of the run.
-  let runStatus = null;
+  // The run's status as the page was rendered, then as the last snapshot said it: a snapshot saying
+  // another one (a change no event brought here, made before the socket was open) may have moved what the
+  // page shows of the run.
+  let runStatus = heading.dataset.runStatusShown ?? null;
   connectRun(heading.dataset.runWsUrl, {
     onSnapshot(snapshot) {
       const node = (snapshot.nodes ?? []).find((n) => n.node_id === nodeId);

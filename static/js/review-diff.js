@@ -325,6 +325,8 @@ function placeAll() {
   for (const target of document.querySelectorAll("[data-review-diff]")) {
     if (commentable && !target.querySelector(LINE)) linesMark(target, paths);
   }
+  // A comment waiting in a form the page swapped for a new one (the decisions it offers changed) went with it.
+  for (const entry of entries.filter((other) => other.row && !other.row.isConnected)) entryDrop(entry);
   for (const entry of entries) if (!placedAt(entry)) place(entry);
   // The review form's rows: the server's (typed before a refusal), or a form that came with a live update.
   for (const row of document.querySelectorAll("#review-comment-rows [data-review-row]:not([data-enhanced])")) {
