@@ -16,7 +16,7 @@ from django.test import Client
 from console.api import api
 from graphs.collaboration.relay import RelaySpec, relay_attach
 from graphs.engine import run_start
-from graphs.models import Dataset, ProjectDelivery, Skill, WorkGraphRun, WorkNodeExecution
+from graphs.models import Dataset, Experiment, ProjectDelivery, Skill, WorkGraphRun, WorkNodeExecution
 from graphs.planning.dag_specs import dag_spec_import
 from graphs.skills.revisions import skill_save
 from graphs.tokens import token_create
@@ -101,6 +101,14 @@ def a_dataset(w: World) -> Dataset:
     if not (folder / ".git").exists():
         repository_init(folder)
     return Dataset.objects.get_or_create(project=w.project, name="Regressions")[0]
+
+
+def an_experiment(w: World) -> Experiment:
+    """An experiment of a dataset of the project with one case (started by nobody: nothing runs)."""
+    dataset = a_dataset(w)
+    if not dataset.cases.exists():
+        dataset.cases.create(title="T", goal_text="G", base_commit="a" * 40)
+    return Experiment.objects.get_or_create(project=w.project, dataset=dataset, name="baseline")[0]
 
 
 def a_delivering_run(w: World) -> str:
@@ -204,6 +212,17 @@ ROUTES = {
     "GET /api/agent-profiles/{org_node}": (SKILLS_READ, lambda w: ("/api/agent-profiles/coder", None)),
     "POST /api/agent-profiles/{org_node}/revisions": (SKILLS_WRITE, lambda w: (
         "/api/agent-profiles/coder/revisions", {"base_revision": 1, "model": "sonnet"})),
+    "POST /api/experiments": (LEAD, lambda w: ("/api/experiments", {"dataset": an_experiment(w).dataset_id,
+                                                                    "name": "again"})),
+    "GET /api/experiments/{experiment_id}": (READ, lambda w: (f"/api/experiments/{an_experiment(w).pk}", None)),
+    "POST /api/experiments/{experiment_id}/cancel": (LEAD, lambda w: (
+        f"/api/experiments/{an_experiment(w).pk}/cancel", None)),
+    "GET /api/experiments/compare": (READ, lambda w: (
+        f"/api/experiments/compare?a={an_experiment(w).pk}&b={an_experiment(w).pk}", None)),
+    "PUT /api/skills/{skill_id}/labels/{label}": (SKILLS_WRITE, lambda w: (
+        f"/api/skills/{a_skill(w).skill_id}/labels/staging", {"revision": 1})),
+    "PUT /api/agent-profiles/{org_node}/labels/{label}": (SKILLS_WRITE, lambda w: (
+        "/api/agent-profiles/coder/labels/staging", {"revision": 1})),
     "GET /api/tokens": (ANYONE, lambda w: ("/api/tokens", None)),
     "POST /api/tokens": (ANYONE, lambda w: ("/api/tokens", {"name": "ci"})),
     "DELETE /api/tokens/{token_id}": (ANYONE, None),
