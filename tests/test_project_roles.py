@@ -24,10 +24,10 @@ def test_a_role_in_another_project_is_no_role_in_this_one(project, alice):
     assert project_role(alice, other.pk) is None
 
 
-def test_a_viewer_reads_a_reviewer_also_reviews_plans_and_only_a_lead_changes_anything():
+def test_a_viewer_reads_a_reviewer_also_reviews_plans_and_changes_and_only_a_lead_changes_anything():
     may = {role: {action for action, roles in ACTIONS.items() if role in roles}
            for role in ("viewer", "reviewer", "lead")}
 
     assert may["viewer"] == {"read"}
-    assert may["reviewer"] == {"read", "review_plan"}
+    assert may["reviewer"] == {"read", "review_plan", "review_change"}
     assert may["lead"] == set(ACTIONS)
