@@ -57,8 +57,8 @@ urlpatterns = [
     path("projects/<slug:slug>/members/<str:username>/", views.project_member_change, name="project_member_change"),
     path("projects/<slug:slug>/notifications/", project_notifications, name="project_notifications"),
     path("projects/<slug:slug>/delivery/", delivery_views.project_delivery_page, name="project_delivery"),
-    path("projects/<slug:slug>/audit/", audit_views.project_audit, name="project_audit"),
     path("projects/<slug:slug>/datasets/", dataset_views.project_datasets_page, name="project_datasets"),
+    path("projects/<slug:slug>/audit/", audit_views.project_audit, name="project_audit"),
     path("projects/<slug:slug>/webhooks/<int:webhook_id>/", webhook_deliveries_page, name="webhook_deliveries"),
     path("tasks/", views.task_list, name="task_list"),
     path("tasks/new/", views.task_new, name="task_new"),
@@ -66,8 +66,8 @@ urlpatterns = [
     path("tasks/<uuid:task_id>/plan/", views.task_plan, name="task_plan"),
     path("tasks/<uuid:task_id>/pipeline/", views.task_pipeline, name="task_pipeline"),
     path("inbox/", inbox_views.inbox, name="inbox"),
-    path("inbox/count/", inbox_views.inbox_count_badge, name="inbox_count"),
     path("audit/", audit_views.audit_log, name="audit_log"),
+    path("inbox/count/", inbox_views.inbox_count_badge, name="inbox_count"),
     path("runs/", views.run_list, name="run_list"),
     path("runs/<uuid:run_id>/", views.run_graph, name="run_graph"),
     path("runs/<uuid:run_id>/graph.json", views.run_graph_json, name="run_graph_json"),
@@ -90,6 +90,7 @@ urlpatterns = [
     path("executions/<uuid:node_exec_id>/compare/<uuid:other_exec_id>/", views.attempts_compare,
          name="attempts_compare"),
     path("executions/<uuid:node_exec_id>/detail.json", views.execution_json, name="execution_json"),
+    path("executions/<uuid:node_exec_id>/review", views.execution_review, name="execution_review"),
     path("executions/<uuid:node_exec_id>/log.jsonl", views.execution_log_download, name="execution_log"),
     path("executions/<uuid:node_exec_id>/changes.patch", views.execution_diff_download, name="execution_diff"),
     path("api/", api.urls),
@@ -97,7 +98,6 @@ urlpatterns = [
     path("skills/", include(skill_urls)),
     path("agents/", include(agent_profile_urls)),
     path("admin/", admin.site.urls),
-    path("executions/<uuid:node_exec_id>/review", views.execution_review, name="execution_review"),
 ]
 
 # The console's own error pages (the API answers JSON errors of its own).

@@ -21,7 +21,7 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
 - ``comparisons`` — two attempts of a node, two runs of a task;
 - ``node_trace`` — the header of a node page's trace: what its agent calls used and cost.
 - ``inbox`` — what waits on a person's roles (plans and appends to review, reports, budget stops) and its count.
+- ``audit`` — the audit log: its filters checked, its entries newest first, as the API, the export and pages show them.
 - ``inbox_events`` — the run events that may change an inbox or a list page, told to the inbox sockets of their
   run's project.
-- ``audit`` — the audit log: its filters checked, its entries newest first, as the API, the export and pages show them.
 """
