@@ -7,29 +7,8 @@ import { test } from "node:test";
 import { layoutFitting } from "../../static/js/dag/layout-direction.js";
 import { TIGHTEST, alongMap, layoutTightened } from "../../static/js/dag/layout-tighten.js";
 import { LEGIBLE_SCALE, wholeScale } from "../../static/js/dag/legibility.js";
-import { modelFromPayload } from "../../static/js/dag/model.js";
 import { graphFit } from "../../static/js/dag/scene-graph.js";
-
-const BOX = { w: 226, h: 50 };
-const STEP = 86;
-
-/** A top-down chain of `length` work boxes under one planning box, with ELK's route of each edge. */
-function chainLayout(length) {
-  const pos = new Map([["__planning__", { x: 0, y: 0, w: 226, h: 30 }]]);
-  const routes = new Map();
-  for (let i = 0; i < length; i++) {
-    pos.set(`n${i}`, { x: 12, y: 82 + i * STEP, ...BOX });
-    if (i) routes.set(`n${i - 1}\u0000n${i}`, [125, 82 + (i - 1) * STEP + 50, 125, 82 + i * STEP]);
-  }
-  const bands = [{ x: 0, y: 70, w: 250, h: length * STEP, label: "" }];
-  return { direction: "DOWN", pos, routes, bands, planningRight: 238, bottom: 70 + length * STEP };
-}
-
-function chainModel(length) {
-  const nodes = [{ node_id: "__planning__", kind: "planning", depends_on: [] }];
-  for (let i = 0; i < length; i++) nodes.push({ node_id: `n${i}`, kind: "generic", depends_on: i ? [`n${i - 1}`] : [] });
-  return modelFromPayload({ run: {}, nodes, edges: [], attempts: [] });
-}
+import { BOX, STEP, chainLayout, chainModel } from "./dag-chains.mjs";
 
 const HEADER = new Set(["__planning__"]);
 

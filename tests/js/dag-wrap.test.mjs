@@ -7,27 +7,10 @@ import { WRAP_GAP, layoutWrapped, planningRow, wrapRoute } from "../../static/js
 import { LEGIBLE_SCALE, wholeScale } from "../../static/js/dag/legibility.js";
 import { modelFromPayload } from "../../static/js/dag/model.js";
 import { graphScene, graphSceneFitted } from "../../static/js/dag/scene-graph.js";
+import { BOX, STEP, chainLayout as chainLayoutOf, chainModel } from "./dag-chains.mjs";
 
-const BOX = { w: 226, h: 50 };
-const STEP = 86;
-
-/** A top-down chain of `length` work boxes under one planning box, as ELK lays a band of it out. */
-function chainLayout(length) {
-  const pos = new Map([["__planning__", { x: 0, y: 0, w: 226, h: 30 }]]);
-  const routes = new Map();
-  for (let i = 0; i < length; i++) {
-    pos.set(`n${i}`, { x: 12, y: 82 + i * STEP, ...BOX });
-    if (i) routes.set(`n${i - 1}\u0000n${i}`, [125, 82 + (i - 1) * STEP + 50, 125, 82 + i * STEP]);
-  }
-  const bands = [{ x: 0, y: 70, w: 250, h: length * STEP, label: "coder · n nodes" }];
-  return { direction: "DOWN", pos, routes, bands, planningRight: 238, bottom: 70 + length * STEP };
-}
-
-function chainModel(length) {
-  const nodes = [{ node_id: "__planning__", kind: "planning", depends_on: [] }];
-  for (let i = 0; i < length; i++) nodes.push({ node_id: `n${i}`, kind: "generic", depends_on: i ? [`n${i - 1}`] : [] });
-  return modelFromPayload({ run: {}, nodes, edges: [], attempts: [] });
-}
+/** The wrap tests' chain, its band named as the page names a planner's band. */
+const chainLayout = (length) => chainLayoutOf(length, { bandLabel: "coder · n nodes" });
 
 test("a chain longer than the reach wraps into segments side by side, each starting where the first does", () => {
   const layout = chainLayout(12);
