@@ -28,7 +28,8 @@ class Experiment(models.Model):
         RUNNING = "running", "Running"
         FINISHED = "finished", "Finished"
         CANCELLED = "cancelled", "Cancelled"
-        BUDGET_EXCEEDED = "budget_exceeded", "Stopped by its budget"
+        # The runs' own stop code: an experiment its budget stopped says so in the one budget vocabulary.
+        BUDGET_EXCEEDED = WorkGraphRun.StopCode.BUDGET_EXCEEDED.value, "Stopped by its budget"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="experiments")
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="experiments")
