@@ -67,6 +67,12 @@ def _tour(demo) -> dict[str, str]:
         "project": f"/projects/{demo['task'].project.slug}/",
         "project-new": "/projects/new/",
         "project-members": f"/projects/{demo['task'].project.slug}/members/",
+        "project-delivery": f"/projects/{demo['task'].project.slug}/delivery/",
+        "project-datasets": f"/projects/{demo['task'].project.slug}/datasets/",
+        "project-notifications": f"/projects/{demo['task'].project.slug}/notifications/",
+        "project-audit": f"/projects/{demo['task'].project.slug}/audit/",
+        "inbox": "/inbox/",
+        "audit": "/audit/",
         "fork-edit": f"/runs/{run.run_id}/fork/edit/?node={demo['editable']}",
         "not-found": "/runs/00000000-0000-0000-0000-000000000000/",
     }
@@ -84,7 +90,8 @@ def test_every_page_draws_at_each_width_and_scheme(chromium, console_server, dem
     sign_in(page, f"{console_server}/login/", demo["user"])
     page.wait_for_selector("h1")
     for name, path in _tour(demo).items():
-        page.goto(f"{console_server}{path}")
+        response = page.goto(f"{console_server}{path}")
+        assert response.status == (404 if name == "not-found" else 200), f"{name}: {response.status}"
         page.wait_for_selector(READY.get(name, "h1"))
         page.wait_for_load_state("networkidle")
         picture = tour / f"{name}-{width}-{scheme}.png"
