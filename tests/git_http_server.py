@@ -15,12 +15,13 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+
+from tests.local_http import LocalHttpServer, QuietHandler
 
 HTTP_BACKEND = Path("/usr/lib/git-core/git-http-backend")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -36,7 +37,7 @@ def http_backend_required() -> None:
 
 
 @dataclass
-class GitHttpServer:
+class GitHttpServer(LocalHttpServer):
     """Serves the bare repositories under ``root`` at ``url_of(name)``, to ``user`` with ``password``."""
 
     root: Path
@@ -45,21 +46,10 @@ class GitHttpServer:
     requests: list[tuple[str, str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="git-http", daemon=True)
+        self._listen(_handler(self), "git-http")
 
     def url_of(self, name: str) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/{name}"
-
-    def __enter__(self) -> GitHttpServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.host}/{name}"
 
 
 def bare_repository(root: Path, name: str) -> Path:
@@ -70,18 +60,7 @@ def bare_repository(root: Path, name: str) -> Path:
 
 
 def _handler(served: GitHttpServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self._serve()
-
-        def do_POST(self) -> None:
-            self._serve()
-
+    class Handler(QuietHandler):
         def _serve(self) -> None:
             body = self._body()
             user = self._authenticated()

@@ -17,10 +17,12 @@ import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.local_http import LocalHttpServer, QuietHandler
 
 Answer = tuple[int, Any]
 
@@ -35,7 +37,7 @@ class Request:
 
 
 @dataclass
-class ForgeStandin:
+class ForgeStandin(LocalHttpServer):
     """One forge's API; subclasses set ``prefix`` (the API's base path), ``routes`` and ``authenticated``."""
 
     token: str
@@ -48,26 +50,11 @@ class ForgeStandin:
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="forge-standin", daemon=True)
-
-    @property
-    def host(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        self._listen(_handler(self), "forge-standin")
 
     @property
     def api_url(self) -> str:
         return self.host + self.prefix
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def routes(self) -> list[tuple[str, str, Callable[..., Answer]]]:
         """(method, path pattern after ``prefix``, handler(request, **groups)) triples."""
@@ -121,18 +108,7 @@ class ForgeStandin:
 
 
 def _handler(standin: ForgeStandin) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            self._serve()
-
-        def do_POST(self) -> None:
-            self._serve()
-
+    class Handler(QuietHandler):
         def _serve(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             status, content = standin.answer(self.command, self.path, dict(self.headers.items()), raw)
