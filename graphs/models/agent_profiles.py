@@ -13,8 +13,8 @@ from django.db import models
 from django.db.models import Q
 
 from graphs.domain.agent_profiles import EFFORTS, PERMISSION_MODES, SHIPPED_PERMISSION_MODE
-from graphs.domain.revisions import LABELS
 from graphs.models.projects import Project
+from graphs.models.skills import RevisionLabel, label_constraints
 
 
 class ProfileContent(models.Model):
@@ -99,24 +99,13 @@ class AgentProfileRevision(ProfileContent):
         return f"{self.profile} r{self.number}"
 
 
-class AgentProfileLabel(models.Model):
-    """A label (``production``, ``staging``) one revision of a profile carries: one revision per label,
-    moved only through graphs.revisions.revision_label_move."""
-
+class AgentProfileLabel(RevisionLabel):
     profile = models.ForeignKey(AgentProfile, on_delete=models.CASCADE, related_name="labels")
-    label = models.CharField(max_length=16, choices=[(label, label) for label in LABELS])
     revision = models.ForeignKey(AgentProfileRevision, on_delete=models.CASCADE, related_name="labels")
-    moved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    moved_at = models.DateTimeField()
 
     class Meta:
         ordering = ["profile", "label"]
-        constraints = [
-            models.UniqueConstraint(fields=["profile", "label"], name="agent_profile_label_unique"),
-            models.CheckConstraint(condition=Q(label__in=LABELS), name="agent_profile_label_valid"),
-        ]
+        constraints = label_constraints("profile", "agent_profile_label")
 
     def __str__(self) -> str:
         return f"{self.profile} {self.label}"

@@ -1,4 +1,5 @@
-"""Skills: the instruction documents agents run with, and their revisions."""
+"""Skills: the instruction documents agents run with, their revisions, and the labels a revision carries (the
+label model agent profiles share)."""
 
 from __future__ import annotations
 
@@ -76,24 +77,37 @@ class SkillRevision(models.Model):
         return f"{self.skill_id} r{self.number}"
 
 
-class SkillLabel(models.Model):
-    """A label (``production``, ``staging``) one revision of a skill carries: one revision per label, moved
-    only through graphs.revisions.revision_label_move."""
+class RevisionLabel(models.Model):
+    """A label (``production``, ``staging``) one revision of a record carries: one revision per label, moved
+    only through graphs.revisions.revision_label_move. Each kind of record's label model adds its foreign keys
+    to the record and to the revision, and ``label_constraints`` in its ``Meta``."""
 
-    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="labels")
     label = models.CharField(max_length=16, choices=[(label, label) for label in LABELS])
-    revision = models.ForeignKey(SkillRevision, on_delete=models.CASCADE, related_name="labels")
     moved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     moved_at = models.DateTimeField()
 
     class Meta:
+        abstract = True
+
+
+def label_constraints(owner: str, name: str) -> list[models.BaseConstraint]:
+    """A label model's constraints: one revision per label of each ``owner``, and only the labels of LABELS;
+    named ``<name>_unique`` and ``<name>_valid``."""
+    return [
+        models.UniqueConstraint(fields=[owner, "label"], name=f"{name}_unique"),
+        models.CheckConstraint(condition=Q(label__in=LABELS), name=f"{name}_valid"),
+    ]
+
+
+class SkillLabel(RevisionLabel):
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="labels")
+    revision = models.ForeignKey(SkillRevision, on_delete=models.CASCADE, related_name="labels")
+
+    class Meta:
         ordering = ["skill", "label"]
-        constraints = [
-            models.UniqueConstraint(fields=["skill", "label"], name="skill_label_unique"),
-            models.CheckConstraint(condition=Q(label__in=LABELS), name="skill_label_valid"),
-        ]
+        constraints = label_constraints("skill", "skill_label")
 
     def __str__(self) -> str:
         return f"{self.skill_id} {self.label}"
