@@ -20,7 +20,7 @@ from graphs.audit import audit_record
 from graphs.datasets.sources import TASK_FIELDS, CaseSource, source_of_run, source_of_task
 from graphs.domain.manifest_fields import COMMAND_ARG_MAX_LENGTH, COMMAND_MAX_ARGS
 from graphs.models import AuditEntry, Dataset, DatasetCase, Project, Skill, Task, WorkGraphRun
-from graphs.projects.folder_check import BASE_REF_MAX_CHARS, folder_check, text_encodable
+from graphs.projects.folder_check import BASE_REF_MAX_CHARS, folder_check, text_encodable, text_field_problem
 
 TITLE_MAX_CHARS = 300
 GOAL_MAX_CHARS = 20_000
@@ -121,7 +121,7 @@ def _task_fields(fields: Mapping[str, Any], problems: dict[str, str]) -> dict[st
     values: dict[str, Any] = {}
     for name, limit, label in (("title", TITLE_MAX_CHARS, "a title"), ("goal_text", GOAL_MAX_CHARS, "a goal")):
         text = fields.get(name, "")
-        problem = _text_problem(text, limit) or (None if text.strip() else f"Give the case {label}.")
+        problem = text_field_problem(text, limit) or (None if text.strip() else f"Give the case {label}.")
         if problem:
             problems[name] = problem
         values[name] = text.strip() if isinstance(text, str) else ""
@@ -141,24 +141,12 @@ def _task_fields(fields: Mapping[str, Any], problems: dict[str, str]) -> dict[st
     return values
 
 
-def _text_problem(value: Any, limit: int) -> str | None:
-    if not isinstance(value, str):
-        return "Must be text."
-    if "\x00" in value:
-        return "Must not contain NUL characters."
-    if not text_encodable(value):
-        return "Must be valid text (a lone surrogate is not)."
-    if len(value) > limit:
-        return f"At most {limit:,} characters (this has {len(value):,})."
-    return None
-
-
 def _items(value: Any, *, needed: bool) -> tuple[list[str], str | None]:
     """The non-empty items of a list of texts, stripped, and what is wrong with it."""
     if not isinstance(value, list):
         return [], "Must be a list of texts."
     problem = next((f"Item {index}: {problem}" for index, item in enumerate(value)
-                    if (problem := _text_problem(item, ITEM_MAX_CHARS))), None)
+                    if (problem := text_field_problem(item, ITEM_MAX_CHARS))), None)
     items = [item.strip() for item in value if isinstance(item, str) and item.strip()]
     if problem is None and len(items) > MAX_ITEMS:
         problem = f"At most {MAX_ITEMS} items (this has {len(items)})."
@@ -174,7 +162,7 @@ def _commit(project: Project, base_ref: Any, *, source: CaseSource | None, probl
     name, ref = ("base_commit", base_ref) if source is None or base_ref else (source.named, source.base_commit)
     if name in problems or (source is not None and source.named in problems):
         return ""
-    if not isinstance(ref, str) or (problem := _text_problem(ref, BASE_REF_MAX_CHARS)):
+    if not isinstance(ref, str) or (problem := text_field_problem(ref, BASE_REF_MAX_CHARS)):
         problems[name] = "Must be text." if not isinstance(ref, str) else problem
         return ""
     check = folder_check(folder=project.target_folder, base_ref=ref.strip() or project.base_ref)

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from graphs.audit import audit_changes, audit_record
 from graphs.models import AuditEntry, Dataset, Project
-from graphs.projects.folder_check import text_encodable
+from graphs.projects.folder_check import text_field_problem
 
 NAME_MAX_CHARS = 200
 DESCRIPTION_MAX_CHARS = 4000
@@ -66,17 +66,10 @@ def dataset_update(*, dataset: Dataset, changes: Mapping[str, Any], by: Abstract
 def _checked(values: dict[str, Any], *, project: Project, current: Dataset | None) -> dict[str, str]:
     problems = {name: "Not a field of a dataset one may set." for name in values if name not in EDITABLE}
     for name, limit in (("name", NAME_MAX_CHARS), ("description", DESCRIPTION_MAX_CHARS)):
-        value = values.get(name)
-        if not isinstance(value, str):
-            problems[name] = "Must be text."
-        elif "\x00" in value:
-            problems[name] = "Must not contain NUL characters."
-        elif not text_encodable(value):
-            problems[name] = "Must be valid text (a lone surrogate is not)."
-        elif len(value) > limit:
-            problems[name] = f"At most {limit:,} characters (this has {len(value):,})."
+        if problem := text_field_problem(values.get(name), limit):
+            problems[name] = problem
         else:
-            values[name] = value.strip().replace("\r\n", "\n")
+            values[name] = values[name].strip().replace("\r\n", "\n")
     if "name" not in problems:
         same = Dataset.objects.filter(project=project, name=values["name"]).exclude(pk=getattr(current, "pk", None))
         if not values["name"]:

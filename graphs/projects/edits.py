@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from graphs.agents import get_runner, runner_names
 from graphs.audit import audit_record
 from graphs.models import AuditEntry, Project, ProjectMembership
-from graphs.projects.folder_check import FolderCheck, folder_check, text_encodable
+from graphs.projects.folder_check import FolderCheck, folder_check, text_field_problem
 
 SLUG_MAX_CHARS = 50
 NAME_MAX_CHARS = 200
@@ -112,17 +112,10 @@ def _checked(values: dict[str, Any], *, before: dict[str, Any] | None, problems:
     for name, limit in TEXT_FIELDS.items():
         if name in problems:
             continue
-        value = values.get(name)
-        if not isinstance(value, str):
-            problems[name] = "Must be text."
-        elif "\x00" in value:
-            problems[name] = "Must not contain NUL characters."
-        elif not text_encodable(value):
-            problems[name] = "Must be valid text (a lone surrogate is not)."
-        elif len(value) > limit:
-            problems[name] = f"At most {limit:,} characters (this has {len(value):,})."
+        if problem := text_field_problem(values.get(name), limit):
+            problems[name] = problem
         else:
-            values[name] = value.strip()
+            values[name] = values[name].strip()
     for name in BOOLEAN_FIELDS:
         if not isinstance(values.get(name), bool):
             problems[name] = "Must be true or false."

@@ -1,5 +1,6 @@
 """What a project's folder is, checked as a lead enters it: there and readable, the top of a git
-repository or not, and the commit its base ref names.
+repository or not, and the commit its base ref names; and what any text field a form saves must be
+(``text_field_problem``).
 
 Git runs through the console's own wrapper (``graphs.workspaces.git``): pinned to the folder's git
 directory, without the machine's or the user's configuration, so checking a folder runs none of its
@@ -86,6 +87,20 @@ def _text_problem(value: str, label: str, limit: int) -> str | None:
         return f"The {label} must be valid text (a lone surrogate is not)."
     if len(value) > limit:
         return f"The {label} must be at most {limit:,} characters (it has {len(value):,})."
+    return None
+
+
+def text_field_problem(value: Any, limit: int) -> str | None:
+    """What is wrong with ``value`` as a text field of at most ``limit`` characters, in the words a form shows
+    beside it; None when it may be saved."""
+    if not isinstance(value, str):
+        return "Must be text."
+    if "\x00" in value:
+        return "Must not contain NUL characters."
+    if not text_encodable(value):
+        return "Must be valid text (a lone surrogate is not)."
+    if len(value) > limit:
+        return f"At most {limit:,} characters (this has {len(value):,})."
     return None
 
 
