@@ -8,11 +8,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from console.forms.pages import BudgetForm, ForkForm, PlanForm, ReviewForm
 from console.permissions import can, require, run_for_member, task_for_member
+from console.views.common import redirect_back
 from graphs.domain.catalogs import ORG_NODES
 from graphs.engine import EngineError, plan_fresh, run_cancel, run_fork, run_start
 from graphs.engine.next_run import task_run_anew
@@ -147,13 +148,11 @@ def _act(
 ) -> HttpResponse:
     """Carry out ``action``; then go back to the page the form was on (its ``next``), else to ``to``."""
     _carry_out(request, action, success)
-    back = request.POST.get("next", "") if go_back else ""
-    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                                require_https=request.is_secure()):
-        return redirect(back)
     if to in ("run_planning", "run_graph"):
-        return redirect(to, run_id=run.run_id)
-    return redirect("task_detail", task_id=run.task_id)
+        where = reverse(to, args=[run.run_id])
+    else:
+        where = reverse("task_detail", args=[run.task_id])
+    return redirect_back(request, where) if go_back else redirect(where)
 
 
 def _form_errors(form: forms.Form) -> str:

@@ -1,5 +1,5 @@
-"""What more than one page shows the same way: a change's diff, JSON for people to read, and the labels of a
-skill's or a profile's revisions."""
+"""What more than one page does the same way: a change's diff, JSON for people to read, the labels of a
+skill's or a profile's revisions, and going back to the page a form was on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from graphs.domain.revisions import RUN_LABEL
 from graphs.models import AttemptChange, RunWorkspace
@@ -42,3 +44,12 @@ def revisions_labelled(record: Any, revisions: list[Any]) -> dict[str, Any]:
     labelled = next((number for number, names in labels.items() if RUN_LABEL in names), None)
     newest = revisions[0].number if revisions else None
     return {"run_revision": labelled if labelled is not None else newest, "run_labelled": labelled is not None}
+
+
+def redirect_back(request: HttpRequest, fallback: str) -> HttpResponse:
+    """Back to the page the form was on (its ``next``, when that is of this site), else to ``fallback``."""
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return redirect(back)
+    return redirect(fallback)

@@ -10,11 +10,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from console.forms.datasets import AddToDatasetForm, DatasetForm
 from console.permissions import can, project_for_member, require, run_for_member
+from console.views.common import redirect_back
 from graphs.datasets.cases import CaseInvalid, case_from_run
 from graphs.datasets.edits import DatasetInvalid, dataset_create
 from graphs.datasets.reads import project_datasets, project_datasets_with_cases
@@ -63,11 +63,7 @@ def run_add_to_dataset(request: HttpRequest, run_id) -> HttpResponse:
             messages.error(request, f"The run was not added to {dataset.name}: {' '.join(error.problems.values())}")
         else:
             messages.success(request, f"Added to {dataset.name} as a case starting from {case.base_commit[:12]}.")
-    back = request.POST.get("next", "")
-    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                                require_https=request.is_secure()):
-        return redirect(back)
-    return redirect("run_graph", run_id=run.run_id)
+    return redirect_back(request, reverse("run_graph", args=[run.run_id]))
 
 
 def add_to_dataset_offers(*, project: Project, role: str | None, runs: list[WorkGraphRun] | None = None,

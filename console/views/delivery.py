@@ -8,11 +8,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from console.forms.delivery import DeliveryForm
 from console.permissions import can, project_for_member, require, run_for_member
+from console.views.common import redirect_back
 from graphs.delivery.deliveries import DeliveryRefused, run_delivery_request
 from graphs.delivery.project_settings import (
     FIELDS,
@@ -60,8 +60,4 @@ def run_deliver_view(request: HttpRequest, run_id) -> HttpResponse:
         messages.error(request, str(refusal))
     else:
         messages.success(request, f"Delivering {delivery.remote_branch}: the task page shows how it goes.")
-    back = request.POST.get("next", "")
-    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                                require_https=request.is_secure()):
-        return redirect(back)
-    return redirect(f"{reverse('task_detail', kwargs={'task_id': run.task_id})}#run-{run.run_id}")
+    return redirect_back(request, f"{reverse('task_detail', kwargs={'task_id': run.task_id})}#run-{run.run_id}")

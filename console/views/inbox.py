@@ -7,13 +7,13 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from console.permissions import run_for_member
+from console.views.common import redirect_back
 from graphs.engine.budget_resume import BudgetResumeRefused, run_budget_raise_resume
 from graphs.reads.inbox import APPROVAL, BUDGET, CHANGE_REVIEW, EXTERNAL, InboxItem, inbox_items
 from graphs.reads.live import runs_fingerprint_read
@@ -71,8 +71,4 @@ def run_budget_resume_view(request: HttpRequest, run_id) -> HttpResponse:
             messages.error(request, f"Refused: {refused}")
         else:
             messages.success(request, f"Budget raised to ${form.cleaned_data['max_cost_usd']:.4f}: the run goes on.")
-    back = request.POST.get("next", "")
-    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                                require_https=request.is_secure()):
-        return redirect(back)
-    return redirect("run_graph", run_id=run.pk)
+    return redirect_back(request, reverse("run_graph", args=[run.pk]))
