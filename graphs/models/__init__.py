@@ -22,7 +22,7 @@ package's modules:
 from graphs.models.agent_profiles import AgentProfile, AgentProfileLabel, AgentProfileRevision
 from graphs.models.audit import AuditEntry, AuditEntryImmutable
 from graphs.models.datasets import Dataset, DatasetCase
-from graphs.models.delivery import ProjectDelivery, RunDelivery
+from graphs.models.delivery import ForgeFeedback, ProjectDelivery, RunDelivery
 from graphs.models.experiments import Experiment, ExperimentItem
 from graphs.models.notifications import EmailNotice, EmailSubscription, Webhook, WebhookDelivery
 from graphs.models.projects import ApiToken, Project, ProjectMembership
@@ -70,6 +70,7 @@ __all__ = [
     "ExecutionLogLine",
     "Experiment",
     "ExperimentItem",
+    "ForgeFeedback",
     "Project",
     "ProjectDelivery",
     "ProjectMembership",

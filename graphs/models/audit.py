@@ -54,6 +54,7 @@ class AuditEntry(models.Model):
         PROJECT_EDITED = "project.edited", "edited a project"
         DELIVERY_EDITED = "delivery.edited", "changed where a project delivers"
         DELIVERY_REQUESTED = "delivery.requested", "asked for a run's delivery"
+        FORGE_EVENT_REFUSED = "forge_event.refused", "sent a forge event the console refused"
         MEMBER_ADDED = "member.added", "added a member"
         MEMBER_ROLE_CHANGED = "member.role_changed", "changed a member's role"
         MEMBER_REMOVED = "member.removed", "removed a member"

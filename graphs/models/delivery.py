@@ -149,3 +149,49 @@ class RunDelivery(models.Model):
     def is_settled(self) -> bool:
         """Return True once no try is under way or due: every state but ``pending``."""
         return self.state != self.State.PENDING
+
+
+class ForgeFeedback(models.Model):
+    """One thing a forge said of a delivered pull request that asks for work — a check that failed on the
+    delivered head, a review that requested changes — and what the console did about it: a follow-up run
+    started, or why none was. Its key (a check's name and commit, a review's id) is unique per branch, so
+    the same failure heard twice, by webhook and by polling, is acted on once (graphs.delivery.feedback)."""
+
+    class Kind(models.TextChoices):
+        CHECK = "check", "A check failed"
+        REVIEW = "review", "Changes were requested"
+
+    class Outcome(models.TextChoices):
+        STARTED = "started", "Follow-up run started"
+        PERSON_NEEDED = "person_needed", "A person is needed"
+        NOT_STARTED = "not_started", "No follow-up run"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="forge_feedback")
+    remote_branch = models.CharField(max_length=200)
+    pull_request_number = models.PositiveBigIntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    key = models.CharField(max_length=300, help_text="What tells it from another: a check's name and commit, a"
+                                                     " review's id.")
+    name = models.CharField(max_length=300, help_text="The check's name, or the reviewer's.")
+    head_commit = models.CharField(max_length=40, blank=True)
+    url = models.CharField(max_length=1000, blank=True)
+    source_run = models.ForeignKey(WorkGraphRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    follow_up_run = models.OneToOneField(WorkGraphRun, null=True, blank=True, on_delete=models.SET_NULL,
+                                         related_name="forge_feedback")
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    note = models.TextField(blank=True, help_text="What the console did, in words.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "forge feedback"
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "remote_branch", "kind", "key"],
+                                    name="forge_feedback_heard_once"),
+            models.CheckConstraint(condition=Q(kind__in=["check", "review"]), name="forge_feedback_kind_valid"),
+            models.CheckConstraint(condition=Q(outcome__in=["started", "person_needed", "not_started"]),
+                                   name="forge_feedback_outcome_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} on {self.remote_branch} ({self.outcome})"
