@@ -14,7 +14,13 @@ from graphs.engine import run_start
 from graphs.engine.calls import attempt_agent_call
 from graphs.models import AgentProfile, AgentProfileRevision
 from graphs.planning.planner import plan_work_graph
-from graphs.profiles.resolve import profile_console, profile_override_create, profile_resolve, profiles_ensure_shipped
+from graphs.profiles.resolve import (
+    profile_console,
+    profile_override_create,
+    profile_resolve,
+    profiles_ensure_shipped,
+    profiles_held,
+)
 from graphs.profiles.revisions import profile_revisions_diff, profile_save
 from tests.factories import ExecutionFactory, ProjectFactory, TaskFactory, UserFactory
 from tests.run_builders import node, planned_run
@@ -205,3 +211,18 @@ def test_a_planning_call_records_the_planners_profile_revision_and_runs_with_it(
     revision = AgentProfileRevision.objects.get(profile__org_node="planner", profile__project=None)
     assert result.planning_execution.profile_revision_id == revision.pk
     assert runner.calls[0].profile.revision_id == revision.pk
+
+
+def test_a_profile_held_by_a_job_is_resolved_once_and_a_new_revision_serves_the_next(django_assert_num_queries):
+    profile = profile_console("coder")
+    with profiles_held():
+        first = profile_resolve(org_node="coder", project=None)
+        profile.max_turns = 9
+        profile_save(profile=profile, author=None)
+        with django_assert_num_queries(0):
+            again = profile_resolve(org_node="coder", project=None)
+    with profiles_held():
+        after = profile_resolve(org_node="coder", project=None)
+
+    assert again == first
+    assert (after.max_turns, after.revision_number) == (9, first.revision_number + 1)

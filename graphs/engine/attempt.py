@@ -48,6 +48,7 @@ from graphs.engine.state import GraphShape, Status, graph_shape
 from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close, log_file_close_soon, log_file_open, log_writes_wait
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
+from graphs.profiles.resolve import profiles_held
 from graphs.runs.facts import usable_attempts
 from graphs.runs.heartbeat import execution_heartbeat, worker_name
 from graphs.runs.status import run_stop_reason
@@ -74,13 +75,15 @@ def node_execute_job(node_exec_id: str) -> None:
     continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
     execution = _attempt_claim(node_exec_id)
     handed = _NOTHING_HANDED
-    while execution is not None:
-        task = execution.run.task
-        following, handed = _attempt_run(execution, runner=get_runner(execution.run.runner_name()),
-                                         continue_until=continue_until, handed=handed)
-        if following is None and time.monotonic() < continue_until:
-            following = _attempt_claim_next(execution.run_id, task=task)
-        execution = following
+    # The attempts of one job run with the agent profiles the first of them resolved.
+    with profiles_held():
+        while execution is not None:
+            task = execution.run.task
+            following, handed = _attempt_run(execution, runner=get_runner(execution.run.runner_name()),
+                                             continue_until=continue_until, handed=handed)
+            if following is None and time.monotonic() < continue_until:
+                following = _attempt_claim_next(execution.run_id, task=task)
+            execution = following
     # No log this job handed to the closer thread is left behind when the job ends (and with it,
     # maybe, the process: a recycled or stopped worker).
     log_writes_wait()

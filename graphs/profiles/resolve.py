@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -32,6 +35,26 @@ from graphs.revisions import revision_for_runs
 
 # The org nodes a pipeline calls; their profiles are listed even before a first run.
 SHIPPED_ORG_NODES = ("planner", "coder", "validator")
+
+# The profiles resolved within ``profiles_held``, by org node, project and the pins asked with.
+_held: ContextVar[dict[tuple[str, int | None, str], ResolvedProfile] | None] = ContextVar("profiles_held",
+                                                                                         default=None)
+
+
+@contextmanager
+def profiles_held() -> Iterator[None]:
+    """Within it, an org node's profile is resolved once per project and pins, then reused.
+
+    A node job holds them while it runs the chain of dependants it claims for itself (a few seconds at
+    most, see graphs.engine.attempt): a chain of quick nodes otherwise sent the profile's statement
+    once a node, a ninth of what the node sends. A revision saved or a label moved meanwhile is used
+    from the next job on, as it would be had it come a moment later.
+    """
+    token = _held.set({})
+    try:
+        yield
+    finally:
+        _held.reset(token)
 
 
 def profiles_ensure_shipped() -> None:
@@ -71,11 +94,18 @@ def profile_resolve(*, org_node: str, project: Project | None,
     revision of the console's profile its run pins (``pins``: a run's ``revision_pins``, an experiment's).
 
     One statement on every call but an org node's first: that revision of the project's override, else
-    of the console's profile.
+    of the console's profile; none for one already resolved within ``profiles_held``.
     """
+    held = _held.get()
+    key = (org_node, project.pk if project else None, json.dumps(pins or {}, sort_keys=True, default=str))
+    if held is not None and key in held:
+        return held[key]
     resolved = _resolved(org_node=org_node, project=project, pinned=((pins or {}).get("profiles") or {}).get(org_node))
     model = (pins or {}).get("model")
-    return dataclasses.replace(resolved, model=model) if model else resolved
+    resolved = dataclasses.replace(resolved, model=model) if model else resolved
+    if held is not None:
+        held[key] = resolved
+    return resolved
 
 
 def _resolved(*, org_node: str, project: Project | None, pinned: int | None) -> ResolvedProfile:
