@@ -15,38 +15,17 @@ import pytest
 from graphs.engine import run_start
 from graphs.models import RunWorkspace
 from tests.change_reviews import review, review_required
+from tests.claude_review_script import AMENDED, ASKED, COMMENT, FIRST, amending_script
 from tests.repos import git
 from tests.run_builders import latest, node, planned_run
-from tests.standins.anthropic_api import Reply, Request, text, tool
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox]
-
-FIRST = "one\ntwo\nthree\n"
-AMENDED = "one\nTWO\nthree\n"
-COMMENT = "Shout this line: the spec says TWO."
-ASKED = "## Changes requested in review"
-
-
-def _script(request: Request) -> Reply | None:
-    asked = request.first_user_text
-    if "Do impl." not in asked:
-        return None
-    if ASKED not in asked:
-        if request.turn == 0:
-            return tool("Bash", {"command": "printf 'one\\ntwo\\nthree\\n' > feature.txt", "description": "Write it"})
-        return text("feature.txt written")
-    if request.turn == 0:
-        return tool("Bash", {"command": "cat feature.txt", "description": "Read what I wrote"})
-    if request.turn == 1:
-        return tool("Bash", {"command": "printf 'one\\nTWO\\nthree\\n' > feature.txt", "description": "Amend it"})
-    return text("line 2 amended as the review asked")
-
 
 def test_a_line_comment_reaches_the_clis_prompt_and_the_amended_change_lands_after_approval(
     real_claude, repo_task, project, bob, inline_executor, repo, tmp_path
 ):
     review_required(project)
-    real_claude.script = _script
+    real_claude.script = amending_script(read_first=True)
     # Planned by the coder, whose profile runs Bash.
     run = planned_run(repo_task, {"nodes": [node("impl", judgment={"kind": "none"})], "edges": []}, org_node="coder")
 

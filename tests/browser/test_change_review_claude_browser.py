@@ -14,34 +14,17 @@ from tests.browser.change_review_steps import changes_requested, comment_typed, 
 from tests.browser.conftest import ARTIFACTS, console_served, sign_in
 from tests.change_reviews import review_required
 from tests.claude_real import CLAUDE_BIN
+from tests.claude_review_script import AMENDED, ASKED, COMMENT, amending_script
 from tests.repos import git
 from tests.run_builders import node, planned_run
-from tests.standins.anthropic_api import Reply, Request, text, tool
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.sandbox]
-
-AMENDED = "one\nTWO\nthree\n"
-COMMENT = "Shout this line: the spec says TWO."
-ASKED = "## Changes requested in review"
-
-
-def _script(request: Request) -> Reply | None:
-    asked = request.first_user_text
-    if "Do impl." not in asked:
-        return None
-    if ASKED not in asked:
-        if request.turn == 0:
-            return tool("Bash", {"command": "printf 'one\\ntwo\\nthree\\n' > feature.txt", "description": "Write it"})
-        return text("feature.txt written")
-    if request.turn == 0:
-        return tool("Bash", {"command": "printf 'one\\nTWO\\nthree\\n' > feature.txt", "description": "Amend it"})
-    return text("line 2 amended as the review asked")
 
 
 @pytest.fixture
 def claude_console(anthropic_standin, transactional_db):
     """The console served with the pinned CLI as its agent, the stand-in answering it."""
-    anthropic_standin.script = _script
+    anthropic_standin.script = amending_script()
     with console_served(WORKGRAPH_AGENT="claude", WORKGRAPH_CLAUDE_BIN=str(CLAUDE_BIN),
                         WORKGRAPH_TRANSIENT_RETRIES="0") as url:
         yield url
