@@ -15,7 +15,6 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
-from console.asgi import application
 from console.consumers import CLOSE_BAD_REQUEST
 from console.consumers import inbox as inbox_consumer
 from graphs.logs.events import run_event_emit
@@ -24,12 +23,12 @@ from graphs.reads.inbox import inbox_event_may_change
 from graphs.reads.inbox_events import list_event_may_change
 from graphs.reads.live import runs_fingerprint_read
 from tests import factories
-from tests.clients import signed_in, socket_headers
+from tests.clients import signed_in
+from tests.inbox_socket import TIMEOUT, events_only, opened, reads_measured  # noqa: F401  (events_only: a fixture)
 from tests.run_builders import node, planned_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
 
-TIMEOUT = 3
 ACTIVITY = {"type": "activity"}
 CHANGED = {"type": "changed"}
 
@@ -37,26 +36,7 @@ CHANGED = {"type": "changed"}
 @pytest.fixture
 def reads(monkeypatch, django_assert_max_num_queries):
     """Every fingerprint the sockets read, each measured: more than one query fails it (see ``failures``)."""
-    reads = {"fingerprints": [], "failures": []}
-
-    def measured(*, user):
-        try:
-            with django_assert_max_num_queries(1):
-                fingerprint = runs_fingerprint_read(user=user)
-        except BaseException as failure:
-            reads["failures"].append(failure)
-            raise
-        reads["fingerprints"].append(fingerprint)
-        return fingerprint
-
-    monkeypatch.setattr(inbox_consumer, "runs_fingerprint_read", measured)
-    return reads
-
-
-@pytest.fixture
-def events_only(monkeypatch):
-    """No periodic check within a test: only an event can have the socket say anything."""
-    monkeypatch.setattr(inbox_consumer, "INBOX_RESYNC_SECONDS", 60)
+    return reads_measured(monkeypatch, django_assert_max_num_queries, "runs_fingerprint_read", "fingerprints")
 
 
 @pytest.fixture
@@ -73,16 +53,10 @@ def emitted(run: WorkGraphRun, event: str, **data) -> None:
     run_event_emit(run_id=run.pk, event=event, **data)
 
 
-async def connect(user, query: str) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, f"/ws/inbox/?{query}", headers=await socket_headers(user))
-    assert (await communicator.connect(timeout=TIMEOUT))[0]
-    return communicator
-
-
 async def following(user, reads) -> WebsocketCommunicator:
     """A list page's socket, the page rendered just now: it has read the fingerprint once and said nothing."""
     fingerprint = await sync_to_async(runs_fingerprint_read)(user=user)
-    communicator = await connect(user, f"count=0&activity={fingerprint}")
+    communicator = await opened(user, f"count=0&activity={fingerprint}")
     async with asyncio.timeout(TIMEOUT):
         while not reads["fingerprints"]:
             await asyncio.sleep(0.02)
@@ -189,13 +163,13 @@ async def test_a_run_moved_where_no_event_reaches_is_told_at_the_next_check(alic
 async def test_a_page_rendered_before_a_run_moved_is_told_on_connect(alice, run, reads):
     rendered = await sync_to_async(runs_fingerprint_read)(user=alice)
     await sync_to_async(WorkNodeExecution.objects.filter(run=run).update)(status="running", started_at=timezone.now())
-    stale = await connect(alice, f"count=0&activity={rendered}")
+    stale = await opened(alice, f"count=0&activity={rendered}")
     try:
         assert await said(stale, within=0.5) == [ACTIVITY]
     finally:
         await stale.disconnect()
     current = await sync_to_async(runs_fingerprint_read)(user=alice)
-    fresh = await connect(alice, f"count=0&activity={current}")
+    fresh = await opened(alice, f"count=0&activity={current}")
     try:
         assert await fresh.receive_nothing(timeout=0.5)
     finally:
@@ -206,7 +180,7 @@ async def test_a_page_rendered_before_a_run_moved_is_told_on_connect(alice, run,
 async def test_a_page_that_follows_no_list_hears_no_activity_and_costs_no_fingerprint(alice, run, reads, monkeypatch):
     monkeypatch.setattr(inbox_consumer, "INBOX_RESYNC_SECONDS", 0.1)
     monkeypatch.setattr(inbox_consumer, "MIN_CHECK_SECONDS", 0)
-    communicator = await connect(alice, "count=0")
+    communicator = await opened(alice, "count=0")
     try:
         await emitted(run, "progress", done=0, total=1)
         await sync_to_async(WorkGraphRun.objects.filter(pk=run.pk).update)(status="succeeded")
@@ -218,7 +192,7 @@ async def test_a_page_that_follows_no_list_hears_no_activity_and_costs_no_finger
 
 async def test_an_activity_that_is_no_fingerprint_is_refused(alice):
     for query in ("count=0&activity=", "activity=XYZ", "activity=" + "a" * 65, "count=0&activity=12%2034"):
-        communicator = await connect(alice, query)
+        communicator = await opened(alice, query)
         try:
             if query == "count=0&activity=":  # an empty value is no value: the page follows no list
                 assert await communicator.receive_nothing(timeout=0.2)

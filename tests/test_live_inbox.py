@@ -16,40 +16,21 @@ from console.consumers import inbox as inbox_consumer
 from graphs.logs.events import run_event_emit
 from graphs.models import ProjectMembership, WorkGraphRun
 from graphs.reads import inbox_events
-from graphs.reads.inbox import inbox_count, inbox_event_may_change
+from graphs.reads.inbox import inbox_event_may_change
 from tests import factories
-from tests.clients import ALLOWED_ORIGIN, socket_headers
+from tests.clients import ALLOWED_ORIGIN
+from tests.inbox_socket import TIMEOUT, events_only, opened, reads_measured  # noqa: F401  (events_only: a fixture)
 from tests.run_builders import node, planned_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_sockets")]
 
-TIMEOUT = 3
 CHANGED = {"type": "changed"}
 
 
 @pytest.fixture
 def checks(monkeypatch, django_assert_max_num_queries):
     """Every count the sockets read, each measured: more than one query fails it (see ``failures``)."""
-    checks = {"counts": [], "failures": []}
-
-    def measured(user):
-        try:
-            with django_assert_max_num_queries(1):
-                count = inbox_count(user)
-        except BaseException as failure:
-            checks["failures"].append(failure)
-            raise
-        checks["counts"].append(count)
-        return count
-
-    monkeypatch.setattr(inbox_consumer, "inbox_count", measured)
-    return checks
-
-
-@pytest.fixture
-def events_only(monkeypatch):
-    """No periodic check within a test: only an event can have the count read again."""
-    monkeypatch.setattr(inbox_consumer, "INBOX_RESYNC_SECONDS", 60)
+    return reads_measured(monkeypatch, django_assert_max_num_queries, "inbox_count", "counts")
 
 
 @pytest.fixture
@@ -72,12 +53,6 @@ def plan_waiting_announced(project) -> WorkGraphRun:
     run = plan_waiting(project)
     run_event_emit(run_id=run.pk, event="run_status", status="awaiting_approval")
     return run
-
-
-async def opened(user, query: str) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, f"/ws/inbox/?{query}", headers=await socket_headers(user))
-    assert (await communicator.connect(timeout=TIMEOUT))[0]
-    return communicator
 
 
 async def connect(user, checks, query: str = "count=0") -> WebsocketCommunicator:
