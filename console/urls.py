@@ -8,6 +8,7 @@ from console.views import agent_profiles as profile_views
 from console.views import audit as audit_views
 from console.views import datasets as dataset_views
 from console.views import delivery as delivery_views
+from console.views import experiments as experiment_views
 from console.views import inbox as inbox_views
 from console.views import skills as skill_views
 from console.views.agent_check import project_agent_check
@@ -58,6 +59,8 @@ urlpatterns = [
     path("projects/<slug:slug>/notifications/", project_notifications, name="project_notifications"),
     path("projects/<slug:slug>/delivery/", delivery_views.project_delivery_page, name="project_delivery"),
     path("projects/<slug:slug>/datasets/", dataset_views.project_datasets_page, name="project_datasets"),
+    path("experiments/compare/", experiment_views.experiments_compare, name="experiments_compare"),
+    path("experiments/<int:experiment_id>/", experiment_views.experiment_detail, name="experiment_detail"),
     path("projects/<slug:slug>/audit/", audit_views.project_audit, name="project_audit"),
     path("projects/<slug:slug>/webhooks/<int:webhook_id>/", webhook_deliveries_page, name="webhook_deliveries"),
     path("tasks/", views.task_list, name="task_list"),

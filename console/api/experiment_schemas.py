@@ -61,6 +61,10 @@ class AggregateOut(Schema):
     total_cost_usd: Decimal
     median_cost_usd: Decimal | None
     median_duration_ms: float | None
+    input_tokens: int = Field(..., description="The scored items' input tokens together.")
+    output_tokens: int
+    loop_backs: int = Field(..., description="The scored items' loop-backs together.")
+    retries: int
 
 
 class ExperimentOut(Schema):

@@ -19,6 +19,7 @@
 - ``agent_check`` — the project page's Check the agent button, and the words it shows;
 - ``webhooks`` — a project's notifications page (email choices, webhooks) and a webhook's delivery log;
 - ``datasets`` — a project's datasets page, and the "Add to dataset" form of a run's pages;
+- ``experiments`` — an experiment's page, and two experiments compared;
 - ``delivery`` — a project's delivery settings page, and the task page's Deliver / Retry of a run;
 - ``metrics`` — ``/metrics``, Prometheus' scrape of the console, behind a bearer token;
 - ``auth`` — the answer to a sign-in while it is locked out;

@@ -1,5 +1,6 @@
-"""A project's datasets page (every member reads it; a lead makes a dataset there), and the "Add to dataset"
-form of a run's pages. The rules are graphs.datasets'; these views show its messages."""
+"""A project's datasets page (every member reads it, each dataset with its experiments; a lead makes a dataset
+there), and the "Add to dataset" form of a run's pages. The rules are graphs.datasets'; these views show its
+messages."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from graphs.datasets.cases import CaseInvalid, case_from_run
 from graphs.datasets.edits import DatasetInvalid, dataset_create
 from graphs.datasets.reads import project_datasets, project_datasets_with_cases
 from graphs.datasets.sources import run_addable, runs_addable
+from graphs.experiments.reads import datasets_with_experiments
 from graphs.models import Project, WorkGraphRun
 from graphs.reads.todo_tree import RunTree
 
@@ -42,7 +44,7 @@ def project_datasets_page(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect(f"{reverse('project_datasets', args=[project.slug])}#dataset-{dataset.pk}")
     return render(request, "console/project_datasets.html", {
         "project": project, "role": role, "form": form, "can_edit": can(role, "edit_datasets"),
-        "datasets": project_datasets_with_cases(project),
+        "datasets": datasets_with_experiments(project_datasets_with_cases(project)),
     }, status=400 if form.errors else 200)
 
 

@@ -9,5 +9,7 @@ revisions pinned, each run scored, and the gate a revision clears before it is l
   and retries; the job and the listener that hear a run end (``experiments_install``);
 - ``aggregates`` — an experiment's pass rate with its Wilson interval, its cost and time, each case's
   outcome, and two experiments compared;
+- ``reads`` — an experiment's page and two experiments' comparison as the pages show them, every figure in
+  words; each dataset's experiments;
 - ``gate`` — a label moved only when the experiment that measured the revision clears the project's gate.
 """

@@ -2,7 +2,8 @@
 
 The pass rate is over the scored items (an item not run for a cancel or a budget counts neither way), with
 its 95 % Wilson score interval, which stays inside 0 to 1 and means something for the few runs an experiment
-has. A case's outcome over its repetitions is a pass when more than half of its scored repetitions passed.
+has. Tokens, loop-backs and retries are totals over the scored items. A case's outcome over its repetitions
+is a pass when more than half of its scored repetitions passed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from graphs.models.experiments import Experiment, ExperimentItem
 
 # The normal quantile of a two-sided 95 % interval.
 Z_95 = 1.959963984540054
+# What an aggregate totals over its scored items beside their cost.
+COUNTED = ("input_tokens", "output_tokens", "loop_backs", "retries")
+# The figures two experiments' differences are given for: b's minus a's.
+DIFFERENCES = ("pass_rate", "total_cost_usd", "median_cost_usd", "median_duration_ms", *COUNTED)
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,10 @@ class Aggregate:
     total_cost_usd: Decimal
     median_cost_usd: Decimal | None
     median_duration_ms: float | None
+    input_tokens: int
+    output_tokens: int
+    loop_backs: int
+    retries: int
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -64,6 +73,7 @@ def experiment_aggregate(items: list[ExperimentItem]) -> Aggregate:
         pass_rate_low=interval[0] if interval else None, pass_rate_high=interval[1] if interval else None,
         total_cost_usd=sum(costs, Decimal(0)), median_cost_usd=median(costs) if costs else None,
         median_duration_ms=median(durations) if durations else None,
+        **{name: sum(getattr(item, name) for item in scored) for name in COUNTED},
     )
 
 
@@ -102,7 +112,7 @@ def _differences(a: Aggregate, b: Aggregate) -> dict[str, Any]:
         first, second = getattr(a, name), getattr(b, name)
         return None if first is None or second is None else second - first
 
-    return {name: minus(name) for name in ("pass_rate", "total_cost_usd", "median_cost_usd", "median_duration_ms")}
+    return {name: minus(name) for name in DIFFERENCES}
 
 
 def _run_of_case(items: list[ExperimentItem]) -> dict[int, Any]:
