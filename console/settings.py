@@ -214,6 +214,9 @@ WORKGRAPH_WORKSPACE_DIR = Path(env_str("WORKGRAPH_WORKSPACE_DIR", str(VAR_DIR / 
 # Worktrees a repository keeps for its attempts to reuse (moved to each one's head, cleaned between);
 # attempts beyond them at once get a worktree of their own, removed after. 0 keeps none.
 WORKGRAPH_WORKTREE_POOL_SIZE = env_int("WORKGRAPH_WORKTREE_POOL_SIZE", 4, minimum=0)
+# How attempts' changes are staged, committed and landed: in-process through libgit2 wherever it does what
+# git does, else the git CLI (auto); or always the git CLI (cli).
+WORKGRAPH_GIT_BACKEND = env_choice("WORKGRAPH_GIT_BACKEND", "auto", ("auto", "cli"))
 # How much of a change's unified diff is stored, and how much a page shows (the rest downloads).
 WORKGRAPH_DIFF_MAX_BYTES = env_int("WORKGRAPH_DIFF_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 WORKGRAPH_DIFF_PAGE_BYTES = env_int("WORKGRAPH_DIFF_PAGE_BYTES", 256 * 1024, minimum=1024)

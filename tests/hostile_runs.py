@@ -24,9 +24,12 @@ SECRETS = {
 }
 
 
-@pytest.fixture
-def hostile(settings, monkeypatch, inline_executor, repo_task):
+# Every escape is played against both ways the console stages, commits and lands a change: libgit2 in-process
+# wherever it does what git does, and the git CLI alone.
+@pytest.fixture(params=["auto", "cli"], ids=["libgit2 or cli", "cli only"])
+def hostile(request, settings, monkeypatch, inline_executor, repo_task):
     """Run one node whose agent plays the named escapes against the given targets; return its attempt."""
+    settings.WORKGRAPH_GIT_BACKEND = request.param
     settings.WORKGRAPH_AGENT = "claude"
     settings.WORKGRAPH_CLAUDE_BIN = str(HOSTILE_CLAUDE)
     settings.WORKGRAPH_TRANSIENT_RETRIES = 0

@@ -49,6 +49,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from graphs.workspaces.git import (
     WorkspaceError,
@@ -77,11 +78,13 @@ SWEEP_WALKS = 4
 
 @dataclass
 class WorktreeState:
-    """What the console knows of a held worktree: the commit it was handed out at or committed, and
-    whether everything in it is that commit (``worktree_committed``)."""
+    """What the console knows of a held worktree: the commit it was handed out at or committed, whether
+    everything in it is that commit (``worktree_committed``), and its index as libgit2 read it."""
 
     head: str
     committed: bool = False
+    # The holder's repository and index as libgit2 read them (graphs.workspaces.libgit), for the hold.
+    native: Any = None
 
 
 @dataclass(frozen=True)

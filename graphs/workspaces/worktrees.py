@@ -36,6 +36,7 @@ from django.db import IntegrityError, transaction
 
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.workspaces.git import WorkspaceError, repository_git, repository_git_run, repository_locked, toplevel_of
+from graphs.workspaces.libgit import ref_commit, ref_move, staged, staged_commit
 from graphs.workspaces.pool import Worktree, worktree_committed, worktree_git, worktree_held
 
 BRANCH_PREFIX = "workgraph/run-"
@@ -193,6 +194,9 @@ def run_head_checkout(run: WorkGraphRun, *, name: str) -> Iterator[Path | None]:
 
 def workspace_changed_paths(workspace: AttemptWorkspace) -> list[str]:
     """Every path the attempt added, changed, deleted or renamed (both names), repository-relative."""
+    change = staged(workspace.worktree)
+    if change is not None:
+        return change.paths
     out = _git_in(workspace, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
                   "--ignore-submodules=all")
     return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
@@ -231,7 +235,7 @@ def _branch_land(run_workspace: RunWorkspace, *, base: str, result: str, executi
     for _ in range(_LAND_TRIES):
         head = _commit_of(top, branch_ref)
         merge = result if head == base else _merge_commit(top, head, result, execution)
-        if repository_git_run(top, "update-ref", branch_ref, merge, head).returncode == 0:
+        if ref_move(top, branch_ref, merge, head):
             break
     else:
         raise WorkspaceError(f"the branch {run_workspace.branch} kept moving; the change did not land")
@@ -284,14 +288,19 @@ def _commit(workspace: AttemptWorkspace, execution: WorkNodeExecution) -> str:
     change committed already, as a landing that met a conflict did, is returned again).
 
     Built from the index alone (``write-tree``, ``commit-tree``): ``git add`` is the one step that looks
-    at the worktree, and it reads only the files whose stat changed."""
+    at the worktree, and it reads only the files whose stat changed. Through libgit2 where it stages as
+    git does (``graphs.workspaces.libgit``), the same commit in-process."""
+    message = f"{execution.node_id} attempt {execution.attempt}"
+    change = staged(workspace.worktree)
+    if change is not None:
+        commit = staged_commit(change, message)
+        return commit or ("" if change.head == workspace.base_commit else change.head)
     _git_in(workspace, "add", "--all")
     tree = _git_in(workspace, "write-tree").strip()
     head, head_tree = _git_in(workspace, "rev-parse", "HEAD^{commit}", "HEAD^{tree}").split()
     if tree == head_tree:
         return "" if head == workspace.base_commit else head
-    commit = _git_in(workspace, "commit-tree", "--no-gpg-sign", tree, "-p", head, "-m",
-                     f"{execution.node_id} attempt {execution.attempt}").strip()
+    commit = _git_in(workspace, "commit-tree", "--no-gpg-sign", tree, "-p", head, "-m", message).strip()
     _git_in(workspace, "update-ref", "--no-deref", "HEAD", commit, head)
     return commit
 
@@ -370,6 +379,9 @@ def _safe(name: str) -> str:
 
 
 def _commit_of(top: Path, revision: str) -> str:
+    found = ref_commit(top, revision)
+    if found:
+        return found
     done = repository_git_run(top, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
     if done.returncode != 0:
         raise WorkspaceError(f"{revision} names no commit in {top}")
