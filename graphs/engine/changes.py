@@ -8,6 +8,7 @@ from __future__ import annotations
 from graphs.domain.judgments import Judgment
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
+from graphs.workspaces.landings import lost_landing_recover
 from graphs.workspaces.worktree_checks import (
     escaping_symlinks,
     git_dir_links_read,
@@ -61,7 +62,15 @@ class ChangeKeeper:
 
 
 def change_land(workspace: AttemptWorkspace, execution: WorkNodeExecution, judgment: Judgment) -> Judgment:
-    """Merge a judged-good change into the run's branch; a conflict fails the judgment, naming the files."""
+    """Merge a judged-good change into the run's branch; a conflict fails the judgment, naming the files.
+    Where an earlier attempt of the node landed its change and its worker died before recording it, that
+    landing stands (recorded now) and this attempt's change is kept on its ref: a node lands once."""
+    landed = lost_landing_recover(workspace, execution)
+    if landed is not None:
+        kept = workspace_keep(workspace, execution)
+        log_append(execution=execution, event="change_landed_before", attempt=landed.node_exec.attempt,
+                   commit=landed.result_commit, merge=landed.merge_commit, ref=kept.ref)
+        return judgment
     try:
         change = workspace_land(workspace, execution)
     except MergeConflictError as conflict:
