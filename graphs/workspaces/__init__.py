@@ -4,6 +4,7 @@
   repository lock;
 - ``worktrees`` — a run's branch, an attempt's worktree, landing or keeping its change, diffs;
 - ``landings`` — a landing whose attempt was lost before it was recorded: found, recorded, never made twice;
+- ``libgit`` — staging, committing and landing a change in-process through libgit2, where it does what git does;
 - ``commit_reads`` — a file as a commit holds it, and the diff between two commits, for change reviews;
 - ``pool`` — worktrees kept for reuse, moved to an attempt's head rather than written whole;
 - ``worktree_checks`` — what is checked of a worktree after its agent ran: tampering, escaping symlinks, write sets;
