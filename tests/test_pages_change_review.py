@@ -1,7 +1,8 @@
 """The node page shows an attempt's review as the server renders it: that its change waits, the reviews
 and their line comments with the lines around them, the comments an amending attempt carries (open or
 resolved), the changes since the review; and it takes a reviewer's decision through a plain form, which
-names every problem and keeps what was typed when it refuses."""
+names every problem and keeps what was typed when it refuses, the refused page following the attempt from
+the node page's own address."""
 
 from __future__ import annotations
 
@@ -101,6 +102,20 @@ def test_a_refused_review_names_every_problem_and_keeps_what_was_typed(waiting, 
     assert 'data-field="comments[0].path"' in problems and "is not a file this attempt changed" in problems
     assert ">Have a look.</textarea>" in problems and ">Kept text.</textarea>" in problems
     assert not ChangeReview.objects.exists()
+
+
+def test_a_refused_review_page_follows_the_attempt_from_the_node_pages_address(waiting, bob):
+    """The browser is left at the form's address, which takes POST only; the page names its own for the
+    live refresh (execution-page.js) to fetch."""
+    client = signed_in(bob)
+    answer = client.post(f"/executions/{waiting.pk}/review", {"decision": "request_changes", "body": ""})
+
+    assert answer.status_code == 400
+    heading = re.search(r'<h1 id="exec-heading"[^>]*>', answer.content.decode()).group(0)
+    address = re.search(r'data-live-url="([^"]+)"', heading).group(1)
+    assert address == f"/executions/{waiting.pk}/"
+    assert client.get(f"/executions/{waiting.pk}/review").status_code == 405
+    assert client.get(address, headers={"X-Requested-With": "fetch"}).status_code == 200
 
 
 def test_a_landed_change_of_a_finished_run_offers_a_follow_up_run(repo_task, bob, scripted_runner, inline_executor):

@@ -1,8 +1,12 @@
 """What the node page gives its raw log viewer: each line with its kind for the filter, Follow ticked
-while the log is still written (and not once it is closed), and the JSONL download beside it.
+while the log is still written (and not once it is closed), the JSONL download beside it, and the words
+for each state of the live log.
 ``tests/js/log-filter.test.mjs`` holds the viewer's rules; the browser tests drive it."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -12,6 +16,8 @@ from tests import factories
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -49,3 +55,14 @@ def test_a_closed_log_is_read_from_its_start_with_its_download_beside_it(client,
     html = client.get(f"/executions/{attempt.pk}/").content.decode()
     assert '<input type="checkbox" id="log-follow">' in html
     assert f'href="/executions/{attempt.pk}/log.jsonl">Download JSONL</a>' in html
+
+
+def test_the_words_for_the_logs_state_are_the_servers_and_the_script_only_picks_one(client, attempt):
+    html = client.get(f"/executions/{attempt.pk}/").content.decode()
+    words = re.search(r'<template id="log-state-words">(.*?)</template>', html, re.S)
+    assert words, "the page carries the words for each state of its log"
+    assert dict(re.findall(r'<span data-state="(\w+)">([^<]+)</span>', words.group(1))) == {
+        "connecting": "connecting", "open": "open", "reconnecting": "reconnecting", "refused": "refused",
+        "closed": "closed", "complete": "log complete"}
+    script = (ROOT / "static" / "js" / "execution-page.js").read_text()
+    assert "log complete" not in script and "textContent =" not in script

@@ -14,6 +14,17 @@ reviewDiffsMount();
 const list = document.getElementById("log-lines");
 const state = document.getElementById("log-state");
 const statusSlot = document.getElementById("exec-status");
+const heading = document.getElementById("exec-heading");
+const stateWords = document.getElementById("log-state-words");
+
+// The log's state in the server's words for it (#log-state-words); a state it has no words for (the
+// moment between the log's end and its completion) leaves the last ones.
+function stateShow(status) {
+  const words = stateWords?.content.querySelector(`[data-state="${status}"]`);
+  if (!words || !state) return;
+  state.replaceChildren(...words.cloneNode(true).childNodes);
+  state.dataset.state = status;
+}
 
 // The attempt's page follows its log and its run: when the engine writes `node_finished` (committed),
 // the status chip changes at once; then, and whenever the run reports a change to this node (a new
@@ -47,8 +58,10 @@ function refreshParts() {
   return refreshing;
 }
 
+// The page's own address, as the server names it: after a refused review the browser is at the form's
+// POST address, which answers no GET.
 async function partsFetch() {
-  const response = await fetch(window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" });
+  const response = await fetch(heading?.dataset.liveUrl ?? window.location.href, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" });
   if (!response.ok) return;
   const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
   for (const part of fresh.querySelectorAll("[data-live-part]")) {
@@ -72,8 +85,6 @@ async function partsFetch() {
 function detailsKey(details) {
   return details.id || details.className;
 }
-
-const heading = document.getElementById("exec-heading");
 
 // A finished run changes no more: its pages have no run socket to follow (the template leaves the URL out).
 function followRun() {
@@ -121,7 +132,7 @@ if (list) {
     lines: JSON.parse(document.getElementById("trace-lines").textContent),
   });
   const complete = () => {
-    state.textContent = "log complete";
+    stateShow("complete");
     trace.finish();
   };
   const after = Number(list.dataset.lastSeq || 0);
@@ -134,7 +145,7 @@ if (list) {
         showStatus(line);
       },
       onEnd: complete,
-      onStatus(status) { state.textContent = status; },
+      onStatus: stateShow,
     });
   } else {
     complete();
