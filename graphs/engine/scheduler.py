@@ -36,11 +36,10 @@ from graphs.engine.state import (
     Status,
     graph_shape,
     latest_rows,
-    manifest_node,
     progress_count,
     progress_due,
     run_locked,
-    skill_pk,
+    skill_pks,
     subagent_by_node,
     upstream_bad,
     upstream_done,
@@ -92,13 +91,16 @@ def _nodes_start(*, run_id: Any, allowed: str, **fields: Any) -> None:
         known = set(locked.executions.values_list("node_id", flat=True).distinct())
         missing = [n for n in manifest_graph.manifest_node_ids(locked.graph_manifest) if n not in known]
         subagents = subagent_by_node(locked)
+        # Looked up once for all the nodes: a 10,000-node run starts in one pass, with one query for skills.
+        specs = {node.get("node_id"): node for node in locked.graph_manifest.get("nodes", [])}
+        skills = skill_pks(specs[node_id] for node_id in missing)
         created = WorkNodeExecution.objects.bulk_create(
             [
                 WorkNodeExecution(
                     run=locked,
                     node_id=node_id,
                     subagent_type=subagents.get(node_id, ""),
-                    skill_ref_id=skill_pk(manifest_node(locked.graph_manifest, node_id)),
+                    skill_ref_id=skills.get(specs[node_id].get("skill_ref")),
                     attempt=1,
                     cause=Cause.INITIAL,
                 )

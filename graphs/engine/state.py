@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -201,6 +201,15 @@ def skill_pk(node: dict | None) -> int | None:
     if not skill_id:
         return None
     return Skill.objects.filter(skill_id=skill_id).values_list("pk", flat=True).first()
+
+
+def skill_pks(nodes: Iterable[dict]) -> dict[str, int]:
+    """The primary key of each skill that ``nodes`` name (``skill_ref``), by skill id: one query for all,
+    none when no node names one."""
+    skill_ids = {node["skill_ref"] for node in nodes if node.get("skill_ref")}
+    if not skill_ids:
+        return {}
+    return dict(Skill.objects.filter(skill_id__in=skill_ids).values_list("skill_id", "pk"))
 
 
 def subagent_by_node(run: WorkGraphRun) -> dict[str, str]:
