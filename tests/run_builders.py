@@ -69,6 +69,9 @@ def run_with_attempts(task, *, status="succeeded", created=None, nodes=(), org_n
         cost = costs[index] if index < len(costs) else None
         factories.ExecutionFactory(run=run, node_id=node_id, subagent_type=org_node, status="succeeded", cost_usd=cost,
                                    agent_calls=1 if cost is not None else 0)
+    known = [cost for cost in costs[:len(nodes)] if cost is not None]
+    # As the engine keeps it (graphs.runs.accounting.run_cost_write): its attempts' costs summed.
+    WorkGraphRun.objects.filter(pk=run.pk).update(cost_usd=sum(known, Decimal(0)) if known else None)
     if created is not None:
         WorkGraphRun.objects.filter(pk=run.pk).update(created_at=created)
     return run
@@ -77,8 +80,8 @@ def run_with_attempts(task, *, status="succeeded", created=None, nodes=(), org_n
 def many_runs(task, count: int) -> None:
     """``count`` succeeded runs of ``task``, made at once: two nodes each, run by the coder for $0.01 apiece."""
     runs = WorkGraphRun.objects.bulk_create(
-        [WorkGraphRun(task=task, status="succeeded", graph_manifest={"nodes": [{"node_id": "a"}, {"node_id": "b"}]})
-         for _ in range(count)]
+        [WorkGraphRun(task=task, status="succeeded", graph_manifest={"nodes": [{"node_id": "a"}, {"node_id": "b"}]},
+                      cost_usd=Decimal("0.02")) for _ in range(count)]
     )
     WorkNodeExecution.objects.bulk_create(
         [WorkNodeExecution(run=run, node_id=node_id, subagent_type="coder", status="succeeded",

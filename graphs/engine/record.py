@@ -18,7 +18,7 @@ from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append
 from graphs.metrics.counters import node_duration_observe
 from graphs.models import Artifact, WorkGraphRun, WorkNodeExecution
-from graphs.runs.accounting import accounting_of
+from graphs.runs.accounting import accounting_of, run_cost_write
 from graphs.runs.evidence import node_evidence_gaps
 from graphs.runs.facts import node_latest_attempt
 
@@ -61,6 +61,7 @@ def attempt_finish(
     for name, value in fields.items():
         setattr(execution, name, value)
     if owned == 1:
+        run_cost_write(execution)
         node_states_emit(run_id=execution.run_id, rows=[execution])
         # An attempt awaiting review has not ended: its duration is observed once a reviewer decides.
         if execution.started_at is not None and status in WorkNodeExecution.FINISHED_STATUSES:

@@ -156,6 +156,11 @@ class WorkGraphRun(models.Model):
         max_digits=12, decimal_places=4, null=True, blank=True,
         help_text="The run's budget in USD (the project's, unless the run was started with its own).",
     )
+    # Kept by the one writer of its attempts' costs (graphs.runs.accounting), for the runs list's min-cost filter.
+    cost_usd = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True,
+        help_text="Its attempts' cost_usd summed; empty while none of its calls reported a cost.",
+    )
     error = models.TextField(blank=True)
     error_code = models.CharField(
         max_length=32, blank=True,
@@ -189,8 +194,15 @@ class WorkGraphRun(models.Model):
                 condition=Q(max_cost_usd__isnull=True) | Q(max_cost_usd__gt=0), name="run_budget_positive"
             ),
         ]
-        # The runs list filtered by status: each visible task's runs of that status, from the index.
-        indexes = [models.Index(fields=["task", "status"], name="run_task_status")]
+        indexes = [
+            # The runs list filtered by status: each visible task's runs of that status, from the index.
+            models.Index(fields=["task", "status"], name="run_task_status"),
+            # The runs list filtered by a minimum cost, newest first among the runs that cost that much.
+            models.Index(fields=["cost_usd", "created_at"], name="run_cost_created",
+                         condition=Q(cost_usd__isnull=False)),
+            # Newest first, as the runs list orders them (graphs.runs.facts.LATEST_RUN_FIRST).
+            models.Index(fields=["-created_at", "-run_id"], name="run_latest_first"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id} ({self.status})"

@@ -20,7 +20,7 @@ from graphs.errors import WorkGraphError
 from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close, log_file_open
 from graphs.models import WorkGraphRun, WorkNodeExecution, planning_node_id
-from graphs.runs.accounting import ACCOUNTING_FIELDS
+from graphs.runs.accounting import ACCOUNTING_FIELDS, run_cost_write
 from graphs.runs.heartbeat import worker_name
 from graphs.runs.status import run_status_set, run_stopped_finish
 
@@ -109,7 +109,9 @@ def planning_success_record(*, execution: WorkNodeExecution, attempt: PlanningAt
     execution.status = WorkNodeExecution.Status.SUCCEEDED
     execution.output_payload = _output_payload(attempt, new_node_ids=new_node_ids)
     execution.finished_at = timezone.now()
-    execution.save(update_fields=["status", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
+    with transaction.atomic():
+        execution.save(update_fields=["status", "output_payload", "finished_at", *ACCOUNTING_FIELDS])
+        run_cost_write(execution)
     node_states_emit(run_id=execution.run_id, rows=[execution])
     log_append(execution=execution, event="node_completed", new_node_ids=new_node_ids)
     log_file_close(execution=execution)
@@ -131,7 +133,10 @@ def planning_failure_record(
         facts = FailureFacts(error=reason, error_code=code, agent_error_kind=agent_error_kind,
                              output="\n".join(attempt.raw_responses))
         execution.failure = failure_classify(facts).as_dict()
-    execution.save(update_fields=["status", "error", "output_payload", "finished_at", "failure", *ACCOUNTING_FIELDS])
+    with transaction.atomic():
+        execution.save(update_fields=["status", "error", "output_payload", "finished_at", "failure",
+                                      *ACCOUNTING_FIELDS])
+        run_cost_write(execution)
     node_states_emit(run_id=run.pk, rows=[execution])
     if fresh:
         if cancelled:

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from graphs.models import (
@@ -90,13 +90,14 @@ def runs_for_user(
     if created_to and created_to < date.max:
         runs = runs.filter(created_at__lt=_day_start(created_to + timedelta(days=1)))
     if min_cost_usd is not None:
-        cost = attempts.order_by().values("run").annotate(cost=Sum("cost_usd")).values("cost")
-        runs = runs.alias(cost=Subquery(cost)).filter(cost__gte=min_cost_usd)
+        # The run's own sum of its attempts' costs (kept by graphs.runs.accounting), from its index.
+        runs = runs.filter(cost_usd__gte=min_cost_usd)
     if text:
-        # Both halves correlated to the run, not a condition across the run and its joined task, for
-        # which PostgreSQL would join every run to every task to test it.
-        titled = Task.objects.filter(pk=OuterRef("task_id"), title__icontains=text)
-        runs = runs.filter(Exists(titled) | Q(pk__in=_runs_with_node_matching(text)))
+        # Two sets each found once and hashed (the tasks whose title holds it, the runs with an attempt of a
+        # node whose id does), not a condition across the run and its joined task, for which PostgreSQL
+        # would join every run to every task to test it, nor one correlated to each run, read per run.
+        titled = Task.objects.filter(title__icontains=text).order_by().values("pk")
+        runs = runs.filter(Q(task_id__in=titled) | Q(pk__in=_runs_with_node_matching(text)))
     return runs_latest_first(runs)
 
 

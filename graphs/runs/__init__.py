@@ -6,5 +6,6 @@
 - ``accounting`` — what agent calls cost, by attempt, run, task and project;
 - ``budgets`` — a run's budget, checked after every call;
 - ``heartbeat`` — a running attempt's beat, and the news (a cancel) it carries back;
+- ``seeding`` — many runs made at once, for measuring the runs list at scale (``manage.py seed_runs``);
 - ``vocabulary`` — the run and attempt statuses as the browser draws them: finished, under way, words.
 """

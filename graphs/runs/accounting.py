@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import F, QuerySet, Sum, Value
+from django.db.models.functions import Coalesce
 
 from graphs.agents import AgentResult
 from graphs.agents.base import TOKEN_FIELDS, token_counts
 from graphs.domain.money_words import usd_text
 from graphs.metrics.counters import agent_call_count
-from graphs.models import WorkNodeExecution
+from graphs.models import WorkGraphRun, WorkNodeExecution
 
 COUNT_FIELDS = (*TOKEN_FIELDS, "agent_calls", "num_turns", "tool_calls", "duration_api_ms", "calls_without_usage",
                 "calls_without_cost")
@@ -48,7 +49,9 @@ def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
     execution.tool_failure_first = execution.tool_failure_first or result.tool_failure_first
     execution.duration_api_ms += result.duration_api_ms or 0
     if result.cost_usd is not None:
-        execution.cost_usd = (execution.cost_usd or Decimal(0)) + Decimal(str(result.cost_usd))
+        cost = Decimal(str(result.cost_usd))
+        execution.cost_usd = (execution.cost_usd or Decimal(0)) + cost
+        _run_cost_owe(execution, cost)
     else:
         execution.calls_without_cost += 1
     execution.model = result.model or execution.model
@@ -62,6 +65,36 @@ def call_account(execution: WorkNodeExecution, result: AgentResult) -> None:
 def accounting_of(execution: WorkNodeExecution) -> dict[str, Any]:
     """The attempt's accounting columns, to write with its result."""
     return {name: getattr(execution, name) for name in ACCOUNTING_FIELDS}
+
+
+# What the attempt's calls cost since its accounting was last written, kept on the attempt in memory
+# until ``run_cost_write`` adds it to its run's ``cost_usd``.
+_RUN_COST_OWED = "_run_cost_owed"
+
+
+def _run_cost_owe(execution: WorkNodeExecution, cost: Decimal) -> None:
+    run = execution.run
+    # A call that cost nothing changes a run's total only while the run has none (an empty sum is no
+    # sum): the free calls of a run after its first then cost no statement.
+    if cost == 0 and run.cost_usd is not None:
+        return
+    owed = execution.__dict__.get(_RUN_COST_OWED) or Decimal(0)
+    execution.__dict__[_RUN_COST_OWED] = owed + cost
+
+
+def run_cost_write(execution: WorkNodeExecution) -> None:
+    """Add to the attempt's run's ``cost_usd`` what the attempt's calls cost since its accounting was
+    last written. Call it once the attempt's accounting is written, in the same transaction: each
+    writer of an attempt's cost (its result, a planning call's end, the budget's check after a call)
+    does, so the run's total stays the sum of its attempts' without summing them. An increment, not a
+    recount: two attempts of a run that end at once each add their own, the row lock ordering them.
+    No statement when nothing is owed."""
+    owed = execution.__dict__.pop(_RUN_COST_OWED, None)
+    if owed is None:
+        return
+    WorkGraphRun.objects.filter(pk=execution.run_id).update(
+        cost_usd=Coalesce(F("cost_usd"), Value(Decimal(0))) + Value(owed))
+    execution.run.cost_usd = (execution.run.cost_usd or Decimal(0)) + owed
 
 
 def tokens_known(attempt: Any) -> bool:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.db import transaction
 from django.db.models import Sum
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.notifications import BUDGET_EXCEEDED, notify
-from graphs.runs.accounting import accounting_of
+from graphs.runs.accounting import accounting_of, run_cost_write
 from graphs.runs.status import run_stop
 
 
@@ -44,7 +45,9 @@ def budget_check_after_call(execution: WorkNodeExecution) -> bool:
     run = execution.run
     if run.max_cost_usd is None:
         return False
-    WorkNodeExecution.objects.filter(pk=execution.pk).update(**accounting_of(execution))
+    with transaction.atomic():
+        WorkNodeExecution.objects.filter(pk=execution.pk).update(**accounting_of(execution))
+        run_cost_write(execution)
     spent = _run_spent(execution)
     if spent < run.max_cost_usd:
         return False

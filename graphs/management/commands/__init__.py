@@ -9,5 +9,6 @@
 - ``load_demo`` — the demo project, task and login;
 - ``reap`` — fail and retry attempts whose worker stopped heart-beating;
 - ``logs_prune`` — delete the lines of old closed logs;
-- ``workspaces_prune`` — delete the branches and attempt refs of old finished runs.
+- ``workspaces_prune`` — delete the branches and attempt refs of old finished runs;
+- ``seed_runs`` — add many made-up runs to a project, for measuring the runs list at scale.
 """
