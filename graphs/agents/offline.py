@@ -15,6 +15,7 @@ was tested; the final verdict then says it rests on that command.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -94,8 +95,10 @@ def _file_write(path: Path, text: str) -> None:
             file.write(text)
         os.replace(temporary, path)
     except OSError as error:
+        # A full disk passes (space comes back): the call is worth making again, as after an outage.
+        full = error.errno == errno.ENOSPC
         raise AgentError(f"the offline agent could not save {path.name} in {path.parent}: {error}",
-                         kind="not_found") from None
+                         kind="unavailable" if full else "not_found") from None
 
 
 def _node_text(node: Mapping[str, Any], attempt: int) -> str:

@@ -34,6 +34,7 @@ from graphs.engine.on_fail import (
     attempt_agent_failed,
     attempt_commands_refused,
     attempt_judgment_failed,
+    attempt_workspace_failed,
 )
 from graphs.engine.record import (
     Recorder,
@@ -291,7 +292,7 @@ def _attempt_body(
             return _attempt_work(execution, node=node, shape=shape, runner=runner, worker=worker, upstream=upstream,
                                  workspace=workspace)
     except WorkspaceError as error:
-        attempt_finish(execution, worker=worker, status=Status.FAILED, error=f"workspace error: {error}")
+        attempt_workspace_failed(execution, worker=worker, error=error)
         return None
 
 

@@ -25,6 +25,10 @@ from graphs.engine.record import attempt_finish, attempt_next_create, transient_
 from graphs.engine.state import Cause, Status, manifest_node, run_locked, subagent_by_node
 from graphs.logs.store import log_append
 from graphs.models import Skill, WorkGraphRun, WorkNodeExecution
+from graphs.workspaces.git import WorkspaceError
+
+# What the operating system says of a write to a full filesystem (ENOSPC), in git's words and Python's.
+DISK_FULL = "No space left on device"
 
 DEFAULT_MAX_ATTEMPTS = 3
 VERDICT_FEEDBACK_CHARS = 4000
@@ -131,6 +135,17 @@ def attempt_agent_failed(
             return
         if error.transient:
             transient_retry_create(run, execution, backoff=True, kind=error.kind)
+
+
+def attempt_workspace_failed(execution: WorkNodeExecution, *, worker: str, error: WorkspaceError) -> None:
+    """Record an attempt whose worktree, commit or landing failed; one that met a full disk is retried after
+    a backoff, as an outage is: the disk is the machine's trouble, not the node's, and space comes back."""
+    text = f"workspace error: {error}"
+    with run_locked(execution.run_id) as run:
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED, error=text):
+            return
+        if DISK_FULL in text:
+            transient_retry_create(run, execution, backoff=True, kind="disk_full")
 
 
 def agent_error_text(error: AgentError) -> str:
