@@ -33,6 +33,7 @@ from graphs.engine.on_fail import (
     agent_error_text,
     attempt_agent_failed,
     attempt_commands_refused,
+    attempt_crashed,
     attempt_judgment_failed,
     attempt_workspace_failed,
 )
@@ -173,7 +174,7 @@ def _attempt_run(
         _database_lost(execution, worker=me, error=error)
     except Exception as error:  # a bug must not leave the row running forever
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
-        attempt_finish(execution, worker=me, status=Status.FAILED, error=f"internal error: {error!r}")
+        attempt_crashed(execution, worker=me, error=error)
 
     continuation = None
     if continue_until is not None and time.monotonic() < continue_until:
