@@ -382,6 +382,11 @@ LOGGING = {
 # What the console sends out: traces, metrics, webhooks, email and deliveries.
 from console.settings_outbound import *  # noqa: E402, F403
 
+# Celery beat reads open pull requests' checks, reviews and states from their forges (0: never).
+if WORKGRAPH_FORGE_POLL_SECONDS:  # noqa: F405
+    CELERY_BEAT_SCHEDULE["poll-forges"] = {"task": "graphs.forge_poll",
+                                           "schedule": WORKGRAPH_FORGE_POLL_SECONDS}  # noqa: F405
+
 # A forge's token is sent to the project's remote and forge alone: never a variable agents or commands get,
 # nor one of the console's own settings.
 _refused_env = [name for name in WORKGRAPH_FORGE_SECRET_ENV  # noqa: F405

@@ -2,6 +2,8 @@
 OpenTelemetry traces, Prometheus metrics, webhooks, email and runs delivered to forges. console.settings
 takes them all."""
 
+import os
+
 from console.env import env_bool, env_float, env_int, env_list, env_str, env_url
 
 # OpenTelemetry traces (graphs.telemetry): exported when OTEL_EXPORTER_OTLP_ENDPOINT (or
@@ -50,3 +52,11 @@ WORKGRAPH_DELIVERY_TIMEOUT_SECONDS = env_float("WORKGRAPH_DELIVERY_TIMEOUT_SECON
 # second try after the backoff and each next one after twice the wait before it.
 WORKGRAPH_DELIVERY_ATTEMPTS = env_int("WORKGRAPH_DELIVERY_ATTEMPTS", 4, minimum=1, maximum=20)
 WORKGRAPH_DELIVERY_BACKOFF_SECONDS = env_float("WORKGRAPH_DELIVERY_BACKOFF_SECONDS", 30.0, minimum=0.0)
+# Open pull requests are read from their forge this often (checks, reviews, merged or closed) where the forge's
+# webhooks cannot reach the console; 0, or the variable set empty, polls never (webhooks alone then).
+WORKGRAPH_FORGE_POLL_SECONDS = (0.0 if os.environ.get("WORKGRAPH_FORGE_POLL_SECONDS", "x").strip() == ""
+                                else env_float("WORKGRAPH_FORGE_POLL_SECONDS", 60.0, minimum=0.0))
+# Follow-up runs started for failing checks of one pull request, at most; past it a person is needed.
+WORKGRAPH_FORGE_FIX_ATTEMPTS = env_int("WORKGRAPH_FORGE_FIX_ATTEMPTS", 3, minimum=0, maximum=50)
+# How much of a failing check's summary and log a follow-up run's prompt carries (its end, where logs fail).
+WORKGRAPH_FORGE_CHECK_LOG_CHARS = env_int("WORKGRAPH_FORGE_CHECK_LOG_CHARS", 6000, minimum=200, maximum=100_000)

@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 # The Celery task every job travels in (graphs.jobs_celery), and the job the reaper's timer runs.
 JOB_TASK_NAME = "graphs.job"
 REAP_JOB = "reap"
+# The job that reads open pull requests from their forges, every WORKGRAPH_FORGE_POLL_SECONDS.
+FORGE_POLL_JOB = "forge_poll"
 # How often, and how far apart at most (seconds), a job that lost its database is run again.
 DATABASE_RETRIES = 5
 DATABASE_BACKOFF_CAP = 30
@@ -93,16 +95,21 @@ class ThreadExecutor:
     idempotent, and the retry starts on a fresh connection. Past that, the reaper recovers the work.
     """
 
-    def __init__(self, workers: int, *, reap_interval: float | None = None) -> None:
+    def __init__(self, workers: int, *, reap_interval: float | None = None,
+                 periodic: Mapping[str, float] | None = None) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workgraph")
-        if reap_interval:
-            threading.Thread(target=self._reap_forever, args=(reap_interval,), name="workgraph-reaper",
-                             daemon=True).start()
+        # What Celery beat runs in the distributed mode: the reaper, and the jobs ``periodic`` names (each
+        # every so many seconds; the forges' polling, say).
+        timers = {REAP_JOB: reap_interval or 0.0, **(periodic or {})}
+        for name, interval in timers.items():
+            if interval:
+                threading.Thread(target=self._run_forever, args=(name, interval), name=f"workgraph-{name}",
+                                 daemon=True).start()
 
-    def _reap_forever(self, interval: float) -> None:
+    def _run_forever(self, name: str, interval: float) -> None:
         while True:
             time.sleep(interval)
-            self._pool.submit(self._run, REAP_JOB, "", 0)
+            self._pool.submit(self._run, name, "", 0)
 
     def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
         transaction.on_commit(lambda: self._submit_now(name, arg, delay))
@@ -205,7 +212,8 @@ def executor_get() -> Executor:
                 _executor = CeleryExecutor()
             else:
                 _executor = ThreadExecutor(
-                    workers=settings.WORKGRAPH_EMBEDDED_WORKERS, reap_interval=settings.WORKGRAPH_REAP_INTERVAL_SECONDS
+                    workers=settings.WORKGRAPH_EMBEDDED_WORKERS, reap_interval=settings.WORKGRAPH_REAP_INTERVAL_SECONDS,
+                    periodic={FORGE_POLL_JOB: settings.WORKGRAPH_FORGE_POLL_SECONDS},
                 )
         return _executor
 

@@ -12,7 +12,14 @@ is retried with backoff: every job is idempotent, and the next attempt starts on
 from celery import shared_task
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from graphs.executors import DATABASE_BACKOFF_CAP, DATABASE_RETRIES, JOB_TASK_NAME, REAP_JOB, job_run
+from graphs.executors import (
+    DATABASE_BACKOFF_CAP,
+    DATABASE_RETRIES,
+    FORGE_POLL_JOB,
+    JOB_TASK_NAME,
+    REAP_JOB,
+    job_run,
+)
 
 
 @shared_task(
@@ -27,6 +34,11 @@ def job_task(name: str, arg: str) -> None:
 @shared_task(name="graphs.reap", ignore_result=True)
 def reap_task() -> None:
     _job_run_between_connection_checks(REAP_JOB, "")
+
+
+@shared_task(name="graphs.forge_poll", ignore_result=True)
+def forge_poll_task() -> None:
+    _job_run_between_connection_checks(FORGE_POLL_JOB, "")
 
 
 def _job_run_between_connection_checks(name: str, arg: str) -> None:

@@ -38,6 +38,9 @@ SKILLS_READ = {"alice": OK, "bob": OK, "charlie": DENIED, "dana": OK}
 SKILLS_WRITE = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": OK}
 # The whole audit log: the console's administrators (staff), which none of them is.
 STAFF = {"alice": DENIED, "bob": DENIED, "charlie": DENIED, "dana": DENIED}
+# A forge's webhook: neither a session nor a token counts, only the forge's signature
+# (tests/test_forge_webhook_signatures.py), which none of them sends.
+FORGE_SIGNED = {"alice": 401, "bob": 401, "charlie": 401, "dana": 401}
 
 
 @dataclass
@@ -156,6 +159,7 @@ ROUTES = {
     "POST /api/tasks/{task_id}/plan": (LEAD, lambda w: (f"/api/tasks/{w.idle_task.pk}/plan", {})),
     "POST /api/tasks/{task_id}/pipeline": (LEAD, lambda w: (f"/api/tasks/{w.idle_task.pk}/pipeline", {})),
     "GET /api/runs/{run_id}": (READ, lambda w: (f"/api/runs/{w.done.run_id}", None)),
+    "POST /api/forge/{slug}/events": (FORGE_SIGNED, lambda w: (f"/api/forge/{w.project.slug}/events", {})),
     "GET /api/runs/{run_id}/planning": (READ, lambda w: (f"/api/runs/{w.done.run_id}/planning", None)),
     "GET /api/executions/{node_exec_id}": (READ, lambda w: (f"/api/executions/{first_exec(w.done)}", None)),
     "GET /api/executions/{node_exec_id}/attempts": (

@@ -9,6 +9,7 @@ from console.api import (
     datasets,
     delivery,
     experiments,
+    forge,
     inbox,
     projects,
     reviews,
@@ -39,6 +40,7 @@ api.add_router("/", webhooks.router)
 api.add_router("/", inbox.router)
 api.add_router("/", datasets.router)
 api.add_router("/", delivery.router)
+api.add_router("/", forge.router)
 api.add_router("/", revisions.router)
 api.add_router("/", audit.router)
 api.add_router("/", experiments.router)

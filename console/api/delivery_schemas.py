@@ -23,6 +23,16 @@ class DeliveryCheckOut(Schema):
     url: str
 
 
+class DeliveryFeedbackOut(Schema):
+    kind: str = Field(..., description="check (a check failed on the delivered head) or review (changes requested).")
+    name: str = Field(..., description="The check's name, or the reviewer's.")
+    outcome: str = Field(..., description="started (a follow-up run), person_needed (the fix attempts are spent)"
+                                          " or not_started.")
+    note: str = Field(..., description="What the console did, in words.")
+    follow_up_run: str | None = Field(..., description="The follow-up run's id, when one was started.")
+    created_at: datetime
+
+
 class DeliveryOut(Schema):
     state: str = Field(..., json_schema_extra={"enum": RunDelivery.State.values},
                        description="pending (being tried, or waiting for its next try), pushed, opened, failed,"
@@ -40,6 +50,8 @@ class DeliveryOut(Schema):
     pushed_at: datetime | None
     opened_at: datetime | None
     updated_at: datetime
+    feedback: list[DeliveryFeedbackOut] = Field(..., description="What the forge said of the pull request that"
+                                                                 " asked for work, and what the console did.")
 
 
 class DeliverySettingsOut(Schema):

@@ -3,8 +3,9 @@
 It plans from the catalogs, writes clearly labelled placeholder content, and judges so that every
 ``loop_back`` node fails its first attempt and passes afterwards: a demo run shows one loop-back per
 stage and then succeeds. Its answers depend only on the call (org node, purpose, node, attempt, the
-existing node ids and whether the project runs commands), never on the prompt text, the clock or
-randomness.
+existing node ids and whether the project runs commands), never on the clock or randomness, and on
+the prompt text only so far as a follow-up run asking it to fix a forge's failing check (its heading,
+graphs.domain.check_prompts) has it revise its output, so the fix is a change the pull request receives.
 
 In a project that runs commands the validator also plans a command node that runs its test script
 with ``python3``, so that script is saved in the working folder too (as ``<node_id>.py``): the one file
@@ -30,6 +31,7 @@ from graphs.agents.offline_plans import LABEL, gap_text, plan_text
 from graphs.domain.catalogs import (
     artifact_entry,
 )
+from graphs.domain.check_prompts import CHECK_FAILED_HEADING
 
 # The node_ids whose scripts it saves: names of a file in the working folder, never a path out of it.
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -52,7 +54,7 @@ class OfflineRunner:
         elif call.purpose == "judge":
             text = _judge_text(call.node or {}, call.attempt)
         else:
-            text = _node_text(call.node or {}, call.attempt)
+            text = _node_text(call.node or {}, call.attempt, fixing=CHECK_FAILED_HEADING in (call.prompt or ""))
         self._emit(text, call)
         if call.purpose == "node" and call.commands_allowed and _saves_its_script(call.node or {}):
             _file_write(call.cwd / f"{call.node['node_id']}.py", text)
@@ -101,10 +103,13 @@ def _file_write(path: Path, text: str) -> None:
                          kind="unavailable" if full else "not_found") from None
 
 
-def _node_text(node: Mapping[str, Any], attempt: int) -> str:
+def _node_text(node: Mapping[str, Any], attempt: int, *, fixing: bool = False) -> str:
     node_id = str(node.get("node_id", "node"))
     kind = node.get("node_type") or node.get("artifact_type")
     revision = f" (attempt {attempt}, revised after review)" if attempt > 1 else ""
+    if fixing:
+        # A follow-up run fixing a forge's failing check: its output, and so the file it saves, is revised.
+        revision = " (revised to fix a check that failed on the pull request)"
     if kind == "test_script":
         return _test_script(node_id, revision)
     if kind == "final_verdict" and (checks := [dep for dep in node.get("depends_on", []) if "run_test_script" in dep]):

@@ -13,5 +13,10 @@ whatever happens here.
 - ``deliveries`` — a run's delivery asked for (when it succeeds, or by a lead) and tried, with retries;
 - ``reads`` — a run's delivery as the API and the task page show it;
 - ``jobs`` — the delivery job's name and its submitter;
-- ``setup`` — the delivery job and the listener that hears runs succeed, installed in a process.
+- ``setup`` — the delivery and polling jobs and the listener that hears runs succeed, installed in a process;
+- ``forge_events`` — a forge's webhook event verified as that forge signs it, then read and applied;
+- ``forge_payloads`` — each forge's webhook payloads read into what the console acts on;
+- ``feedback`` — what a forge says of a delivered pull request (by webhook or poll) applied, idempotently;
+- ``follow_ups`` — a failing check or a request for changes made a follow-up run that updates the pull request;
+- ``polling`` — open pull requests read from their forges every ``WORKGRAPH_FORGE_POLL_SECONDS``.
 """

@@ -30,8 +30,8 @@ from graphs.delivery.jobs import delivery_try_submit
 from graphs.delivery.pull_requests import pull_request_body, pull_request_title
 from graphs.delivery.push import base_branch_of, branch_push
 from graphs.errors import WorkGraphError
-from graphs.models import AuditEntry, ProjectDelivery, RunDelivery, RunWorkspace, WorkGraphRun
-from graphs.notifications import RUN_SUCCEEDED, Notification
+from graphs.models import AuditEntry, ForgeFeedback, ProjectDelivery, RunDelivery, RunWorkspace, WorkGraphRun
+from graphs.notifications import DELIVERY_FAILED, RUN_DELIVERED, RUN_SUCCEEDED, Notification, notify
 from graphs.workspaces.worktrees import BRANCH_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -87,8 +87,10 @@ def run_succeeded_deliver(notification: Notification) -> None:
     project_delivery = ProjectDelivery.objects.filter(project_id=run.task.project_id).first() if run else None
     if project_delivery is None or not project_delivery.is_on() or RunDelivery.objects.filter(run=run).exists():
         return
+    # A follow-up run started for its pull request's feedback updates that pull request's branch.
+    updates = ForgeFeedback.objects.filter(follow_up_run=run).values_list("remote_branch", flat=True).first()
     with transaction.atomic():
-        _queued(run, project_delivery, trigger=RunDelivery.Trigger.SUCCEEDED, by=None, remote_branch=None)
+        _queued(run, project_delivery, trigger=RunDelivery.Trigger.SUCCEEDED, by=None, remote_branch=updates)
     delivery_try_submit(run_id=run.pk)
 
 
@@ -208,6 +210,8 @@ def _pull_request(run: WorkGraphRun, project_delivery: ProjectDelivery, *, token
 
 def _settled(delivery: RunDelivery, *, state: str, **fields: Any) -> None:
     RunDelivery.objects.filter(pk=delivery.pk).update(state=state, error="", next_try_at=None, tried_at=None, **fields)
+    notify(RUN_DELIVERED, run=delivery.pk, state=state, remote_branch=delivery.remote_branch,
+           pull_request_url=fields.get("pull_request_url", ""))
 
 
 def _failed(delivery: RunDelivery, *, reason: str, transient: bool) -> None:
@@ -224,4 +228,5 @@ def _failed(delivery: RunDelivery, *, reason: str, transient: bool) -> None:
     given_up = f" Tried {delivery.attempts} times (WORKGRAPH_DELIVERY_ATTEMPTS)." if transient else ""
     RunDelivery.objects.filter(pk=delivery.pk).update(state=State.FAILED, tried_at=None, next_try_at=None,
                                                       error=f"{reason}{given_up}")
+    notify(DELIVERY_FAILED, run=delivery.pk, error=f"{reason}{given_up}", remote_branch=delivery.remote_branch)
     logger.warning("delivery of run %s failed: %s", delivery.pk, reason)

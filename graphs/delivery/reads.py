@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from graphs.models import Project, ProjectDelivery, RunDelivery, WorkGraphRun
+from graphs.models import ForgeFeedback, Project, ProjectDelivery, RunDelivery, WorkGraphRun
 
 State = RunDelivery.State
 
@@ -32,28 +32,41 @@ def run_delivery_out(delivery: RunDelivery | None) -> dict[str, Any] | None:
         "error": delivery.error, "attempts": delivery.attempts, "next_try_at": delivery.next_try_at,
         "trigger": delivery.trigger, "pushed_at": delivery.pushed_at, "opened_at": delivery.opened_at,
         "updated_at": delivery.updated_at,
+        "feedback": [{"kind": item.kind, "name": item.name, "outcome": item.outcome, "note": item.note,
+                      "follow_up_run": str(item.follow_up_run_id) if item.follow_up_run_id else None,
+                      "created_at": item.created_at}
+                     for item in ForgeFeedback.objects.filter(source_run_id=delivery.run_id)],
     }
 
 
 @dataclass(frozen=True)
 class DeliveryOffer:
-    """What the task page shows of a run's delivery: the record (None before any), and the button a lead
-    gets — ``Deliver``, ``Retry`` or ``Deliver again`` — or none with why."""
+    """What the task page shows of a run's delivery: the record (None before any), the button a lead
+    gets — ``Deliver``, ``Retry`` or ``Deliver again`` — or none with why, and what its forge said that
+    asked for work (``feedback``: the follow-up runs started, or that a person is needed)."""
 
     delivery: RunDelivery | None
     action: str
     why_not: str
+    feedback: tuple[ForgeFeedback, ...] = field(default=())
 
 
 def task_delivery_offers(project: Project, runs: Iterable[WorkGraphRun]) -> dict[Any, DeliveryOffer]:
-    """The delivery of each of ``runs`` that succeeded, and the action a lead may take on it, by run id: two
-    queries, none when no run succeeded (only a run that succeeded is delivered)."""
+    """The delivery of each of ``runs`` that succeeded, the action a lead may take on it and its forge's
+    feedback, by run id: two queries (a third once a pull request was opened), none when no run succeeded
+    (only a run that succeeded is delivered)."""
     succeeded = [run for run in runs if run.status == WorkGraphRun.Status.SUCCEEDED]
     if not succeeded:
         return {}
     setting = ProjectDelivery.objects.filter(project=project).first()
     deliveries = {row.run_id: row for row in RunDelivery.objects.filter(run__in=succeeded)}
-    return {run.pk: _offer(run, deliveries.get(run.pk), setting) for run in succeeded}
+    feedback: dict[Any, list[ForgeFeedback]] = {}
+    if any(row.pull_request_number is not None for row in deliveries.values()):
+        for item in ForgeFeedback.objects.filter(source_run__in=succeeded):
+            feedback.setdefault(item.source_run_id, []).append(item)
+    offers = {run.pk: _offer(run, deliveries.get(run.pk), setting) for run in succeeded}
+    return {pk: DeliveryOffer(offer.delivery, offer.action, offer.why_not, tuple(feedback.get(pk, ())))
+            for pk, offer in offers.items()}
 
 
 def _offer(run: WorkGraphRun, delivery: RunDelivery | None, setting: ProjectDelivery | None) -> DeliveryOffer:

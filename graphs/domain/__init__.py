@@ -17,6 +17,7 @@ models. Everything above it builds on these.
 - ``failure_roles`` — which failed node of a run is a root cause, which failed downstream, which were blocked;
 - ``prompts`` — the texts every agent call is sent: identities, planning, node and judge prompts;
 - ``review_prompts`` — a change review as the attempt amending the change is told it, comments with their lines;
+- ``check_prompts`` — a forge's check that failed on a delivered pull request, as the attempt fixing it is told it;
 - ``runners`` — the agent runners the console ships, by name, and their providers;
 - ``agent_profiles`` — the profile an agent call runs with, as plain data, and the profiles the console ships;
 - ``attempt_words`` — how an attempt's cause, failure and failed tool calls read to a person;

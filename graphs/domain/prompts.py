@@ -21,6 +21,7 @@ from graphs.domain.catalogs import (
     artifact_entry,
     node_catalog,
 )
+from graphs.domain.check_prompts import CheckBrief, check_block
 from graphs.domain.judgments import JUDGMENT_KINDS
 from graphs.domain.judgments.llm import CONTENT_PLACEHOLDER
 from graphs.domain.on_fail_actions import ON_FAIL_ACTIONS
@@ -154,9 +155,11 @@ def node_prompt(
     upstream_outputs: Mapping[str, str],
     feedback: Sequence[str] = (),
     review: ReviewBrief | None = None,
+    check: CheckBrief | None = None,
 ) -> str:
     """The prompt that executes one manifest node, catalog-shaped or generic; ``review`` is the change
-    review that asked this attempt to amend an earlier one's change (graphs.domain.review_prompts).
+    review that asked this attempt to amend an earlier one's change (graphs.domain.review_prompts), ``check``
+    the forge's check that failed on the pull request it is to fix (graphs.domain.check_prompts).
 
     Raises ValueError for a node with neither ``artifact_type`` nor ``task_prompt``.
     """
@@ -178,6 +181,8 @@ def node_prompt(
         )
     if review is not None:
         sections.append(review_block(review))
+    if check is not None:
+        sections.append(check_block(check))
     sections.append("## How to answer\n\n" + _node_answer_rule(node))
     return "\n\n".join(sections)
 

@@ -23,7 +23,7 @@ from graphs.domain.manifest_nodes import is_command_node, is_external_node
 from graphs.domain.prompts import TaskBrief, node_prompt
 from graphs.engine.attempt_commands import attempt_command_run, command_output_fields, commands_refusal
 from graphs.engine.calls import attempt_agent_call
-from graphs.engine.change_review import attempt_review_brief, attempt_review_wait_recorder
+from graphs.engine.change_review import attempt_check_brief, attempt_review_brief, attempt_review_wait_recorder
 from graphs.engine.changes import ChangeKeeper, change_land, change_review_hold, workspace_judgment
 from graphs.engine.claims import Continuation, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
@@ -330,7 +330,7 @@ def _attempt_work(
                 log_append(execution=execution, event="aggregated", upstream=list(upstream))
             else:
                 prompt = node_prompt(node=node, brief=brief, upstream_outputs=upstream, feedback=feedback,
-                                     review=attempt_review_brief(execution))
+                                     review=attempt_review_brief(execution), check=attempt_check_brief(execution))
                 result = attempt_agent_call(runner, execution, node=node, prompt=prompt, purpose="node",
                                             cancel_event=cancel_event, cwd=cwd)
                 text, accounting = result.text, result.accounting()

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from graphs.audit import audit_record, audit_run_name
+from graphs.domain.check_prompts import CheckBrief
 from graphs.domain.judgments import Judgment
 from graphs.domain.review_prompts import ReviewBrief, ReviewNote
 from graphs.engine.on_fail import attempt_judgment_failed
@@ -111,6 +112,13 @@ def attempt_review_brief(execution: WorkNodeExecution) -> ReviewBrief | None:
     """The change review an attempt is to amend, as its prompt tells it; None when it amends none."""
     review = (execution.input_payload or {}).get("review")
     return ReviewBrief.from_dict(review) if review else None
+
+
+def attempt_check_brief(execution: WorkNodeExecution) -> CheckBrief | None:
+    """The forge's failing check an attempt of a follow-up run is to fix (graphs.delivery.follow_ups); None
+    for any other attempt."""
+    check = (execution.input_payload or {}).get("forge_check")
+    return CheckBrief.from_dict(check) if check else None
 
 
 def attempt_review_wait_recorder(

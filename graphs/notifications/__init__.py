@@ -40,9 +40,12 @@ EXTERNAL_WAITING = "external.waiting"
 NODE_FAILED = "node.failed"
 # An attempt's change waits for a reviewer (its project requires change review).
 REVIEW_WAITING = "review.waiting"
+# A run's branch reached its project's remote (and its pull request opened), or its delivery failed for good.
+RUN_DELIVERED = "run.delivered"
+DELIVERY_FAILED = "delivery.failed"
 # Every event, in the order the pages list them.
 EVENTS = (RUN_SUCCEEDED, RUN_FAILED, RUN_CANCELLED, RUN_REJECTED, APPROVAL_WAITING, BUDGET_EXCEEDED,
-          EXTERNAL_WAITING, NODE_FAILED, REVIEW_WAITING)
+          EXTERNAL_WAITING, NODE_FAILED, REVIEW_WAITING, RUN_DELIVERED, DELIVERY_FAILED)
 # The event a run's new status announces; a status not named here announces nothing.
 _EVENT_OF_RUN_STATUS = {
     "succeeded": RUN_SUCCEEDED,

@@ -26,6 +26,8 @@ _SAID = {
     "external.waiting": "waits for an external report",
     "node.failed": "has a node that failed for good",
     "review.waiting": "has a change waiting for a reviewer",
+    "run.delivered": "run was delivered to its project's remote",
+    "delivery.failed": "run could not be delivered",
 }
 
 

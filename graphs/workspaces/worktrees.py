@@ -171,9 +171,12 @@ def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace
 
 
 def amended_change(execution: WorkNodeExecution) -> tuple[str, str] | None:
-    """For an attempt a change review asked to amend an earlier attempt's change: the commit that change
-    was made on and its result, where this attempt's worktree starts. None for any other attempt."""
-    review = (execution.input_payload or {}).get("review") or {}
+    """For an attempt a change review (or a forge's failing check) asked to amend an earlier attempt's change:
+    the commit that change was made on and its result, where this attempt's worktree starts. None for any
+    other attempt."""
+    payload = execution.input_payload or {}
+    # A follow-up run fixing a forge's failing check amends the delivered change the same way.
+    review = payload.get("review") or payload.get("forge_check") or {}
     base, result = review.get("base_commit") or "", review.get("result_commit") or ""
     return (base, result) if base and result else None
 

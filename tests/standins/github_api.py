@@ -7,7 +7,8 @@ descriptions/api.github.com/api.github.com.2022-11-28.yaml):
   ``issue``: 201 with a ``pull-request``; 422 ``validation_failed`` (``message``, ``errors`` [{``resource``,
   ``field``, ``code``, ``message``}]) for a head or base that is no branch, and "A pull request already exists
   for owner:branch." for a second open one;
-- ``pulls/get`` — ``GET /repos/{owner}/{repo}/pulls/{pull_number}``: ``state`` open or closed, ``merged``;
+- ``pulls/get`` — ``GET /repos/{owner}/{repo}/pulls/{pull_number}``: ``state`` open or closed, ``merged``; an
+  open pull request's ``head.sha`` is its branch's head, so a push to the branch moves it;
 - ``checks/list-for-ref`` — ``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``: ``total_count``,
   ``check_runs`` [``check-run``: name, status, conclusion, html_url, details_url, output];
 - ``repos/get-combined-status-for-ref`` — ``GET …/commits/{ref}/status``: ``state``, ``statuses`` [context,
@@ -82,7 +83,7 @@ class GitHubStandin(ForgeStandin):
         found = [pull for pull in self.pulls if (state == "all" or pull["state"] == state)
                  and (head is None or f"{owner}:{pull['head']['ref']}" == head)
                  and (base is None or pull["base"]["ref"] == base)]
-        return 200, _page(found, request)
+        return 200, _page([self._fresh(pull) for pull in found], request)
 
     def _create(self, request: Request, owner: str, repo: str) -> Answer:
         if not self._known(owner, repo):
@@ -112,7 +113,13 @@ class GitHubStandin(ForgeStandin):
 
     def _get(self, request: Request, owner: str, repo: str, number: str) -> Answer:
         pull = next((pull for pull in self.pulls if pull["number"] == int(number)), None)
-        return (200, pull) if pull and self._known(owner, repo) else (404, {"message": "Not Found"})
+        return (200, self._fresh(pull)) if pull and self._known(owner, repo) else (404, {"message": "Not Found"})
+
+    def _fresh(self, pull: dict[str, Any]) -> dict[str, Any]:
+        """The pull request as it is now: an open one's head is its branch's head (a push to it updates it)."""
+        if pull["state"] == "open":
+            pull["head"]["sha"] = self.branch_head(pull["head"]["ref"]) or pull["head"]["sha"]
+        return pull
 
     def _check_runs(self, request: Request, owner: str, repo: str, ref: str) -> Answer:
         runs = self.check_runs.get(ref, [])
