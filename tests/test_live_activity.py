@@ -248,14 +248,17 @@ def test_the_fingerprint_moves_with_every_run_of_her_projects_and_is_one_query(a
     assert fingerprint() == before, "a run of a project she is not in"
 
 
-def test_the_list_pages_carry_the_fingerprint_they_were_rendered_with(alice, run):
+def test_the_pages_that_follow_lists_carry_the_fingerprint_they_were_rendered_with(alice, run):
     client = signed_in(alice)
     fingerprint = runs_fingerprint_read(user=alice)
     for url, region in (("/tasks/?status=running", "task-rows"), ("/runs/", "run-rows"), ("/", "in-flight"),
-                        ("/inbox/", "inbox-items")):
+                        ("/inbox/", "inbox-items"), (f"/projects/{run.task.project.slug}/", "project-tasks")):
         page = client.get(url).content.decode()
         assert f'id="{region}" data-live-region data-activity="{fingerprint}"' in page, url
+    # The task page hears of a run made elsewhere, which no run socket of it can tell.
     page = client.get(f"/tasks/{run.task_id}/").content.decode()
+    assert f'<div id="runs" data-activity="{fingerprint}"' in page
+    page = client.get(f"/runs/{run.run_id}/").content.decode()
     assert "data-activity" not in page, "a page that follows no list"
 
 

@@ -19,8 +19,9 @@ from tests.run_builders import edges_for, node, planned_run
 pytestmark = pytest.mark.django_db
 
 # The task page's queries whatever the size of its graph and the number of its runs (one of them the
-# navigation's inbox count, on every page; two the delivery of the runs that succeeded, with its setting).
-TASK_PAGE_QUERY_BUDGET = 18
+# navigation's inbox count, on every page; one the fingerprint of the person's runs its inbox socket
+# checks; two the delivery of the runs that succeeded, with its setting).
+TASK_PAGE_QUERY_BUDGET = 19
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from graphs.agents import AgentError
 from graphs.agents.offline import _file_write
 from graphs.engine import attempt as attempt_module
-from graphs.engine import run_start
+from graphs.engine import on_fail, run_start
 from graphs.workspaces.worktrees import WorkspaceError
 from tests.faults import FailingFirst
 from tests.repos import writes
@@ -56,6 +56,28 @@ def test_any_other_workspace_error_fails_the_node_for_good(repo_task, scripted_r
     run.refresh_from_db()
     assert run.status == "failed"
     assert [(row.attempt, row.status) for row in node_rows(run)] == [(1, "failed")]
+
+
+@pytest.mark.django_db
+def test_an_error_of_its_own_kind_on_a_full_disk_is_retried_too(repo_task, scripted_runner, inline_executor,
+                                                                  monkeypatch):
+    # libgit2 says "failed to write out file" in an error of its own; the filesystem says it is full.
+    failing = FailingFirst(attempt_module.attempt_workspace, RuntimeError("failed to write out file"))
+    monkeypatch.setattr(attempt_module, "attempt_workspace", failing)
+    monkeypatch.setattr(on_fail, "DISK_FULL_BYTES", 1 << 62)
+    nodes = [node("build")]
+    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+
+    run_start(run=run)
+    inline_executor.drain()
+
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    rows = list(node_rows(run).order_by("attempt"))
+    assert [(row.attempt, row.cause, row.status) for row in rows] == [
+        (1, "initial", "failed"), (2, "transient_retry", "succeeded")
+    ]
+    assert rows[0].error == "internal error: RuntimeError('failed to write out file')"
 
 
 def test_the_offline_agent_calls_a_full_disk_a_passing_outage(tmp_path, monkeypatch):

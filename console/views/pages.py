@@ -75,6 +75,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 for warning in dag_spec_run_warnings(run):
                     messages.warning(request, f"{warning[0].upper()}{warning[1:]}.")
                 return redirect("run_graph", run_id=run.run_id)
+    activity = runs_fingerprint_read(user=request.user)  # read first: it never holds a change the list misses
     recent = list(tasks_for_user(request.user, project_slug=project.slug)[:10])
     progress = latest_run_progress(recent)
     spend = tasks_spend(recent)
@@ -85,7 +86,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
          "folder_shown": can(role, "see_target_folder"), "can_edit": can(role, "edit_project"),
          "can_create_task": can(role, "create_task"), "can_read_audit": can(role, "read_audit"),
          "agent_used": project.agent or settings.WORKGRAPH_AGENT,
-         "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent]},
+         "recent": [(task, *progress[task.pk], spend[task.pk]) for task in recent], "activity": activity},
         status=400 if form.errors or problems else 200,
     )
 
@@ -188,8 +189,10 @@ def task_new(request: HttpRequest) -> HttpResponse:
 @login_required
 def task_detail(request: HttpRequest, task_id) -> HttpResponse:
     """A task, its runs (the latest open, older ones folded under it) with their artifacts, and its Outcome.
-    task-detail.js fetches this page again as the runs move and swaps in what changed."""
+    task-detail.js fetches this page again as the runs move and swaps in what changed; ``activity``, the
+    fingerprint of the person's runs, has the inbox socket say when a run may have been made or moved."""
     task, role = task_for_member(request.user, task_id)
+    activity = runs_fingerprint_read(user=request.user)  # read first: it never holds a change the page misses
     trees = task_run_trees(task)
     artifacts = list(task.artifacts.select_related("node_exec", "run").defer("run__graph_manifest")
                      .order_by("-created_at"))
@@ -220,6 +223,7 @@ def task_detail(request: HttpRequest, task_id) -> HttpResponse:
             # The fetch command names the project's folder, a path on the agents' machine: leads only.
             "folder_shown": can(role, "see_target_folder"),
             "live_run_ids": [tree.run.run_id for tree in trees if not tree.run.is_finished()],
+            "activity": activity,
             "delivery_offers": task_delivery_offers(task.project, runs),
             "can_deliver": can(role, "deliver"),
             **add_to_dataset_offers(project=task.project, role=role, trees=trees),

@@ -4,13 +4,14 @@
 // once a second): the task's status, spend, buttons and Outcome, and each run with its artifacts.
 // A region holding a pending action (an open confirm dialog, a half-typed budget or comment) waits.
 // Once a run's status moves, the messages of the request that made the page (say, "the pipeline has
-// started") are stale and go; a run that appears (Run again, a fork) is followed too. With no run under way there is no socket to
-// hear of a new one made elsewhere: the page is fetched again every RESCAN_MS while it is shown.
+// started") are stale and go; a run that appears (Run again, a fork) is followed too. A run made elsewhere
+// (another tab, the API) has no socket here yet: the navigation's inbox socket tells of it, as of any run
+// of your projects that starts, moves or ends (`workgraph:activity`, nav-inbox.js, from the fingerprint
+// in #runs' data-activity), and the page is fetched again then.
 import { connectRun } from "./live.js";
 import { liveRegions, regionBusy } from "./live-regions.js";
 import { statusChipSet } from "./status-chip.js";
 
-const RESCAN_MS = 15_000;
 const runsEl = document.getElementById("runs");
 const followed = new Set();
 let statusMoved = false;
@@ -38,6 +39,7 @@ function runsSwap(fresh) {
     delete runsEl.dataset.liveStale;
   }
   runsEl.dataset.liveRuns = fresh.dataset.liveRuns || "";
+  runsEl.dataset.activity = fresh.dataset.activity || "";
   followAll();
   return false;
 }
@@ -81,6 +83,4 @@ function follow(runId) {
 }
 
 followAll();
-setInterval(() => {
-  if (document.visibilityState === "visible" && !runsEl?.dataset.liveRuns) regions.refresh();
-}, RESCAN_MS);
+document.addEventListener("workgraph:activity", regions.refresh);

@@ -1,10 +1,11 @@
-"""In a real browser against daphne: the task list and the runs list follow the runs of a lead's projects
-without a reload, filtered or not, and show at every step what a fresh load of their URL shows, region by region.
+"""In a real browser against daphne: the task list, a project page's recent tasks and the runs list follow the
+runs of a lead's projects without a reload, filtered or not, and show at every step what a fresh load of their
+URL shows, region by region.
 
-The task list follows a run started from the API in the test's own process and moved there by its engine step
-by step: the console hears of no event of it, and finds each step by the fingerprint of the lead's runs its
-inbox socket checks. The runs list follows a run the console plans and runs itself, started from the API in
-the lead's browser: it hears of each step from the run's events.
+The task list and the project page follow a run started from the API in the test's own process and moved
+there by its engine step by step: the console hears of no event of it, and finds each step by the fingerprint
+of the lead's runs its inbox socket checks. The runs list follows a run the console plans and runs itself,
+started from the API in the lead's browser: it hears of each step from the run's events.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class Held:
         assert self.called.wait(timeout=30), "the call was never made"
 
 
-def test_the_task_list_follows_a_run_started_from_the_api_to_its_end(
+def test_the_task_list_and_the_project_page_follow_a_run_started_from_the_api_to_its_end(
     browser, console_server, alice, task, scripted_runner, inline_executor
 ):
     drafting, reviewing = Held("the draft"), Held("the review")
@@ -96,8 +97,9 @@ def test_the_task_list_follows_a_run_started_from_the_api_to_its_end(
     pages.open(f"{console_server}/tasks/?q={quote(task.title)}")
     typing = pages.open(f"{console_server}/tasks/?project={task.project.slug}")
     typing.fill("input[name=q]", TYPED)
+    pages.open(f"{console_server}/projects/{task.project.slug}/")
     api = signed_in(alice)
-    row = f"#task-rows tr:has(a[href='/tasks/{task.pk}/'])"
+    row = f":is(#task-rows, #project-tasks) tr:has(a[href='/tasks/{task.pk}/'])"
 
     def api_post(path: str) -> None:
         response = api.post(path, content_type="application/json", data="{}")

@@ -19,6 +19,7 @@ from graphs.domain.manifest_graph import manifest_node_ids
 from graphs.engine.state import manifest_node
 from graphs.models import Skill, WorkGraphRun
 from tests.browser.conftest import ARTIFACTS, ROOT, sign_in
+from tests.experiment_pairs import experiment_pair
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,7 +46,8 @@ def demo():
     editable = next(node_id for node_id in manifest_node_ids(run.graph_manifest)
                     if editable_field(manifest_node(run.graph_manifest, node_id)))
     return {"user": login.username, "task": task, "run": run, "node": looped, "first": first,
-            "editable": editable, "skill": Skill.objects.order_by("skill_id").last()}
+            "editable": editable, "skill": Skill.objects.order_by("skill_id").last(),
+            "experiments": experiment_pair(task.project)}
 
 
 def _tour(demo) -> dict[str, str]:
@@ -67,6 +69,9 @@ def _tour(demo) -> dict[str, str]:
         "project": f"/projects/{demo['task'].project.slug}/",
         "project-new": "/projects/new/",
         "project-members": f"/projects/{demo['task'].project.slug}/members/",
+        "datasets": f"/projects/{demo['task'].project.slug}/datasets/",
+        "experiment": f"/experiments/{demo['experiments'][0].pk}/",
+        "compare-experiments": "/experiments/compare/?a={}&b={}".format(*(e.pk for e in demo["experiments"])),
         "project-delivery": f"/projects/{demo['task'].project.slug}/delivery/",
         "project-datasets": f"/projects/{demo['task'].project.slug}/datasets/",
         "project-notifications": f"/projects/{demo['task'].project.slug}/notifications/",

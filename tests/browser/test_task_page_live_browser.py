@@ -1,7 +1,8 @@
 """In a real browser against daphne: the task page follows its run without a reload — a Cancel whose
 confirm dialog stays open while the page re-renders still cancels, "Run pipeline" is disabled with its
-reason while the run is under way, and a run that ends while the page is open shows its Outcome and
-artifacts, the stale "pipeline has started" kind of message gone."""
+reason while the run is under way, a run that ends while the page is open shows its Outcome and
+artifacts, the stale "pipeline has started" kind of message gone, and a run made elsewhere while none is
+under way shows as a reload of the page shows it, found by the navigation's inbox socket."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from graphs.models import WorkGraphRun
 from tests.browser.conftest import ARTIFACTS, attempt_running, console_served, sign_in
+from tests.browser.reloads import OpenPages
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,3 +104,24 @@ def test_a_run_that_ends_while_the_page_is_open_shows_its_outcome_and_artifacts(
     message.wait_for(state="detached")
     page.wait_for_selector("h1 .status[data-status='succeeded']")
     page.screenshot(path=str(ARTIFACTS / "task-detail-ended-live.png"), full_page=True)
+
+
+def test_a_run_made_elsewhere_shows_as_a_reload_shows_it(chromium, console_server, alice, task):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    try:
+        sign_in(context.new_page(), f"{console_server}/", "alice")
+        pages = OpenPages(context)
+        page = pages.open(f"{console_server}/tasks/{task.pk}/")
+        page.wait_for_selector("#runs >> text=No runs yet.")
+        renders = page.evaluate(RENDERS)
+
+        # Made in the test's process: no event of it reaches the console, whose inbox socket finds it by
+        # the fingerprint of Alice's runs it reads again every few seconds.
+        run = planned_run(task, _chain(3), status="ready")
+        page.wait_for_selector(f"#run-{run.run_id}[data-run-status='ready']")
+        assert page.evaluate(RENDERS) > renders
+        assert page.locator("#runs").get_attribute("data-live-runs") == str(run.run_id)
+        pages.equal_to_reloads("a run made elsewhere")
+    finally:
+        context.close()
