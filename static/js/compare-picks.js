@@ -1,6 +1,6 @@
 // What the runs list's picks compare: two runs of one task, or two attempts of one node of a task — the
 // pairs the compare pages (console/views/compare.py) accept. Pure: runs-list.js keeps the picks and
-// draws the answer.
+// draws the answer in the words the page's template wrote.
 
 /**
  * @typedef {object} Pick
@@ -12,29 +12,32 @@
  */
 
 /**
- * Where the two picks lead, or why they lead nowhere yet.
+ * Where the two picks lead, or why they lead nowhere yet: `said` names the sentence the runs list's
+ * template writes for the case (its `data-said`), and `slots` what fills its blanks (`data-slot`).
  *
  * @param {Pick[]} picks
  * @param {{runs: string, attempts: string}} urls  The compare pages' URLs with `{a}` and `{b}` for the ids.
- * @returns {{href: string|null, said: string}}
+ * @returns {{href: string|null, said: string, slots: Object<string, string>}}
  */
 export function comparePlan(picks, urls) {
-  if (picks.length === 0) return { href: null, said: "Tick two runs of a task, or two attempts of a node, to compare them." };
+  if (picks.length === 0) return { href: null, said: "none", slots: {} };
   if (picks.length === 1) {
     const [only] = picks;
-    return { href: null, said: `Picked ${only.label}: tick one more ${only.kind === "run" ? "run of its task" : "attempt of its node"}.` };
+    return { href: null, said: `one-${only.kind}`, slots: { first: only.label } };
   }
-  if (picks.length > 2) return { href: null, said: `${picks.length} picked: untick all but two.` };
+  if (picks.length > 2) return { href: null, said: "too-many", slots: { count: String(picks.length) } };
   const [first, second] = picks;
-  if (first.kind !== second.kind) return { href: null, said: "Tick two runs or two attempts, not one of each." };
-  if (first.taskId !== second.taskId) {
-    return { href: null, said: `These ${first.kind}s belong to two different tasks: only ${first.kind}s of one task can be compared.` };
-  }
+  if (first.kind !== second.kind) return { href: null, said: "mixed", slots: {} };
+  if (first.taskId !== second.taskId) return { href: null, said: `tasks-${first.kind}`, slots: {} };
   if (first.kind === "attempt" && first.nodeId !== second.nodeId) {
-    return { href: null, said: `These are attempts of two different nodes (${first.nodeId} and ${second.nodeId}): only attempts of one node can be compared.` };
+    return { href: null, said: "nodes", slots: { first: first.nodeId, second: second.nodeId } };
   }
   const template = first.kind === "run" ? urls.runs : urls.attempts;
-  return { href: template.replace("{a}", first.id).replace("{b}", second.id), said: `Compare ${first.label} with ${second.label}.` };
+  return {
+    href: template.replace("{a}", first.id).replace("{b}", second.id),
+    said: "compare",
+    slots: { first: first.label, second: second.label },
+  };
 }
 
 /**

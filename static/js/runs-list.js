@@ -13,6 +13,7 @@ const STORE = "workgraph.compare-picks";
 
 const bar = document.getElementById("compare-bar");
 const said = document.getElementById("compare-said");
+const words = document.getElementById("compare-words");
 const open = document.getElementById("compare-open");
 const clear = document.getElementById("compare-clear");
 // The rows are swapped in anew as the list follows the runs: they are always looked up, never kept.
@@ -47,7 +48,7 @@ function picksShow() {
     box.defaultChecked = box.checked;
   }
   const plan = comparePlan(picks, urls);
-  said.textContent = plan.said;
+  said.replaceChildren(sentence(plan));
   open.hidden = picks.length < 2;
   clear.hidden = picks.length === 0;
   if (plan.href) {
@@ -57,6 +58,13 @@ function picksShow() {
     open.removeAttribute("href");
     open.setAttribute("aria-disabled", "true");
   }
+}
+
+/** The template's sentence for the plan, its blanks filled as text. */
+function sentence(plan) {
+  const chosen = words.content.querySelector(`[data-said="${plan.said}"]`).cloneNode(true);
+  for (const slot of chosen.querySelectorAll("[data-slot]")) slot.textContent = plan.slots[slot.dataset.slot] ?? "";
+  return chosen;
 }
 
 document.addEventListener("change", (event) => {
@@ -74,6 +82,8 @@ clear.addEventListener("click", () => {
 });
 
 picksShow();
+// The browser tests wait for this before they tick: the listener above is in place.
+bar.dataset.ready = "true";
 
 // Following the runs under way: each one's chip at once, the whole list fetched again as it moves.
 const runs = listedRunsFollowed(`${ROWS} tr[data-live-run]`, (runId) => ({

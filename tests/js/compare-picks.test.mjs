@@ -17,20 +17,27 @@ test("two attempts of one node lead to the attempts' compare page", () => {
     "/executions/e1/compare/e2/");
 });
 
-test("a pair the compare pages refuse leads nowhere, and says why in words", () => {
+test("a pair the compare pages refuse leads nowhere, and names the sentence that says why", () => {
   const cases = [
-    [[run("r1", "t1"), run("r2", "t2")], /two different tasks/],
-    [[attempt("e1", "a"), attempt("e2", "b")], /two different nodes \(a and b\)/],
-    [[run("r1"), attempt("e1", "a")], /not one of each/],
-    [[run("r1"), run("r2"), run("r3")], /3 picked/],
-    [[run("r1")], /tick one more run/],
-    [[], /Tick two runs/],
+    [[run("r1", "t1"), run("r2", "t2")], "tasks-run", {}],
+    [[attempt("e1", "a", "t1"), attempt("e2", "a", "t2")], "tasks-attempt", {}],
+    [[attempt("e1", "a"), attempt("e2", "b")], "nodes", { first: "a", second: "b" }],
+    [[run("r1"), attempt("e1", "a")], "mixed", {}],
+    [[run("r1"), run("r2"), run("r3")], "too-many", { count: "3" }],
+    [[run("r1")], "one-run", { first: "run r1" }],
+    [[attempt("e1", "a")], "one-attempt", { first: "a e1" }],
+    [[], "none", {}],
   ];
-  for (const [picks, words] of cases) {
+  for (const [picks, said, slots] of cases) {
     const plan = comparePlan(picks, urls);
     assert.equal(plan.href, null);
-    assert.match(plan.said, words);
+    assert.equal(plan.said, said);
+    assert.deepEqual(plan.slots, slots);
   }
+});
+
+test("a pair that leads somewhere is named by both labels", () => {
+  assert.deepEqual(comparePlan([run("r1"), run("r2")], urls).slots, { first: "run r1", second: "run r2" });
 });
 
 test("ticking twice keeps one pick, unticking removes it", () => {
