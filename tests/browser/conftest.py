@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
+DAPHNE_START_LIMIT_SECONDS = 300
 LAUNCH_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run",
@@ -131,14 +132,18 @@ def console_served(**settings: str) -> Iterator[str]:
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 30
+        # A loaded machine may take minutes to import the console: wait while daphne lives, bounded only
+        # so that a hung start still ends the test, saying what daphne said.
+        deadline = time.monotonic() + DAPHNE_START_LIMIT_SECONDS
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("daphne did not start") from None
+                    log.flush()
+                    said = Path(log.name).read_text(errors="replace")[-2000:]
+                    raise RuntimeError(f"daphne did not start (exit code {server.poll()}):\n{said}") from None
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"
     finally:
