@@ -60,7 +60,8 @@ def test_workers_killed_at_random_moments(chaos, task):
 
 
 def test_a_worker_killed_between_commit_and_landing_and_before_recording_it(chaos, task):
-    case = chaos()
+    # The kill sits in the git command that moves the branch: the git CLI's landing, not libgit2's in-process one.
+    case = chaos(extra_env={"WORKGRAPH_GIT_BACKEND": "cli"})
     workers = [(case.worker("first", beat=True), True), (case.worker("second"), False)]
     run = planned_run(task, chaos_manifest())
     run_start(run=run)

@@ -25,13 +25,13 @@ def chaos(chaos_services, broker, task, settings, tmp_path) -> Iterator[Callable
     its files) and workspace folder under ``root``; the workers it starts are stopped at teardown."""
     made: list[Chaos] = []
 
-    def make(root: Path = tmp_path) -> Chaos:
+    def make(root: Path = tmp_path, extra_env: dict[str, str] | None = None) -> Chaos:
         project = task.project
         project.target_folder = str(repository_make(root / "repo"))
         project.allow_commands = True
         project.save(update_fields=["target_folder", "allow_commands"])
         settings.WORKGRAPH_WORKSPACE_DIR = root / "workspaces"
-        case = Chaos(broker=broker, folder=tmp_path, workspace_dir=root / "workspaces")
+        case = Chaos(broker=broker, folder=tmp_path, workspace_dir=root / "workspaces", extra_env=extra_env or {})
         made.append(case)
         return case
 
