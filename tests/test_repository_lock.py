@@ -1,7 +1,8 @@
 """A repository's worktrees are added and removed, and its run branches made, one at a time by every
 thread and process of the machine: git fails a worktree add or removal that runs beside another (it
 reads the other worktrees' administrative files half-written), and two attempts making their run's
-branch at once meet on its ref lock."""
+branch at once meet on its ref lock. Landings on a run's branch take turns too, each building on the
+head it finds."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
-from graphs.workspaces.git import REPOSITORY_LOCK_NAME, WorkspaceError, repository_locked
-from graphs.workspaces.worktrees import run_head_checkout, run_workspace_ensure
+from graphs.models import AttemptChange, WorkNodeExecution
+from graphs.workspaces import worktrees
+from graphs.workspaces.git import REPOSITORY_LOCK_NAME, WorkspaceError, branch_landing_locked, repository_locked
+from graphs.workspaces.worktrees import attempt_workspace, run_head_checkout, run_workspace_ensure, workspace_land
 from tests.repos import git
-from tests.run_builders import planned_run
+from tests.run_builders import node, planned_run
 
 
 def _checkout_in_thread(run, name: str, seen: dict[str, object], done: threading.Event) -> threading.Thread:
@@ -106,3 +110,42 @@ def test_a_lock_file_that_cannot_be_opened_is_a_workspace_error_naming_it(repo, 
 
     with pytest.raises(WorkspaceError, match=f"could not open the repository's lock file {repo}/.git/workgraph.lock"):
         run_workspace_ensure(run)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_landing_waits_its_turn_on_the_branch_and_builds_on_the_head_it_then_finds(repo, repo_task, monkeypatch):
+    monkeypatch.setattr(worktrees, "_LAND_TRIES", 1)  # no second try: the turn alone must make it land
+    run = planned_run(repo_task, {"nodes": [node("b")], "edges": []})
+    branch = run_workspace_ensure(run).branch
+    execution = WorkNodeExecution.objects.create(run=run, node_id="b", subagent_type="coder", attempt=1,
+                                                 status="running", started_at=timezone.now())
+    seen: dict[str, object] = {}
+    done = threading.Event()
+
+    with attempt_workspace(execution) as workspace:
+        (workspace.path / "b.txt").write_text("b\n")
+
+        def land() -> None:
+            try:
+                seen["change"] = workspace_land(workspace, execution)
+            except Exception as error:  # reported to the test, which asserts there was none
+                seen["change"] = error
+            finally:
+                connection.close()
+                done.set()
+
+        with branch_landing_locked(repo, branch):
+            thread = threading.Thread(target=land)
+            thread.start()
+            assert not done.wait(timeout=1.0)
+            # Another landing's turn: the branch moves while this one waits.
+            head = git(repo, "rev-parse", branch).strip()
+            moved = git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-m", "landed meanwhile").strip()
+            git(repo, "update-ref", f"refs/heads/{branch}", moved, head)
+        thread.join(timeout=60)
+
+    assert isinstance(seen["change"], AttemptChange), seen
+    tip = git(repo, "rev-parse", branch).strip()
+    assert tip == seen["change"].merge_commit
+    git(repo, "merge-base", "--is-ancestor", moved, tip)  # built on the head it found; raises otherwise
+    assert git(repo, "show", f"{tip}:b.txt") == "b\n"

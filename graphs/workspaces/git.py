@@ -23,7 +23,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -158,8 +158,9 @@ def git_dir_of(top: Path) -> Path:
 
 
 @contextmanager
-def repository_locked(top: Path) -> Iterator[None]:
-    """Hold the repository's lock for the block, waiting for any thread or process holding it.
+def repository_locked(top: Path, name: str = REPOSITORY_LOCK_NAME) -> Iterator[None]:
+    """Hold the repository's lock (or the one called ``name`` in its git directory) for the block, waiting
+    for any thread or process holding it.
 
     Adding or removing a worktree reads the administrative files of every other worktree of the
     repository; run beside another add or removal, git (2.39) reads them half-written and fails ("failed
@@ -167,7 +168,7 @@ def repository_locked(top: Path) -> Iterator[None]:
     otherwise meet on its ref lock, and the loser's error would depend on when it met it. ``flock``
     locks belong to an open file, so the threads of one worker exclude each other as processes do.
     """
-    path = repository_git_dir(top) / REPOSITORY_LOCK_NAME
+    path = repository_git_dir(top) / name
     try:
         lock_file = open(path, "a")  # closing it gives the lock back
     except OSError as error:
@@ -175,6 +176,15 @@ def repository_locked(top: Path) -> Iterator[None]:
     with lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         yield
+
+
+def branch_landing_locked(top: Path, branch: str) -> AbstractContextManager[None]:
+    """Hold the turn to land on the console's ``branch``, waiting for any thread or process landing there.
+
+    Racing, a landing whose merge is slow (a loaded machine, many landings at once after an outage) could
+    lose to the others every time; in turn, each builds on the head it read. The moves stay
+    compare-and-swap for a worker on another machine sharing the repository."""
+    return repository_locked(top, f"workgraph-landing-{branch.replace('/', '-')}.lock")
 
 
 @lru_cache(maxsize=256)

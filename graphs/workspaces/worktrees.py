@@ -1,21 +1,18 @@
 """Git workspaces: each run works on a branch of its own, each attempt in a worktree of its own.
 
 When a project's folder is a git repository, a run gets the branch ``workgraph/run-<short id>`` from
-the project's ``base_ref`` (default: the folder's HEAD when the run first needs it). Each attempt
-works in a fresh worktree made from the branch's head as it starts, so it sees exactly the merged
-changes of the attempts that landed before it. An attempt that succeeds is committed (``<node_id>
-attempt <n>``, a fixed identity, hooks skipped) and merged into the branch without a checkout:
-``git merge-tree`` builds the merged tree and ``git update-ref`` moves the branch only from the head
-the merge was built on, so attempts landing at once, in any process of the machine, retry on the new
-head rather than overwrite each other. A conflict is ``MergeConflictError`` naming the files. A failed
-attempt's change is committed to its own ref, ``refs/workgraph/attempts/<id>``, for inspection, and
-never merged. Branches and refs stay after their run.
+the project's ``base_ref`` (default: the folder's HEAD when the run first needs it). Each attempt works
+in a fresh worktree made from the branch's head as it starts, so it sees exactly the merged changes of
+the attempts that landed before it. An attempt that succeeds is committed (``<node_id> attempt <n>``, a
+fixed identity, hooks skipped) and merged into the branch without a checkout: attempts landing at once
+take turns (a lock file per branch), and the branch moves only from the head its merge was built on.
+A conflict is ``MergeConflictError`` naming the files. A failed attempt's change is committed to its
+own ref, ``refs/workgraph/attempts/<id>``, never merged. Branches and refs stay after their run.
 
 The worktrees are a repository's pool (``graphs.workspaces.pool``, ``WORKGRAPH_WORKTREE_POOL_SIZE`` of
 them): an attempt takes a free one and moves it to its head, rewriting only what differs, and gives it
-back clean; with every one taken, it gets a worktree of its own, removed when it ends. A repository's
-worktrees are added and removed, and its run branches made, one at a time, under a lock file every
-process of the machine takes.
+back clean; with every one taken, it gets a worktree of its own, removed when it ends. Worktrees are
+added and removed, and run branches made, one at a time, under a lock file every process takes.
 
 A project whose folder is not a git repository has no workspace: its attempts run in the folder
 itself, as they always did.
@@ -35,6 +32,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
+from graphs.workspaces import git as console_git
 from graphs.workspaces.git import WorkspaceError, repository_git, repository_git_run, repository_locked, toplevel_of
 from graphs.workspaces.libgit import ref_commit, ref_move, staged, staged_commit
 from graphs.workspaces.pool import Worktree, worktree_committed, worktree_git, worktree_held
@@ -235,13 +233,14 @@ def _branch_land(run_workspace: RunWorkspace, *, base: str, result: str, executi
     branch's new head."""
     top = Path(run_workspace.repository)
     branch_ref = f"refs/heads/{run_workspace.branch}"
-    for _ in range(_LAND_TRIES):
-        head = _commit_of(top, branch_ref)
-        merge = result if head == base else _merge_commit(top, head, result, execution)
-        if ref_move(top, branch_ref, merge, head):
-            break
-    else:
-        raise WorkspaceError(f"the branch {run_workspace.branch} kept moving; the change did not land")
+    with console_git.branch_landing_locked(top, run_workspace.branch):
+        for _ in range(_LAND_TRIES):
+            head = _commit_of(top, branch_ref)
+            merge = result if head == base else _merge_commit(top, head, result, execution)
+            if ref_move(top, branch_ref, merge, head):
+                break
+        else:
+            raise WorkspaceError(f"the branch {run_workspace.branch} kept moving; the change did not land")
     _run_diff_record(run_workspace, head=merge)
     return merge
 
