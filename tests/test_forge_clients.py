@@ -6,6 +6,8 @@ forge that echoes the token are all said in words that never hold its value."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from graphs.delivery.credentials import Secret
@@ -106,6 +108,22 @@ def test_gitlab_checks_are_the_jobs_of_the_commits_latest_pipeline():
     assert [(check.name, check.status, check.conclusion) for check in checks] == [
         ("rspec", "completed", "failure"), ("lint", "completed", "neutral"), ("deploy", "queued", None)]
     assert checks[0].summary == "script_failure" and none == [] and standin.violations == []
+
+
+def test_a_gitlab_jobs_log_is_read_as_the_plain_text_the_api_serves():
+    with GitLabStandin(token=TOKEN) as standin:
+        standin.pipeline_add(sha=SHA, status="failed", jobs=[{"id": 2, "name": "rspec", "status": "failed"}])
+        standin.traces[2] = "$ rspec\n1 example, 1 failure\n"
+        client = client_of("gitlab", standin, "acme/platform/app")
+        (check,) = client.checks_list(ref=SHA)
+
+        log = client.check_log(check=check)
+        with pytest.raises(ForgeError, match="404"):
+            client.check_log(check=replace(check, log_ref="9"))
+
+    assert check.log_ref == "2" and log == "$ rspec\n1 example, 1 failure\n"
+    assert [request.path for request in standin.requested("GET", r".*/trace")] == [
+        "/api/v4/projects/acme%2Fplatform%2Fapp/jobs/2/trace", "/api/v4/projects/acme%2Fplatform%2Fapp/jobs/9/trace"]
 
 
 def test_gitea_checks_are_the_commits_statuses():

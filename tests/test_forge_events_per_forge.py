@@ -70,8 +70,10 @@ def follow_up_attempt(row: ForgeFeedback) -> WorkNodeExecution:
 
 
 def test_a_failing_check_event_starts_a_follow_up_carrying_it(delivered, django_capture_on_commit_callbacks):
-    forge, _, delivery = delivered
+    forge, standin, delivery = delivered
     event, payload, name = failing_check_event(forge, delivery)
+    if forge == "gitlab":  # GitLab serves a job's log apart: GET /projects/:id/jobs/:job_id/trace
+        standin.traces[380] = "$ pytest\nE   AssertionError: quotes\n1 failed"
 
     post(delivery, forge, event, payload, django_capture_on_commit_callbacks)
 
@@ -80,7 +82,8 @@ def test_a_failing_check_event_starts_a_follow_up_carrying_it(delivered, django_
     carried = follow_up_attempt(row).input_payload["forge_check"]
     assert carried["name"] == name and carried["conclusion"] == "failure"
     assert carried["log"] == {"github": "tests failure\n\n1 failed\n\nAssertionError: quotes",
-                              "gitlab": "script_failure", "gitea": "2 tests failed"}[forge]
+                              "gitlab": "script_failure\n\n$ pytest\nE   AssertionError: quotes\n1 failed",
+                              "gitea": "2 tests failed"}[forge]
     assert carried["result_commit"]
     assert carried["pull_request"].startswith(f"pull request #{delivery.pull_request_number}")
 

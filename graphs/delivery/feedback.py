@@ -50,7 +50,7 @@ def news_apply(project: Project, news: ForgeNews, *, client: ForgeClient | None 
     if news.pull_request_state:
         done.append(_state_apply(delivery, news.pull_request_state))
     if news.checks:
-        done.append(_checks_apply(delivery, news, forge=setting.forge))
+        done.append(_checks_apply(delivery, news, setting, client=client))
     if news.reviews_to_read and delivery.pull_request_number is not None:
         done.append(_reviews_apply(delivery, setting, client=client))
     return "; ".join(part for part in done if part) or "nothing to do"
@@ -87,7 +87,8 @@ def _state_apply(delivery: RunDelivery, state: str) -> str:
     return ""
 
 
-def _checks_apply(delivery: RunDelivery, news: ForgeNews, *, forge: str) -> str:
+def _checks_apply(delivery: RunDelivery, news: ForgeNews, setting: ProjectDelivery, *,
+                  client: ForgeClient | None) -> str:
     """Keep the checks of the delivered head, and act on each that failed."""
     if news.head_sha and news.head_sha != delivery.head_commit:
         return "ignored checks of a commit that is not the delivered head"
@@ -96,7 +97,17 @@ def _checks_apply(delivery: RunDelivery, news: ForgeNews, *, forge: str) -> str:
         kept[check.name] = {"name": check.name, "status": check.status, "conclusion": check.conclusion,
                             "url": check.url}
     RunDelivery.objects.filter(pk=delivery.pk).update(checks=list(kept.values()))
-    started = [check_failed_follow_up(delivery, check, forge=forge) for check in news.checks if check.failed()]
+
+    def log_read(check: Check) -> str:
+        """The log the forge serves apart from the check (a GitLab job's), read once a follow-up is started."""
+        try:
+            return (client or delivery_client(setting)).check_log(check=check)
+        except DeliveryFailed as failure:
+            logger.warning("could not read the log of the check %s: %s", check.name, failure)
+            return f"(The forge did not give the check's log: {failure})"
+
+    started = [check_failed_follow_up(delivery, check, forge=setting.forge, log_read=log_read)
+               for check in news.checks if check.failed()]
     acted = [row for row in started if row is not None]
     if not acted:
         return f"{len(news.checks)} check(s) recorded"

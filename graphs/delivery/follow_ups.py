@@ -17,7 +17,7 @@ follow-up runs are started for failing checks of one branch; past that the row s
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -43,9 +43,11 @@ REVIEW_COMMENTS_MAX = 100
 REVIEW_BODY_MAX_CHARS = 20_000
 
 
-def check_failed_follow_up(delivery: RunDelivery, check: Check, *, forge: str) -> ForgeFeedback | None:
+def check_failed_follow_up(delivery: RunDelivery, check: Check, *, forge: str,
+                           log_read: Callable[[Check], str] | None = None) -> ForgeFeedback | None:
     """Act once on ``check``, failed on the delivered head: a follow-up run, or the word that a person is
-    needed once the branch's fix attempts are spent. None when it was acted on before."""
+    needed once the branch's fix attempts are spent. None when it was acted on before. ``log_read`` gives
+    the log the forge serves apart from the check; it is asked only when a follow-up run starts."""
     row = _heard(delivery, kind=Kind.CHECK, key=f"{check.name}@{delivery.head_commit}"[:300], name=check.name,
                  url=check.url)
     if row is None:
@@ -60,9 +62,22 @@ def check_failed_follow_up(delivery: RunDelivery, check: Check, *, forge: str) -
                         " a person is needed.")
     brief = CheckBrief(name=check.name, conclusion=check.conclusion or "failure",
                        forge=FORGE_NAMES.get(forge, forge), url=check.url, pull_request=_pull(delivery),
-                       log=log_tail(check.summary, settings.WORKGRAPH_FORGE_CHECK_LOG_CHARS))
+                       log=_check_text(check, log_read, settings.WORKGRAPH_FORGE_CHECK_LOG_CHARS))
     return _started(row, delivery, key="forge_check", brief=brief.as_dict(),
                     words=f"the check \u201c{check.name}\u201d failed on {_pull(delivery)}")
+
+
+def _check_text(check: Check, log_read: Callable[[Check], str] | None, limit: int) -> str:
+    """The check's summary, then the end of the log the forge serves apart, together within ``limit``
+    characters: the summary whole where it leaves the log half of them, the log's end (where it fails)."""
+    summary = log_tail(check.summary, limit)
+    log = log_read(check) if log_read else ""
+    if not log:
+        return summary
+    log = log_tail(log, max(limit - len(summary), limit // 2))
+    room = limit - len(log)
+    summary = log_tail(summary, room) if room > 0 else ""
+    return f"{summary}\n\n{log}" if summary else log
 
 
 def review_follow_up(delivery: RunDelivery, review: Review, comments: Sequence[ReviewComment], *,

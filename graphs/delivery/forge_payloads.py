@@ -133,7 +133,8 @@ def _gitlab_pipeline(payload: Mapping[str, Any]) -> ForgeNews:
         if conclusion == "failure" and build.get("allow_failure"):
             conclusion = "neutral"
         checks.append(Check(name=str(build.get("name") or ""), status=status, conclusion=conclusion,
-                            url=f"{pipeline.get('url') or ''}", summary=str(build.get("failure_reason") or "")))
+                            url=f"{pipeline.get('url') or ''}", summary=str(build.get("failure_reason") or ""),
+                            log_ref=str(build.get("id") or "")))
     merge_request = _dict(payload.get("merge_request"))
     return ForgeNews(branch=str(pipeline.get("ref") or ""), head_sha=str(pipeline.get("sha") or ""),
                      pull_request_number=_number(merge_request.get("iid")), checks=tuple(checks))

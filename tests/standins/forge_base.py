@@ -27,6 +27,10 @@ from tests.local_http import LocalHttpServer, QuietHandler
 Answer = tuple[int, Any]
 
 
+class PlainText(str):
+    """An answer the API documents as plain text (a job's log), sent as it is rather than as JSON."""
+
+
 @dataclass(frozen=True)
 class Request:
     method: str
@@ -79,7 +83,7 @@ class ForgeStandin(LocalHttpServer):
         return [request for request in self.requests
                 if request.method == method and re.fullmatch(pattern, request.path)]
 
-    def answer(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, bytes]:
+    def answer(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, Any]:
         parts = urlsplit(raw_path)
         body = None
         if raw_body:
@@ -102,7 +106,7 @@ class ForgeStandin(LocalHttpServer):
                 found = re.fullmatch(pattern, path or "")
                 if route_method == method and found:
                     status, content = handler(request, **{k: unquote(v) for k, v in found.groupdict().items()})
-                    return status, json.dumps(content).encode()
+                    return status, content if isinstance(content, PlainText) else json.dumps(content).encode()
         self.violation(f"{method} {request.path}: no such operation in the API's description")
         return 404, json.dumps({"message": "Not Found"}).encode()
 
@@ -112,8 +116,10 @@ def _handler(standin: ForgeStandin) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             status, content = standin.answer(self.command, self.path, dict(self.headers.items()), raw)
+            kind = "text/plain" if isinstance(content, PlainText) else "application/json"
+            content = content.encode() if isinstance(content, PlainText) else content
             self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(content)))
             self.end_headers()
             self.wfile.write(content)

@@ -8,8 +8,9 @@ doc/api/merge_requests.md, pipelines.md, jobs.md, notes.md) and its merge reques
   ``source_branch``, ``target_branch``); 409 ``{"message": ["Another open merge request already exists for this
   source branch: !<iid>"]}`` for a second open one from the same source branch;
 - ``GET /projects/:id/merge_requests/:merge_request_iid``;
-- ``GET /projects/:id/pipelines?sha=…`` and ``GET /projects/:id/pipelines/:pipeline_id/jobs`` (``name``,
-  ``status``, ``web_url``, ``allow_failure``, ``failure_reason``);
+- ``GET /projects/:id/pipelines?sha=…`` and ``GET /projects/:id/pipelines/:pipeline_id/jobs`` (``id``,
+  ``name``, ``status``, ``web_url``, ``allow_failure``, ``failure_reason``);
+- ``GET /projects/:id/jobs/:job_id/trace`` — the job's log as plain text (404 for a job it does not know);
 - ``GET /projects/:id/merge_requests/:merge_request_iid/reviewers`` (``user``, ``state``) and ``…/notes`` (a
   ``DiffNote``'s ``position`` holds ``new_path`` and ``new_line``).
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.standins.forge_base import Answer, ForgeStandin, Request
+from tests.standins.forge_base import Answer, ForgeStandin, PlainText, Request
 
 PROJECT = r"/projects/(?P<project>[^/]+)"
 _STATES = {"opened", "closed", "locked", "merged"}
@@ -36,6 +37,7 @@ class GitLabStandin(ForgeStandin):
     jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     reviewers: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     notes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    traces: dict[int, str] = field(default_factory=dict)
 
     def routes(self):
         return [
@@ -44,6 +46,7 @@ class GitLabStandin(ForgeStandin):
             ("GET", rf"{PROJECT}/merge_requests/(?P<iid>\d+)", self._get),
             ("GET", f"{PROJECT}/pipelines", self._pipelines),
             ("GET", rf"{PROJECT}/pipelines/(?P<pipeline>\d+)/jobs", self._jobs),
+            ("GET", rf"{PROJECT}/jobs/(?P<job>\d+)/trace", self._trace),
             ("GET", rf"{PROJECT}/merge_requests/(?P<iid>\d+)/reviewers", self._reviewers),
             ("GET", rf"{PROJECT}/merge_requests/(?P<iid>\d+)/notes", self._notes),
         ]
@@ -118,6 +121,11 @@ class GitLabStandin(ForgeStandin):
 
     def _jobs(self, request: Request, project: str, pipeline: str) -> Answer:
         return 200, _page(self.jobs.get(int(pipeline), []), request)
+
+    def _trace(self, request: Request, project: str, job: str) -> Answer:
+        if not self._project_known(project) or int(job) not in self.traces:
+            return 404, {"message": "404 Not found"}
+        return 200, PlainText(self.traces[int(job)])
 
     def _reviewers(self, request: Request, project: str, iid: str) -> Answer:
         return 200, self.reviewers.get(int(iid), [])

@@ -56,6 +56,8 @@ class Check:
     conclusion: str | None
     url: str
     summary: str = ""
+    # What the forge serves the check's log by, where it serves one apart (a GitLab job's id).
+    log_ref: str = ""
 
     def failed(self) -> bool:
         """Return True once the check completed without succeeding."""
@@ -123,6 +125,10 @@ class ForgeClient(Protocol):
         """Every check of the commit ``ref``."""
         ...
 
+    def check_log(self, *, check: Check) -> str:
+        """The check's log as the forge serves it apart from the check, or "" where it serves none."""
+        ...
+
     def reviews_list(self, *, number: int) -> list[Review]:
         """The reviews of pull request ``number``, oldest first."""
         ...
@@ -149,6 +155,14 @@ class ForgeHttp:
 
     def request(self, method: str, path: str, **options: Any) -> Any:
         """The decoded JSON answer of a 2xx; ``ForgeError`` otherwise (``PullRequestExists`` is the caller's)."""
+        response = self._send(method, path, **options)
+        return response.json() if response.content else None
+
+    def text(self, path: str) -> str:
+        """The text a GET of ``path`` answers (a log the API serves as plain text); ``ForgeError`` otherwise."""
+        return self._send("GET", path).text
+
+    def _send(self, method: str, path: str, **options: Any) -> httpx.Response:
         try:
             # A client a request: a delivery makes a few, and nothing is left open between them.
             with httpx.Client(**self._options) as client:
@@ -160,7 +174,7 @@ class ForgeHttp:
             raise ForgeError(f"Could not reach the {self.forge} API (forge_api_url):"
                              f" {self._said(type(error).__name__ + ': ' + str(error))}", transient=True) from None
         if response.is_success:
-            return response.json() if response.content else None
+            return response
         raise self.refusal(response, method=method, path=path)
 
     def refusal(self, response: httpx.Response, *, method: str, path: str) -> ForgeError:

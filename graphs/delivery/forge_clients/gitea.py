@@ -67,6 +67,10 @@ class GiteaClient:
                                 url=status.get("target_url") or "", summary=status.get("description") or ""))
         return checks
 
+    def check_log(self, *, check: Check) -> str:
+        # A commit status carries its description and a link, no log.
+        return ""
+
     def reviews_list(self, *, number: int) -> list[Review]:
         return [_review(found) for found in self._reviews(number)]
 

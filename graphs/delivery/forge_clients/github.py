@@ -72,6 +72,11 @@ class GitHubClient:
                                 url=status.get("target_url") or "", summary=status.get("description") or ""))
         return checks
 
+    def check_log(self, *, check: Check) -> str:
+        # A check run's output (title, summary, text) is its summary already; an Actions job's log is a
+        # zip archive behind a redirect, not read.
+        return ""
+
     def reviews_list(self, *, number: int) -> list[Review]:
         return [Review(id=str(review["id"]), state=_REVIEW_STATES.get(review["state"], review["state"].lower()),
                        body=review.get("body") or "", author=(review.get("user") or {}).get("login", ""),

@@ -73,6 +73,11 @@ class GitLabClient:
             return [_check("pipeline", pipeline)]
         return [_check(job["name"], job) for job in jobs]
 
+    def check_log(self, *, check: Check) -> str:
+        if not check.log_ref:
+            return ""
+        return self._http.text(f"{self._project}/jobs/{quote(check.log_ref, safe='')}/trace")
+
     def reviews_list(self, *, number: int) -> list[Review]:
         reviewers = self._http.get(f"{self._project}/merge_requests/{number}/reviewers")
         return [Review(id=str((reviewer.get("user") or {}).get("id", "")),
@@ -100,4 +105,4 @@ def _check(name: str, found: dict[str, Any]) -> Check:
     if conclusion == "failure" and found.get("allow_failure"):
         conclusion = "neutral"
     return Check(name=name, status=status, conclusion=conclusion, url=found.get("web_url") or "",
-                 summary=found.get("failure_reason") or "")
+                 summary=found.get("failure_reason") or "", log_ref=str(found.get("id") or ""))
