@@ -17,7 +17,7 @@ from django.db import connections
 
 from graphs.engine import run_start
 from graphs.models import WorkGraphRun
-from tests.reliability.harness import NODES, chaos_manifest, run_finished, verdict, wait_for, wait_succeeded
+from tests.reliability.harness import NODES, Chaos, chaos_manifest, run_finished, verdict, wait_for, wait_succeeded
 from tests.reliability.services import Tmpfs, mount_problem
 from tests.run_builders import node_rows, planned_run
 
@@ -28,14 +28,21 @@ TMPFS_MB = 256
 NO_SPACE = "No space left on device"
 
 
-def test_a_run_goes_on_across_a_redis_restart(chaos, chaos_services, task):
-    _, server = chaos_services
-    case = chaos()
+def _a_third_succeeded(case: Chaos, task) -> WorkGraphRun:
+    """A chaos run of ``task`` on two workers of ``case`` (the first with the beat), once a third of its nodes
+    have succeeded: the faults strike a run well under way."""
     case.worker("first", beat=True)
     case.worker("second")
     run = planned_run(task, chaos_manifest())
     run_start(run=run)
     wait_succeeded(run, case, NODES // 3)
+    return run
+
+
+def test_a_run_goes_on_across_a_redis_restart(chaos, chaos_services, task):
+    _, server = chaos_services
+    case = chaos()
+    run = _a_third_succeeded(case, task)
 
     server.crash()
     wait_for(lambda: "Connection to broker lost" in case.logs(), timeout=60,
@@ -49,11 +56,7 @@ def test_a_run_goes_on_across_a_redis_restart(chaos, chaos_services, task):
 def test_a_run_goes_on_across_a_postgresql_restart(chaos, chaos_services, task):
     cluster, _ = chaos_services
     case = chaos()
-    case.worker("first", beat=True)
-    case.worker("second")
-    run = planned_run(task, chaos_manifest())
-    run_start(run=run)
-    wait_succeeded(run, case, NODES // 3)
+    run = _a_third_succeeded(case, task)
 
     connections.close_all()
     cluster.restart()
@@ -69,11 +72,7 @@ def test_a_full_workspace_filesystem_fails_attempts_and_loses_nothing(chaos, tas
     disk.mount()
     try:
         case = chaos(disk.path)
-        case.worker("first", beat=True)
-        case.worker("second")
-        run = planned_run(task, chaos_manifest())
-        run_start(run=run)
-        wait_succeeded(run, case, NODES // 3)
+        run = _a_third_succeeded(case, task)
 
         filler = disk.fill()
         # Full until an attempt has failed on it, in its checkout, commit or landing: then it is freed.
