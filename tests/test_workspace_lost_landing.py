@@ -5,6 +5,8 @@ a real run (tests/reliability/chaos_worker_kills.py); here it is made step by st
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,9 +14,9 @@ import pytest
 from graphs.domain.judgments import Judgment
 from graphs.engine.changes import change_land
 from graphs.logs.store import log_file_open, log_read
-from graphs.models import AttemptChange, RunWorkspace, WorkNodeExecution
+from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.workspaces import worktrees
-from graphs.workspaces.worktrees import attempt_workspace
+from graphs.workspaces.worktrees import AttemptWorkspace, attempt_workspace
 from tests.repos import git
 from tests.run_builders import edges_for, node, planned_run
 
@@ -26,6 +28,21 @@ def _attempt(run, number: int, status: str) -> WorkNodeExecution:
     return execution
 
 
+@pytest.fixture
+def run(repo_task) -> WorkGraphRun:
+    """A planned run of the one node ``build``, on the task's repository."""
+    nodes = [node("build")]
+    return planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+
+
+@contextmanager
+def _feature_written(execution: WorkNodeExecution, value: int) -> Iterator[AttemptWorkspace]:
+    """The attempt's workspace, its ``feature.py`` written with ``value``: each attempt changes the same file."""
+    with attempt_workspace(execution) as workspace:
+        (workspace.path / "feature.py").write_text(f"FEATURE = {value}\n")
+        yield workspace
+
+
 def _landed_subjects(run) -> list[str]:
     workspace = RunWorkspace.objects.get(run=run)
     log = git(Path(workspace.repository), "log", "--no-merges", "--format=%s",
@@ -34,12 +51,9 @@ def _landed_subjects(run) -> list[str]:
 
 
 @pytest.mark.django_db
-def test_a_retry_records_the_landing_its_lost_attempt_made_and_does_not_land_again(repo_task):
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+def test_a_retry_records_the_landing_its_lost_attempt_made_and_does_not_land_again(run):
     lost = _attempt(run, 1, "running")
-    with attempt_workspace(lost) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 1\n")
+    with _feature_written(lost, 1) as workspace:
         # What a worker does before it dies: the change committed, the branch moved, nothing recorded.
         result = worktrees._commit(workspace, lost)
         head = worktrees._branch_land(workspace.run_workspace, base=workspace.base_commit, result=result,
@@ -47,8 +61,7 @@ def test_a_retry_records_the_landing_its_lost_attempt_made_and_does_not_land_aga
     WorkNodeExecution.objects.filter(pk=lost.pk).update(status="failed", error="worker w:1:1 stopped")
     retry = _attempt(run, 2, "running")
 
-    with attempt_workspace(retry) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 2\n")
+    with _feature_written(retry, 2) as workspace:
         judgment = change_land(workspace, retry, Judgment(ok=True, kind="agent"))
 
     assert judgment.ok
@@ -63,17 +76,13 @@ def test_a_retry_records_the_landing_its_lost_attempt_made_and_does_not_land_aga
 
 
 @pytest.mark.django_db
-def test_a_retry_after_an_attempt_lost_before_its_landing_lands_its_own_change(repo_task):
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+def test_a_retry_after_an_attempt_lost_before_its_landing_lands_its_own_change(run):
     lost = _attempt(run, 1, "failed")
-    with attempt_workspace(lost) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 1\n")
+    with _feature_written(lost, 1) as workspace:
         worktrees._commit(workspace, lost)  # committed in its worktree; the worker died before the landing
     retry = _attempt(run, 2, "running")
 
-    with attempt_workspace(retry) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 2\n")
+    with _feature_written(retry, 2) as workspace:
         change_land(workspace, retry, Judgment(ok=True, kind="agent"))
 
     assert _landed_subjects(run) == ["build attempt 2"]
@@ -82,18 +91,14 @@ def test_a_retry_after_an_attempt_lost_before_its_landing_lands_its_own_change(r
 
 
 @pytest.mark.django_db
-def test_a_retry_after_an_attempt_lost_once_its_landing_was_recorded_does_not_land_again(repo_task):
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+def test_a_retry_after_an_attempt_lost_once_its_landing_was_recorded_does_not_land_again(run):
     lost = _attempt(run, 1, "running")
-    with attempt_workspace(lost) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 1\n")
+    with _feature_written(lost, 1) as workspace:
         landed = worktrees.workspace_land(workspace, lost)  # landed and recorded; the attempt never finished
     WorkNodeExecution.objects.filter(pk=lost.pk).update(status="failed", error="worker w:1:1 stopped")
     retry = _attempt(run, 2, "running")
 
-    with attempt_workspace(retry) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 2\n")
+    with _feature_written(retry, 2) as workspace:
         change_land(workspace, retry, Judgment(ok=True, kind="agent"))
 
     assert _landed_subjects(run) == ["build attempt 1"]
@@ -103,18 +108,14 @@ def test_a_retry_after_an_attempt_lost_once_its_landing_was_recorded_does_not_la
 
 
 @pytest.mark.django_db
-def test_a_loop_back_after_a_success_lands_its_change_again(repo_task):
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+def test_a_loop_back_after_a_success_lands_its_change_again(run):
     first = _attempt(run, 1, "running")
-    with attempt_workspace(first) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 1\n")
+    with _feature_written(first, 1) as workspace:
         worktrees.workspace_land(workspace, first)
     WorkNodeExecution.objects.filter(pk=first.pk).update(status="succeeded")
     again = _attempt(run, 2, "running")
 
-    with attempt_workspace(again) as workspace:
-        (workspace.path / "feature.py").write_text("FEATURE = 2\n")
+    with _feature_written(again, 2) as workspace:
         change_land(workspace, again, Judgment(ok=True, kind="agent"))
 
     assert _landed_subjects(run) == ["build attempt 2", "build attempt 1"]
