@@ -4,15 +4,19 @@ delivers, and a run of it that succeeded with a change on its branch."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from graphs.engine import run_start
 from graphs.models import ProjectDelivery, RunDelivery, WorkGraphRun
-from tests.git_http_server import bare_repository
+from tests.git_http_server import GitHttpServer, bare_repository, http_backend_required
 from tests.repos import git, writes
 from tests.run_builders import edges_for, node, planned_run
+from tests.standins.github_api import GitHubStandin
 
 TOKEN_ENV = "FORGE_TEST_TOKEN"
 SECRET_ENV = "FORGE_TEST_HOOK_SECRET"
@@ -36,6 +40,30 @@ def bare_remote(tmp_path, repo) -> Path:
     bare = bare_repository(tmp_path, "remote.git")
     git(repo, "push", "--quiet", str(bare), "main")
     return bare
+
+
+@dataclass(frozen=True)
+class ServedRemote:
+    """A bare repository holding the project's ``main``, served over HTTP, and GitHub's stand-in for it."""
+    remote: Path
+    url: str
+    github: GitHubStandin
+
+
+@contextmanager
+def served_remote(project, repo: Path, root: Path) -> Iterator[ServedRemote]:
+    """The project works in ``repo`` with commands allowed, and its ``main`` is pushed to the bare repository
+    ``app.git`` made in ``root``, served there by git http-backend behind basic auth with ``TOKEN``, GitHub's
+    stand-in answering for it: the remote the project delivers to. Skips (fails under CI) where git
+    http-backend is missing."""
+    http_backend_required()
+    project.target_folder, project.allow_commands = str(repo), True
+    project.save(update_fields=["target_folder", "allow_commands"])
+    root.mkdir()
+    remote = bare_repository(root, "app.git")
+    git(repo, "push", "--quiet", str(remote), "main")
+    with GitHttpServer(root, password=TOKEN) as served, GitHubStandin(token=TOKEN, remote=remote) as github:
+        yield ServedRemote(remote=remote, url=served.url_of("app.git"), github=github)
 
 
 def remote_head(remote: Path, branch: str) -> str | None:

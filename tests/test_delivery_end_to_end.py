@@ -14,10 +14,9 @@ from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import RunDelivery, RunWorkspace
 from tests import factories
 from tests.celery_worker import wait_until
-from tests.deliveries import TOKEN, TOKEN_ENV, delivering, remote_head
-from tests.git_http_server import GitHttpServer, bare_repository, http_backend_required
+from tests.deliveries import TOKEN, TOKEN_ENV, delivering, remote_head, served_remote
+from tests.git_http_server import bare_repository
 from tests.repos import git
-from tests.standins.github_api import GitHubStandin
 
 
 def settled(run_id, *, timeout: float) -> RunDelivery:
@@ -34,20 +33,13 @@ def settled(run_id, *, timeout: float) -> RunDelivery:
 @pytest.mark.django_db(transaction=True)
 def test_a_run_that_succeeds_in_the_embedded_mode_is_delivered_as_a_pull_request(
         repo, project, alice, forge_token, tmp_path, settings):
-    http_backend_required()
     settings.WORKGRAPH_AGENT = "offline"
-    project.target_folder, project.allow_commands = str(repo), True
-    project.save(update_fields=["target_folder", "allow_commands"])
     task = factories.TaskFactory(project=project, created_by=alice, goal_text="Export the monthly report as CSV.")
-    root = tmp_path / "served"
-    root.mkdir()
-    remote = bare_repository(root, "app.git")
-    git(repo, "push", "--quiet", str(remote), "main")
     previous = executor_set(ThreadExecutor(workers=2))
     try:
-        with GitHttpServer(root, password=TOKEN) as served, GitHubStandin(token=TOKEN, remote=remote) as github:
-            delivering(project, deliver="pull_request", remote_url=served.url_of("app.git"), forge="github",
-                       forge_api_url=github.api_url, forge_repo="acme/app", forge_token_env=TOKEN_ENV)
+        with served_remote(project, repo, tmp_path / "served") as served:
+            delivering(project, deliver="pull_request", remote_url=served.url, forge="github",
+                       forge_api_url=served.github.api_url, forge_repo="acme/app", forge_token_env=TOKEN_ENV)
 
             run = run_wait_finished(run_id=pipeline_start(task=task).run_id, timeout=120)
             delivery = settled(run.run_id, timeout=60)
@@ -57,12 +49,12 @@ def test_a_run_that_succeeds_in_the_embedded_mode_is_delivered_as_a_pull_request
     workspace = RunWorkspace.objects.get(run=run)
     assert run.status == "succeeded", run.error
     assert (delivery.state, delivery.error, delivery.trigger) == ("opened", "", "succeeded")
-    assert remote_head(remote, workspace.branch) == workspace.head_commit != workspace.base_commit
-    (pull,) = github.pulls
+    assert remote_head(served.remote, workspace.branch) == workspace.head_commit != workspace.base_commit
+    (pull,) = served.github.pulls
     assert (pull["head"]["ref"], pull["base"]["ref"], pull["title"]) == (workspace.branch, "main", task.title)
     assert pull["body"].startswith("Export the monthly report as CSV.") and "**validator**" in pull["body"]
     assert (delivery.pull_request_number, delivery.pull_request_url) == (pull["number"], pull["html_url"])
-    assert github.violations == [] and TOKEN not in git(repo, "config", "--list")
+    assert served.github.violations == [] and TOKEN not in git(repo, "config", "--list")
 
 
 @pytest.mark.services

@@ -13,10 +13,8 @@ from playwright.sync_api import expect
 from graphs.models import RunDelivery, WorkGraphRun
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, console_served, sign_in
-from tests.deliveries import TOKEN, TOKEN_ENV
-from tests.git_http_server import GitHttpServer, bare_repository, http_backend_required
-from tests.repos import git
-from tests.standins.github_api import GitHubStandin
+from tests.browser.deliveries import delivery_page_saved
+from tests.deliveries import TOKEN, TOKEN_ENV, served_remote
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,29 +31,14 @@ def delivered(task, *, timeout: float = 120) -> RunDelivery:
 
 
 def test_a_lead_sets_up_delivery_and_a_run_opens_its_pull_request(chromium, repo, project, alice, tmp_path):
-    http_backend_required()
-    project.target_folder, project.allow_commands = str(repo), True
-    project.save(update_fields=["target_folder", "allow_commands"])
     task = factories.TaskFactory(project=project, created_by=alice, title="Nightly CSV export")
-    root = tmp_path / "served"
-    root.mkdir()
-    remote = bare_repository(root, "app.git")
-    git(repo, "push", "--quiet", str(remote), "main")
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(20_000)
 
-    with GitHttpServer(root, password=TOKEN) as served, GitHubStandin(token=TOKEN, remote=remote) as github, \
+    with served_remote(project, repo, tmp_path / "served") as served, \
             console_served(WORKGRAPH_FORGE_SECRET_ENV=TOKEN_ENV, **{TOKEN_ENV: TOKEN}) as console:
         sign_in(page, f"{console}/login/?next=/projects/{project.slug}/", "alice")
-        page.click("#project-delivery-link")
-        page.select_option("select[name=deliver]", "pull_request")
-        page.fill("input[name=remote_url]", served.url_of("app.git"))
-        page.select_option("select[name=forge]", "github")
-        page.fill("input[name=forge_api_url]", github.api_url)
-        page.fill("input[name=forge_repo]", "acme/app")
-        page.fill("input[name=forge_token_env]", TOKEN_ENV)
-        page.click("#delivery-save")
-        expect(page.locator(".messages")).to_contain_text("Delivery settings saved.")
+        delivery_page_saved(page, served)
         page.screenshot(path=str(ARTIFACTS / "delivery-settings.png"), full_page=True)
 
         page.goto(f"{console}/tasks/{task.pk}/")
@@ -70,6 +53,6 @@ def test_a_lead_sets_up_delivery_and_a_run_opens_its_pull_request(chromium, repo
         page.screenshot(path=str(ARTIFACTS / "delivery-task-page.png"), full_page=True)
 
     assert delivery.state == "opened", delivery.error
-    (pull,) = github.pulls
+    (pull,) = served.github.pulls
     assert (pull["title"], pull["head"]["ref"]) == ("Nightly CSV export", delivery.remote_branch)
-    assert github.violations == []
+    assert served.github.violations == []

@@ -17,11 +17,9 @@ from playwright.sync_api import expect
 from graphs.models import ForgeFeedback, RunDelivery, WorkGraphRun
 from tests import factories
 from tests.browser.conftest import ARTIFACTS, console_served, sign_in
-from tests.deliveries import HOOK_SECRET, SECRET_ENV, TOKEN, TOKEN_ENV, remote_head
+from tests.browser.deliveries import delivery_page_saved
+from tests.deliveries import HOOK_SECRET, SECRET_ENV, TOKEN, TOKEN_ENV, remote_head, served_remote
 from tests.forge_events import github_check_run, signed_headers
-from tests.git_http_server import GitHttpServer, bare_repository, http_backend_required
-from tests.repos import git
-from tests.standins.github_api import GitHubStandin
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,31 +38,15 @@ def settled(run_of, *, timeout: float = 120) -> RunDelivery:
 
 def test_a_failing_check_comes_back_as_a_follow_up_whose_fix_reaches_the_pull_request(
         chromium, repo, project, alice, tmp_path):
-    http_backend_required()
-    project.target_folder, project.allow_commands = str(repo), True
-    project.save(update_fields=["target_folder", "allow_commands"])
     task = factories.TaskFactory(project=project, created_by=alice, title="Nightly CSV export")
-    root = tmp_path / "served"
-    root.mkdir()
-    remote = bare_repository(root, "app.git")
-    git(repo, "push", "--quiet", str(remote), "main")
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(20_000)
 
-    with GitHttpServer(root, password=TOKEN) as served, GitHubStandin(token=TOKEN, remote=remote) as github, \
+    with served_remote(project, repo, tmp_path / "served") as served, \
             console_served(WORKGRAPH_FORGE_SECRET_ENV=f"{TOKEN_ENV},{SECRET_ENV}", WORKGRAPH_FORGE_POLL_SECONDS="0",
                            **{TOKEN_ENV: TOKEN, SECRET_ENV: HOOK_SECRET}) as console:
         sign_in(page, f"{console}/login/?next=/projects/{project.slug}/", "alice")
-        page.click("#project-delivery-link")
-        page.select_option("select[name=deliver]", "pull_request")
-        page.fill("input[name=remote_url]", served.url_of("app.git"))
-        page.select_option("select[name=forge]", "github")
-        page.fill("input[name=forge_api_url]", github.api_url)
-        page.fill("input[name=forge_repo]", "acme/app")
-        page.fill("input[name=forge_token_env]", TOKEN_ENV)
-        page.fill("input[name=forge_webhook_secret_env]", SECRET_ENV)
-        page.click("#delivery-save")
-        expect(page.locator(".messages")).to_contain_text("Delivery settings saved.")
+        delivery_page_saved(page, served, webhook_secret_env=SECRET_ENV)
 
         page.goto(f"{console}/tasks/{task.pk}/")
         page.click("#run-pipeline")
@@ -91,14 +73,14 @@ def test_a_failing_check_comes_back_as_a_follow_up_whose_fix_reaches_the_pull_re
         page.goto(f"{console}/tasks/{task.pk}/")
         expect(page.locator(f"#delivery-{follow_up.run_id} [data-delivery-state]")).to_have_text("Pull request open")
         page.screenshot(path=str(ARTIFACTS / "forge-feedback-task-page.png"), full_page=True)
-        pull = httpx.get(f"{github.api_url}/repos/acme/app/pulls/{first.pull_request_number}", timeout=10,
+        pull = httpx.get(f"{served.github.api_url}/repos/acme/app/pulls/{first.pull_request_number}", timeout=10,
                          headers={"Authorization": f"Bearer {TOKEN}", "Accept": "application/vnd.github+json",
                                   "X-GitHub-Api-Version": "2022-11-28"}).json()
 
     assert feedback.source_run_id == first.run_id and feedback.outcome == "started"
     assert follow_up.state == "opened", follow_up.error
     assert follow_up.remote_branch == first.remote_branch
-    assert follow_up.pull_request_number == first.pull_request_number and len(github.pulls) == 1
+    assert follow_up.pull_request_number == first.pull_request_number and len(served.github.pulls) == 1
     assert follow_up.head_commit != first.head_commit
-    assert remote_head(remote, first.remote_branch) == follow_up.head_commit == pull["head"]["sha"]
-    assert github.violations == []
+    assert remote_head(served.remote, first.remote_branch) == follow_up.head_commit == pull["head"]["sha"]
+    assert served.github.violations == []
