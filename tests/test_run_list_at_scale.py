@@ -41,6 +41,9 @@ def test_seed_runs_makes_runs_whose_cost_is_their_attempts(seeded):
     # Spread over the past year, not all made in the moment of seeding.
     oldest = runs.order_by("created_at").first().created_at
     assert timezone.now() - oldest > timedelta(days=300)
+    # Only the last day's runs are still under way: the reaper ends the runs of workers long dead.
+    under_way = runs.exclude(status__in=WorkGraphRun.FINISHED_STATUSES)
+    assert not under_way.filter(created_at__lt=timezone.now() - timedelta(days=1)).exists()
 
 
 FILTERS = {

@@ -8,7 +8,8 @@ package's modules:
 - ``agent_profiles`` — each org node's agent profile (console-wide or a project's override), its revisions
   and their labels;
 - ``skills`` — skills, their revisions and their labels;
-- ``runs`` — tasks, runs and node attempts (and the planning nodes' ids, an external attempt's worker name);
+- ``tasks`` — tasks;
+- ``runs`` — runs and node attempts (and the planning nodes' ids, an external attempt's worker name);
 - ``notifications`` — webhooks and their deliveries, members' email choices and the emails to send;
 - ``records`` — what runs leave beside their attempts: logs, workspaces and changes, DAG specs,
   layouts, append reviews, artifacts, report receipts;
@@ -41,12 +42,12 @@ from graphs.models.reviews import ChangeReview, ReviewComment
 from graphs.models.runs import (
     EXTERNAL_WORKER,
     PLANNING_NODE_ID,
-    Task,
     WorkGraphRun,
     WorkNodeExecution,
     planning_node_id,
 )
 from graphs.models.skills import Skill, SkillLabel, SkillRevision
+from graphs.models.tasks import Task
 
 __all__ = [
     "EXTERNAL_WORKER",

@@ -1,4 +1,4 @@
-"""Tasks, their runs (each a work graph), and one row per node attempt."""
+"""Runs (each a task's work graph) and one row per node attempt."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from graphs.models.projects import Project
 from graphs.models.skills import Skill
+from graphs.models.tasks import Task
 
 PLANNING_NODE_ID = "__planning__"
 # The worker name of an external node's attempt waiting for its report (graphs.engine.external): no worker
@@ -21,84 +21,6 @@ EXTERNAL_WORKER = "external"
 def planning_node_id(org_node: str | None = None) -> str:
     """Return the synthetic node_id of a planning call: ``__planning__`` or ``__planning__:<org_node>``."""
     return f"{PLANNING_NODE_ID}:{org_node}" if org_node else PLANNING_NODE_ID
-
-
-class Task(models.Model):
-    class TaskType(models.TextChoices):
-        DYNAMIC = "dynamic", "Dynamic (agents plan the graph)"
-        WORKFLOW = "workflow", "Workflow (a fixed workflow)"
-
-    class PlanningMode(models.TextChoices):
-        GRAPH = "graph", "Graph (the planner plans the whole graph at once)"
-        GAP_DRIVEN = "gap_driven", "Gap-driven (the planner plans in rounds until no gap is left)"
-
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        PLANNING = "planning", "Planning"
-        AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
-        READY = "ready", "Ready"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        INCOMPLETE = "incomplete", "Incomplete"
-        FAILED = "failed", "Failed"
-        REJECTED = "rejected", "Rejected"
-        CANCELLED = "cancelled", "Cancelled"
-
-    task_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
-    title = models.CharField(max_length=300)
-    goal_text = models.TextField()
-    deliverables = models.JSONField(default=list, blank=True)
-    acceptance_criteria = models.JSONField(default=list, blank=True)
-    acceptance_ids = models.JSONField(
-        default=list, blank=True,
-        help_text="The ids a collaboration TaskRequest gave the acceptance criteria, in the same order; empty:"
-                  " they are numbered ac1, ac2, …",
-    )
-    constraints = models.JSONField(default=list, blank=True)
-    resources = models.JSONField(default=list, blank=True)
-    task_type = models.CharField(max_length=16, choices=TaskType.choices, default=TaskType.DYNAMIC)
-    workflow_id = models.CharField(max_length=200, blank=True)
-    planning_mode = models.CharField(
-        max_length=16, choices=PlanningMode.choices, default=PlanningMode.GRAPH,
-        help_text="How its pipeline plans: one graph, or gap-driven rounds of tasks (see graphs.planning.gaps).",
-    )
-    skill = models.ForeignKey(
-        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
-        help_text="A skill whose team template guides planning, when chosen explicitly.",
-    )
-    hidden = models.BooleanField(
-        default=False, db_index=True,
-        help_text="A task an experiment made to run one of its cases (graphs.experiments); task lists leave it out.",
-    )
-    status = models.CharField(
-        max_length=24, choices=Status.choices, default=Status.DRAFT, db_index=True,
-        help_text="Derived from the task's latest run (graphs.runs.status); never set on its own.",
-    )
-    outcome = models.JSONField(
-        default=dict, blank=True, help_text="How the latest run ended: verdict, error, what is incomplete."
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [models.Index(fields=["project", "status"], name="task_project_status")]
-        constraints = [
-            models.CheckConstraint(
-                condition=~Q(task_type="workflow") | ~Q(workflow_id=""),
-                name="task_workflow_needs_workflow_id",
-            ),
-            models.CheckConstraint(
-                condition=Q(planning_mode__in=["graph", "gap_driven"]), name="task_planning_mode_valid"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.title
 
 
 class WorkGraphRun(models.Model):
@@ -202,6 +124,13 @@ class WorkGraphRun(models.Model):
                          condition=Q(cost_usd__isnull=False)),
             # Newest first, as the runs list orders them (graphs.runs.facts.LATEST_RUN_FIRST).
             models.Index(fields=["-created_at", "-run_id"], name="run_latest_first"),
+            # What waits on people and what is live, each read from the few runs in that state, never the
+            # history: the inbox's plans awaiting approval and budget stops, the list pages' fingerprint.
+            models.Index(fields=["task"], name="run_awaiting_approval", condition=Q(status="awaiting_approval")),
+            models.Index(fields=["task", "created_at"], name="run_budget_stopped",
+                          condition=Q(status="failed", error_code="budget_exceeded")),
+            models.Index(fields=["task"], name="run_under_way",
+                          condition=Q(status__in=["planning", "awaiting_approval", "ready", "running"])),
         ]
 
     def __str__(self) -> str:
@@ -358,6 +287,9 @@ class WorkNodeExecution(models.Model):
             # built by migration 0026 alone (SQLite has none, and remakes a table with the indexes named here).
             models.Index(fields=["subagent_type", "run"], name="execution_org_node_run"),
             models.Index(fields=["run", "cost_usd"], name="execution_run_cost"),
+            # The inbox's external attempts waiting for their report: a handful, never every running attempt.
+            models.Index(fields=["run"], name="execution_waiting_report",
+                         condition=Q(status="running", worker=EXTERNAL_WORKER, deadline_at__isnull=False)),
         ]
 
     def __str__(self) -> str:

@@ -4,7 +4,8 @@ Each run belongs to a task of the seeded project (ten runs a task), was created 
 year, and holds a planning call and four to six attempted nodes of the planner, coder, validator and
 reviewer, each with tokens and a cost (one attempt in twenty reported none), its ``cost_usd`` their
 sum as the engine keeps it. Statuses are as a console in use has them: mostly succeeded, some
-failed, cancelled or rejected, a few under way. The rows go in as they are, by COPY on PostgreSQL.
+failed, cancelled or rejected, and a few of the last day's runs under way. The rows go in as they are,
+by COPY on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ RUNS_PER_TASK = 10
 BATCH = 5000
 ORG_NODES = ("planner", "coder", "validator", "reviewer")
 NODE_IDS = ("brd", "prd", "impl", "unit_test", "docs", "review")
-# Weights of the statuses a run ends in, or is in.
+# Weights of the statuses a run ends in, or is in. Only a run of the last day may still be under way:
+# the reaper ends a run whose worker died, so a console's history is runs that ended.
 STATUSES = (("succeeded", 70), ("failed", 12), ("cancelled", 6), ("rejected", 3), ("running", 5),
             ("awaiting_approval", 2), ("planning_failed", 2))
+ENDED_STATUSES = tuple((status, weight) for status, weight in STATUSES if status in WorkGraphRun.FINISHED_STATUSES)
+UNDER_WAY_FOR = timedelta(days=1)
 FEATURES = 5000
 
 
@@ -46,7 +50,7 @@ def runs_seed(count: int, *, project_slug: str = "seed-runs", seed: int = 1, now
     now = now or timezone.now()
     project, _ = Project.objects.get_or_create(
         slug=project_slug, defaults={"name": f"Seeded runs ({project_slug})", "target_folder": ""})
-    statuses, weights = zip(*STATUSES, strict=True)
+    choices = {True: tuple(zip(*STATUSES, strict=True)), False: tuple(zip(*ENDED_STATUSES, strict=True))}
     attempts = 0
     with transaction.atomic():
         tasks = [{"task_id": uuid.UUID(int=rng.getrandbits(128)), "project_id": project.pk, "created_at": now,
@@ -57,8 +61,9 @@ def runs_seed(count: int, *, project_slug: str = "seed-runs", seed: int = 1, now
         for start in range(0, count, BATCH):
             runs, rows = [], []
             for index in range(start, min(count, start + BATCH)):
-                status = rng.choices(statuses, weights)[0]
                 created = now - timedelta(seconds=rng.uniform(0, 365 * 86400))
+                statuses, weights = choices[now - created < UNDER_WAY_FOR]
+                status = rng.choices(statuses, weights)[0]
                 run = {"run_id": uuid.UUID(int=rng.getrandbits(128)), "status": status, "created_at": created,
                        "task_id": tasks[index // RUNS_PER_TASK]["task_id"], "stage": rng.choice(ORG_NODES),
                        "manifest_version": 2, "started_at": created + timedelta(seconds=5), "finished_at": None}
@@ -133,5 +138,8 @@ def _rows_insert(model: type[Model], rows: list[dict[str, Any]]) -> None:
                 for row in values:
                     copy.write_row(row)
         else:
+            # SQLite's driver takes no UUID, Decimal or aware datetime: each value as its field stores it.
+            values = [[field.get_db_prep_save(value, connection) if field.attname not in json_fields else value
+                       for field, value in zip(fields, row, strict=True)] for row in values]
             marks = ", ".join(["%s"] * len(columns))
             cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", values)  # noqa: S608
