@@ -5,7 +5,9 @@ functions (``graphs.engine.jobs``); its handlers are installed here once, at sta
 (``GraphsConfig.ready``). An executor decides where a submitted job runs: on Celery workers
 (``REDIS_URL`` set), on a thread pool inside the serving process (embedded mode), or inline in the
 caller's thread (management commands and tests drain it). Handlers must be idempotent: a job may be
-delivered again after a worker dies.
+delivered again after a worker dies. An executor also tells whether a job waits for a worker now
+(``jobs_wait``): a worker that could go on with its own run's next node hands it out instead, so the
+runs sharing the workers take turns.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from typing import Protocol
 
+import redis
 from celery import current_app
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -33,6 +37,9 @@ FORGE_POLL_JOB = "forge_poll"
 # How often, and how far apart at most (seconds), a job that lost its database is run again.
 DATABASE_RETRIES = 5
 DATABASE_BACKOFF_CAP = 30
+# How long asking the broker whether a job waits may take: the answer only decides who runs a node, and
+# a broker slow to give it must not hold up the worker asking.
+BROKER_PROBE_TIMEOUT = 0.5
 
 _handlers: dict[str, Callable[[str], None]] = {}
 
@@ -54,6 +61,8 @@ def job_run(name: str, arg: str) -> None:
 
 class Executor(Protocol):
     def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None: ...
+
+    def waiting(self) -> bool: ...
 
 
 class CeleryExecutor:
@@ -86,6 +95,28 @@ class CeleryExecutor:
             # caller's request or job after the fact, and skip the other jobs committed with this one.
             logger.warning("could not publish job %s(%s); the reaper will resubmit it", name, arg, exc_info=True)
 
+    def waiting(self) -> bool:
+        """Whether a message lies in the queue, no worker having taken it: one LLEN on a Redis broker.
+
+        Workers prefetch nothing beyond the job each runs (acknowledged late, a multiplier of one), so
+        the list holds every job that waits. A broker that cannot be asked (not Redis, or unreachable)
+        says no: the worker goes on as if its run were alone, as it did before it could ask.
+        """
+        if self._broker is None:
+            return False
+        try:
+            return bool(self._broker.llen(self._queue or current_app.conf.task_default_queue))
+        except redis.RedisError:
+            return False
+
+    @cached_property
+    def _broker(self) -> redis.Redis | None:
+        url = self._broker_url or current_app.conf.broker_url
+        if not str(url).startswith(("redis://", "rediss://", "unix://")):
+            return None
+        return redis.Redis.from_url(url, socket_timeout=BROKER_PROBE_TIMEOUT,
+                                    socket_connect_timeout=BROKER_PROBE_TIMEOUT)
+
 
 class ThreadExecutor:
     """Runs jobs on a pool of threads in this process (the embedded mode), reaping lost work on a timer.
@@ -98,6 +129,9 @@ class ThreadExecutor:
     def __init__(self, workers: int, *, reap_interval: float | None = None,
                  periodic: Mapping[str, float] | None = None) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workgraph")
+        # Jobs handed to the pool that no thread has started yet: the pool's own queue is not public.
+        self._waiting = 0
+        self._waiting_lock = threading.Lock()
         # What Celery beat runs in the distributed mode: the reaper, and the jobs ``periodic`` names (each
         # every so many seconds; the forges' polling, say).
         timers = {REAP_JOB: reap_interval or 0.0, **(periodic or {})}
@@ -109,20 +143,31 @@ class ThreadExecutor:
     def _run_forever(self, name: str, interval: float) -> None:
         while True:
             time.sleep(interval)
-            self._pool.submit(self._run, name, "", 0)
+            self._enqueue(name, "", 0)
 
     def submit(self, name: str, arg: str, *, delay: float = 0.0) -> None:
         transaction.on_commit(lambda: self._submit_now(name, arg, delay))
 
     def _submit_now(self, name: str, arg: str, delay: float, retries: int = 0) -> None:
         if delay > 0:
-            timer = threading.Timer(delay, self._pool.submit, args=(self._run, name, arg, retries))
+            timer = threading.Timer(delay, self._enqueue, args=(name, arg, retries))
             timer.daemon = True
             timer.start()
         else:
-            self._pool.submit(self._run, name, arg, retries)
+            self._enqueue(name, arg, retries)
+
+    def _enqueue(self, name: str, arg: str, retries: int) -> None:
+        with self._waiting_lock:
+            self._waiting += 1
+        self._pool.submit(self._run, name, arg, retries)
+
+    def waiting(self) -> bool:
+        """Whether a job handed to the pool waits for a free thread (one due later, in a timer, does not)."""
+        return self._waiting > 0
 
     def _run(self, name: str, arg: str, retries: int) -> None:
+        with self._waiting_lock:
+            self._waiting -= 1
         try:
             job_run(name, arg)
         except (OperationalError, InterfaceError):
@@ -174,6 +219,11 @@ class InlineExecutor:
     def pending(self) -> int:
         return len(self._queue)
 
+    def waiting(self) -> bool:
+        """Never: the caller's thread is the only worker and drains every job in one go, so no worker is
+        free while another's job waits, and handing a dependant out would only cost it a turn."""
+        return False
+
     def discard(self) -> int:
         """Drop every queued job without running it (as a lost broker would); return how many."""
         dropped = len(self._queue)
@@ -224,6 +274,11 @@ def executor_set(executor: Executor | None) -> Executor | None:
     with _executor_lock:
         previous, _executor = _executor, executor
     return previous
+
+
+def jobs_wait() -> bool:
+    """Whether a job submitted to this process's executor waits for a worker now."""
+    return executor_get().waiting()
 
 
 def job_submit(name: str, arg: str, *, delay: float = 0.0) -> None:

@@ -25,7 +25,7 @@ from graphs.engine.attempt_commands import attempt_command_run, command_output_f
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.change_review import attempt_check_brief, attempt_review_brief, attempt_review_wait_recorder
 from graphs.engine.changes import ChangeKeeper, change_land, change_review_hold, workspace_judgment
-from graphs.engine.claims import Continuation, queued_attempt_claim
+from graphs.engine.claims import Continuation, continuing, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.external import attempt_external_wait
 from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
@@ -65,14 +65,16 @@ CONTINUE_FOR_SECONDS = 5.0
 
 
 def node_execute_job(node_exec_id: str) -> None:
-    """Run the attempt, then — while the job is young — a dependant it made ready, in this same worker.
+    """Run the attempt, then — while the job is young and no other job waits — a dependant it made
+    ready, in this same worker.
 
     The worker that readied a chain's next node is free and holds warm connections, where a broker
     round trip per node would cost more than the engine's own work on a quick node. The dependant is
     claimed for this worker in the very transaction that readies it, and starts with its upstream
-    output in hand. Past ``CONTINUE_FOR_SECONDS`` every dependant goes through the executor, so one
-    job does not hold a worker for long while other runs wait. A worker that dies in between leaves
-    a running attempt with no heartbeat, which the reaper fails and retries, as for any dead worker.
+    output in hand. While a job waits for a worker (another run's node, say), or past
+    ``CONTINUE_FOR_SECONDS``, every dependant goes through the executor: runs sharing the workers take
+    turns (see ``claims.continuing``). A worker that dies in between leaves a running attempt with no
+    heartbeat, which the reaper fails and retries, as for any dead worker.
     """
     continue_until = time.monotonic() + CONTINUE_FOR_SECONDS
     execution = _attempt_claim(node_exec_id)
@@ -83,7 +85,7 @@ def node_execute_job(node_exec_id: str) -> None:
             task = execution.run.task
             following, handed = _attempt_run(execution, runner=get_runner(execution.run.runner_name()),
                                              continue_until=continue_until, handed=handed)
-            if following is None and time.monotonic() < continue_until:
+            if following is None and continuing(continue_until):
                 following = _attempt_claim_next(execution.run_id, task=task)
             execution = following
     # No log this job handed to the closer thread is left behind when the job ends (and with it,
@@ -151,10 +153,10 @@ def _attempt_run(
 ) -> tuple[WorkNodeExecution | None, _Handover]:
     """Run an attempt claimed by this worker: produce and judge its output, record it, advance the run.
 
-    Until ``continue_until`` (a ``time.monotonic()`` value), one dependant made ready (or, in a fan-out,
-    a queued sibling) is claimed for this worker instead of handed to the executor; it is returned, with
-    what this attempt leaves in hand for it (``handed`` is what the last one left), for the caller to
-    run next.
+    Until ``continue_until`` (a ``time.monotonic()`` value), while no other job waits, one dependant made
+    ready (or, in a fan-out, a queued sibling) is claimed for this worker instead of handed to the
+    executor; it is returned, with what this attempt leaves in hand for it (``handed`` is what the last
+    one left), for the caller to run next.
     """
     me = worker_name()
     run = execution.run
@@ -176,9 +178,7 @@ def _attempt_run(
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         attempt_crashed(execution, worker=me, error=error)
 
-    continuation = None
-    if continue_until is not None and time.monotonic() < continue_until:
-        continuation = Continuation(worker=me, project_id=run.task.project_id)
+    continuation = Continuation(worker=me, project_id=run.task.project_id) if continuing(continue_until) else None
     log_closed = False
 
     def close_log() -> None:

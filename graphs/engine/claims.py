@@ -2,11 +2,13 @@
 
 A worker that has just finished a node of a wide fan-out holds warm connections and the run's shape;
 taking the next queued sibling itself costs a few statements, where a job per node would cost a round
-trip through the broker and a claim of its own.
+trip through the broker and a claim of its own. It does so only while no other job waits for a worker:
+a run going on in one worker would otherwise keep the nodes of every other run waiting behind it.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +16,7 @@ from django.utils import timezone
 
 from graphs.engine.state import RUN_FIELDS, RUNNABLE_FIELDS, Status
 from graphs.engine.statements import attempt_next_queued_lock, row_update
+from graphs.executors import jobs_wait
 from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_file_create
 from graphs.models import WorkNodeExecution
@@ -36,6 +39,13 @@ class Continuation:
     worker: str
     project_id: Any
     claimed: WorkNodeExecution | None = None
+
+
+def continuing(until: float | None) -> bool:
+    """Whether a worker may take its own run's next attempt itself: before ``until`` (a
+    ``time.monotonic()`` value; None: never), and while no job waits for a worker. When one does, the
+    attempt goes through the executor behind it, first come first served."""
+    return until is not None and time.monotonic() < until and not jobs_wait()
 
 
 def queued_attempt_claim(*, run_id: Any, worker: str, project_id: Any) -> WorkNodeExecution | None:
