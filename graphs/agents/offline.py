@@ -98,7 +98,7 @@ def _file_write(path: Path, text: str) -> None:
         os.replace(temporary, path)
     except OSError as error:
         # A full disk passes (space comes back): the call is worth making again, as after an outage.
-        full = error.errno == errno.ENOSPC
+        full = error.errno in (errno.ENOSPC, errno.EDQUOT)
         raise AgentError(f"the offline agent could not save {path.name} in {path.parent}: {error}",
                          kind="unavailable" if full else "not_found") from None
 

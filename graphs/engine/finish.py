@@ -19,6 +19,7 @@ from graphs.engine.state import GraphShape, RunStatus, Status, upstream_bad
 from graphs.models import PLANNING_NODE_ID, Task, WorkGraphRun, WorkNodeExecution, planning_node_id
 from graphs.notifications import nodes_failed_notify
 from graphs.runs.status import UNFINISHED_STATUSES, run_status_set, run_stopped_finish
+from graphs.workspaces.disk import DISK_FULL
 
 GAP_STAGE_PREFIX = "gap:"
 
@@ -67,7 +68,7 @@ def _stage_finished(run: WorkGraphRun, shape: GraphShape, latest: dict[str, dict
     failed = sorted(node_id for node_id, row in latest.items() if upstream_bad(shape.manifest, node_id, row["status"]))
     if failed:
         nodes_failed_notify(run=run, latest=latest)
-        run_finish(run, status=RunStatus.FAILED, error=f"nodes that did not succeed: {', '.join(failed)}")
+        run_finish(run, status=RunStatus.FAILED, error=_failed_reason(run, failed, latest))
         return
     round_number = gap_stage_round(run.stage)
     if round_number is not None:
@@ -101,6 +102,15 @@ def pipeline_next_stage(run: WorkGraphRun) -> str | None:
         return None
     index = ORG_NODES.index(run.stage)
     return ORG_NODES[index + 1] if index + 1 < len(ORG_NODES) else None
+
+
+def _failed_reason(run: WorkGraphRun, failed: list[str], latest: dict[str, dict]) -> str:
+    """The nodes that did not succeed, and a full disk where one is why some of them failed for good: the
+    machine's trouble, not theirs, which the run's reason must name."""
+    reason = f"nodes that did not succeed: {', '.join(failed)}"
+    full = sorted(run.executions.filter(pk__in=[latest[node_id]["pk"] for node_id in failed],
+                                        error__contains=DISK_FULL).values_list("node_id", flat=True))
+    return f"{reason}; {DISK_FULL} under {', '.join(full)}" if full else reason
 
 
 def run_finish(run: WorkGraphRun, *, status: str, error: str) -> bool:

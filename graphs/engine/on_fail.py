@@ -9,7 +9,6 @@ should wait for the rerun).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,13 +26,8 @@ from graphs.engine.record import attempt_finish, attempt_next_create, transient_
 from graphs.engine.state import Cause, Status, manifest_node, run_locked, subagent_by_node
 from graphs.logs.store import log_append
 from graphs.models import Skill, WorkGraphRun, WorkNodeExecution
+from graphs.workspaces.disk import DISK_FULL, disk_full_reason
 from graphs.workspaces.git import WorkspaceError
-
-# What the operating system says of a write to a full filesystem (ENOSPC), in git's words and Python's.
-DISK_FULL = "No space left on device"
-# Below this much free space a filesystem counts as full: git and libgit2 do not always say ENOSPC ("unable
-# to write file"), so an attempt that failed is also retried when its filesystems had no room left.
-DISK_FULL_BYTES = 1 << 20
 
 DEFAULT_MAX_ATTEMPTS = 3
 VERDICT_FEEDBACK_CHARS = 4000
@@ -145,35 +139,26 @@ def attempt_agent_failed(
 def attempt_workspace_failed(execution: WorkNodeExecution, *, worker: str, error: WorkspaceError) -> None:
     """Record an attempt whose worktree, commit or landing failed; one that met a full disk is retried after
     a backoff, as an outage is: the disk is the machine's trouble, not the node's, and space comes back."""
-    _attempt_failed(execution, worker=worker, error=f"workspace error: {error}")
+    _attempt_failed(execution, worker=worker, error=error, text=f"workspace error: {error}")
 
 
 def attempt_crashed(execution: WorkNodeExecution, *, worker: str, error: Exception) -> None:
     """Record an attempt a bug or an unforeseen error ended (``internal error``); retried after a backoff
     only when the disk was full, which is what git and libgit2 fail on in ways of their own."""
-    _attempt_failed(execution, worker=worker, error=f"internal error: {error!r}")
+    _attempt_failed(execution, worker=worker, error=error, text=f"internal error: {error!r}")
 
 
-def _attempt_failed(execution: WorkNodeExecution, *, worker: str, error: str) -> None:
-    # Read before the failure is recorded: space may be freed as soon as someone sees it.
-    full = DISK_FULL in error or _disk_full(execution)
+def _attempt_failed(execution: WorkNodeExecution, *, worker: str, error: Exception, text: str) -> None:
+    # Read before the failure is recorded: space may be freed as soon as someone sees it. The reason goes
+    # on the error, so a node whose retries run out on a full disk fails naming it.
+    full = disk_full_reason(error, (settings.WORKGRAPH_WORKSPACE_DIR, execution.run.task.project.target_folder))
+    if full and DISK_FULL not in text:
+        text = f"{text}; {full}"
     with run_locked(execution.run_id) as run:
-        if not attempt_finish(execution, worker=worker, status=Status.FAILED, error=error):
+        if not attempt_finish(execution, worker=worker, status=Status.FAILED, error=text):
             return
         if full:
             transient_retry_create(run, execution, backoff=True, kind="disk_full")
-
-
-def _disk_full(execution: WorkNodeExecution) -> bool:
-    """Whether the workspace folder's or the project folder's filesystem is (all but) full now."""
-    for folder in (settings.WORKGRAPH_WORKSPACE_DIR, execution.run.task.project.target_folder):
-        try:
-            stats = os.statvfs(folder)
-        except (OSError, TypeError):
-            continue
-        if stats.f_bavail * stats.f_frsize < DISK_FULL_BYTES:
-            return True
-    return False
 
 
 def agent_error_text(error: AgentError) -> str:

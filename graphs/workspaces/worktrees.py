@@ -33,6 +33,7 @@ from django.db import IntegrityError, transaction
 
 from graphs.models import AttemptChange, RunWorkspace, WorkGraphRun, WorkNodeExecution
 from graphs.workspaces import git as console_git
+from graphs.workspaces.disk import disk_full_named
 from graphs.workspaces.git import WorkspaceError, repository_git, repository_git_run, repository_locked, toplevel_of
 from graphs.workspaces.libgit import ref_commit, ref_move, staged, staged_commit
 from graphs.workspaces.pool import Worktree, worktree_committed, worktree_git, worktree_held
@@ -152,20 +153,23 @@ def _fork_point(fork: WorkGraphRun) -> str | None:
 @contextmanager
 def attempt_workspace(execution: WorkNodeExecution) -> Iterator[AttemptWorkspace | None]:
     """A worktree of the attempt's own for the time of the block, at the run branch's head; None (and
-    nothing done) for a project whose folder is not a git repository."""
-    run_workspace = run_workspace_ensure(execution.run)
-    if run_workspace is None:
-        yield None
-        return
-    top = Path(run_workspace.repository)
-    base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
-    start = base
-    amended = amended_change(execution)
-    if amended is not None:
-        # An attempt amending a reviewed change works on that change, and its own change is the whole of it.
-        base, start = amended
-    with _worktree_held(top, start, spare=_worktree_path(execution)) as worktree:
-        yield AttemptWorkspace(run_workspace=run_workspace, worktree=worktree, base_commit=base)
+    nothing done) for a project whose folder is not a git repository. A failure on a full disk is a
+    ``DiskFullError``, named before the worktree is given back (which frees space)."""
+    folders = (settings.WORKGRAPH_WORKSPACE_DIR, execution.run.task.project.target_folder)
+    with disk_full_named(folders):
+        run_workspace = run_workspace_ensure(execution.run)
+        if run_workspace is None:
+            yield None
+            return
+        top = Path(run_workspace.repository)
+        base = _commit_of(top, f"refs/heads/{run_workspace.branch}")
+        start = base
+        amended = amended_change(execution)
+        if amended is not None:
+            # An attempt amending a reviewed change works on that change, and its own change is the whole of it.
+            base, start = amended
+        with _worktree_held(top, start, spare=_worktree_path(execution)) as worktree, disk_full_named(folders):
+            yield AttemptWorkspace(run_workspace=run_workspace, worktree=worktree, base_commit=base)
 
 
 def amended_change(execution: WorkNodeExecution) -> tuple[str, str] | None:
