@@ -108,6 +108,8 @@ class _Line:
     text: str
     cut: bool
     size: int
+    # Numbered inside a caller's transaction, whose rollback undoes what it tells of (``transacted``).
+    transacted: bool = False
 
 
 @dataclass(eq=False)
@@ -146,7 +148,7 @@ class _Logs:
                 self._fresh.add(log_id)
 
     def number(self, log_file: ExecutionLogFile, execution: WorkNodeExecution, *, event: str,
-               fields: dict[str, Any]) -> _Line | None:
+               fields: dict[str, Any], transacted: bool = False) -> _Line | None:
         log = self._log(log_file, execution)
         with self.lock:
             log.execution = execution
@@ -163,7 +165,7 @@ class _Logs:
                 {"seq": log.next_seq, "ts": _now_iso(), "event": event, **fields}
             )
             numbered = _Line(log=log, log_id=log_file.pk, execution=execution, line=line, text=text, cut=cut,
-                             size=size)
+                             size=size, transacted=transacted)
             log.next_seq += 1
             log.kept += 1
             log.size += size + 1

@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
-from graphs.logs import rows, writer
+from graphs.logs import rows, transacted, writer
 from graphs.logs.numbering import LogLine, _line_size
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 
@@ -70,11 +70,13 @@ def log_append(*, execution: WorkNodeExecution, event: str, **fields: Any) -> Lo
     Returns None for agent output past the line cap (counted, not kept).
     """
     log_file = _log_file_of(execution)
-    line = writer._logs.number(log_file, execution, event=event, fields=fields)
+    transacted.rolled_back_return(log_file.pk)
+    in_transaction = connection.in_atomic_block
+    line = writer._logs.number(log_file, execution, event=event, fields=fields, transacted=in_transaction)
     if line is None:
         return None
-    if connection.in_atomic_block:
-        writer._write_in_caller_transaction(log_file.pk)
+    if in_transaction:
+        transacted.caller_transaction_write(log_file.pk)
     else:
         writer._writer.wake(block=True)
     return line.line
@@ -88,8 +90,9 @@ def log_file_close(*, execution: WorkNodeExecution) -> None:
     could not close (the database away) stays open for the reaper (``logs_left_open_close``).
     """
     log_file = _log_file_of(execution)
+    transacted.rolled_back_return(log_file.pk)
     if connection.in_atomic_block:
-        writer._write_in_caller_transaction(log_file.pk, close=True)
+        transacted.caller_transaction_write(log_file.pk, close=True)
         return
     done = writer._logs.close_request(log_file, execution)
     writer._writer.wake(block=False)
@@ -106,7 +109,9 @@ def log_file_close_soon(*, execution: WorkNodeExecution) -> None:
     if connection.in_atomic_block:
         log_file_close(execution=execution)
         return
-    writer._logs.close_request(_log_file_of(execution), execution)
+    log_file = _log_file_of(execution)
+    transacted.rolled_back_return(log_file.pk)
+    writer._logs.close_request(log_file, execution)
     writer._writer.wake(block=False)
 
 

@@ -8,9 +8,9 @@ previous one first waits ``DRAIN_WINDOW_SECONDS`` for more lines, so a process k
 loses the lines of that window and of the statement under way, never more — and no reader saw them, as
 nothing unwritten is published.
 
-Inside a transaction a line is written at once, in that transaction (one INSERT): the writer's own
-connection could not see rows the transaction made, and on SQLite it would queue behind the
-transaction's write lock while the transaction waited for it.
+Inside a transaction a line is written at once, in that transaction (one INSERT; ``transacted``): the
+writer's own connection could not see rows the transaction made, and on SQLite it would queue behind
+the transaction's write lock while the transaction waited for it.
 
 Two processes writing one log at the same moment meet on the unique (log, seq); the one that loses
 renumbers the lines it has not written yet, before anyone was told of them.
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from graphs.logs.numbering import LogLine, _Line, _Log, _Logs, _stored_tail, log_line_text
@@ -177,21 +177,6 @@ def _batch_return(batch: _Batch) -> None:
             if log is not None and item in log.in_flight:
                 log.in_flight.remove(item)
                 log.pending.appendleft(item)
-
-
-def _write_in_caller_transaction(log_id: Any, *, close: bool = False) -> None:
-    """Store the unwritten lines of one log (and close it) in the caller's transaction; tell on commit.
-
-    Rolled back, they are gone with the rest of the transaction, as what they told of did not happen.
-    """
-    batch = _batch_take(limit=MAX_WAITING_LINES, only=log_id, close=close)  # all of them, in order
-    try:
-        _batch_store(batch)
-    except BaseException:
-        _batch_return(batch)
-        raise
-    _batch_forget(batch)
-    transaction.on_commit(lambda: _batch_tell(batch))
 
 
 def _renumber(conflicted: list[_Line], *, later: list[_Line]) -> None:

@@ -1,0 +1,70 @@
+"""A transaction that wrote log lines and rolled back leaves its log numbered 1…n, losing nothing told before it:
+its own lines are written again marked ``rolled_back`` (what they told of did not happen), with their numbers
+(graphs/logs/transacted.py). A PostgreSQL restart under a run rolls such transactions back (the chaos suite)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import transaction
+
+from graphs.logs.store import log_append, log_file_close, log_file_open
+from graphs.models import ExecutionLogFile, ExecutionLogLine
+from tests import factories
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def execution(task):
+    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
+    log_file_open(execution=execution)
+    return execution
+
+
+def _stored(execution) -> list[tuple[int, str, bool]]:
+    lines = [json.loads(text) for text in ExecutionLogLine.objects.filter(log_file_id=execution.pk)
+             .order_by("seq").values_list("text", flat=True)]
+    return [(line["seq"], line["text"], line.get("rolled_back", False)) for line in lines]
+
+
+def test_a_rolled_back_transactions_lines_keep_their_numbers_and_the_lines_before_it_are_kept(execution):
+    log_append(execution=execution, event="agent_output", text="before")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        log_append(execution=execution, event="agent_output", text="in the transaction")
+        raise RuntimeError("the commit never came")
+    log_append(execution=execution, event="agent_output", text="after")
+    log_file_close(execution=execution)
+
+    assert _stored(execution) == [(1, "before", False), (2, "in the transaction", True), (3, "after", False)]
+    assert ExecutionLogFile.objects.get(pk=execution.pk).last_seq == 3
+
+
+def test_a_rolled_back_savepoint_marks_only_its_own_lines(execution):
+    with transaction.atomic():
+        log_append(execution=execution, event="agent_output", text="outer")
+        with pytest.raises(RuntimeError), transaction.atomic():
+            log_append(execution=execution, event="agent_output", text="inner")
+            raise RuntimeError("the savepoint is rolled back")
+        log_append(execution=execution, event="agent_output", text="outer again")
+    log_file_close(execution=execution)
+
+    assert _stored(execution) == [(1, "outer", False), (2, "inner", True), (3, "outer again", False)]
+
+
+def test_a_close_rolled_back_with_its_lines_leaves_the_log_open_to_close_again(execution):
+    log_append(execution=execution, event="agent_output", text="before")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        log_append(execution=execution, event="node_end", text="recorded")
+        log_file_close(execution=execution)
+        raise RuntimeError("the commit never came")
+    assert ExecutionLogFile.objects.get(pk=execution.pk).status == "open"
+
+    with transaction.atomic():
+        log_append(execution=execution, event="attempt_lost", text="lost instead")
+        log_file_close(execution=execution)
+
+    assert _stored(execution) == [(1, "before", False), (2, "recorded", True), (3, "lost instead", False)]
+    header = ExecutionLogFile.objects.get(pk=execution.pk)
+    assert (header.status, header.last_seq, header.line_count) == ("closed", 3, 3)
