@@ -201,8 +201,16 @@ def _landing_problems(run: WorkGraphRun) -> list[str]:
 def _log_problems(run: WorkGraphRun) -> list[str]:
     logs = (ExecutionLogLine.objects.filter(log_file__node_exec__run=run).values("log_file_id")
             .annotate(lines=Count("id"), first=Min("seq"), last=Max("seq")))
-    return [f"log {log['log_file_id']} holds {log['lines']} lines numbered {log['first']}…{log['last']}"
-            for log in logs if log["first"] != 1 or log["last"] != log["lines"]]
+    return [f"log {log['log_file_id']} holds {log['lines']} lines numbered {log['first']}…{log['last']}: "
+            f"{_gaps(log['log_file_id'])}" for log in logs if log["first"] != 1 or log["last"] != log["lines"]]
+
+
+def _gaps(log_file_id: Any) -> str:
+    """Where a log's numbering breaks: the lines on either side of each gap (and the first, when not 1)."""
+    lines = list(ExecutionLogLine.objects.filter(log_file_id=log_file_id).order_by("seq").values_list("seq", "text"))
+    breaks = [(before, after) for before, after in zip([(0, "(start)"), *lines], lines, strict=False)
+              if after[0] != before[0] + 1]
+    return "; ".join(f"{before[1][:200]} then {after[1][:200]}" for before, after in breaks)
 
 
 def _leftover_problems(run: WorkGraphRun, chaos: Chaos) -> list[str]:
