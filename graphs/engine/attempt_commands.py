@@ -23,6 +23,7 @@ from graphs.domain.manifest_nodes import node_commands
 from graphs.logs.store import log_append
 from graphs.models import WorkNodeExecution
 from graphs.workspaces.command_process import CommandResult, command_run
+from graphs.workspaces.libgit import folder_touched
 from graphs.workspaces.sandbox import process_env
 
 
@@ -51,6 +52,7 @@ def validator_script_save(cwd: Path, *, file: str, source: str) -> None:
     """Save ``source`` as ``file`` in ``cwd``, ending with a newline, replacing what is there. Whatever the
     agent left under that name is removed first, never followed: a symlink there must not lead the write
     out of the folder. Raises OSError when it cannot be saved."""
+    folder_touched(cwd)
     path = cwd / file
     path.unlink(missing_ok=True)
     handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
@@ -71,6 +73,7 @@ def attempt_command_run(
     attempt's log, and return how it ended. Raises AgentCancelled when the run's cancel stopped it, so
     the attempt ends cancelled as one whose agent was stopped does."""
     timeout = timeout_seconds or settings.WORKGRAPH_COMMAND_TIMEOUT
+    folder_touched(cwd)
     log_append(execution=execution, event="command_start", purpose=purpose, argv=argv, cwd=str(cwd),
                timeout_seconds=timeout)
     result = command_run(

@@ -14,6 +14,7 @@ from graphs.models import WorkNodeExecution
 from graphs.profiles.resolve import attempt_profile
 from graphs.runs.accounting import call_account
 from graphs.runs.budgets import BudgetSpentError, budget_check_after_call, budget_for_call
+from graphs.workspaces.libgit import folder_touched
 
 
 def attempt_agent_call(
@@ -56,6 +57,8 @@ def attempt_agent_call(
         profile=profile,
     )
     log_append(execution=execution, event="agent_call", purpose=purpose, org_node=call.org_node)
+    # What the agent writes in its folder is staged afresh, not taken from a staging before the call.
+    folder_touched(cwd)
     try:
         with agent_call_timed(org_node=org_node):
             result = runner.run(call)

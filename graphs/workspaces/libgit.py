@@ -8,6 +8,11 @@ the changed paths are the diff of the staged tree against ``HEAD``, and the comm
 ``HEAD`` and the move of the run's branch are written by libgit2 — the branch under its ref lock, only
 from the head the landing was built on, as ``git update-ref <ref> <new> <old>`` does.
 
+Staging walks the whole worktree, so its result is kept too: the write-set check's changed paths and the
+landing's commit are one staging, one walk and one tree, unless something ran in the worktree between
+them. Whatever the console runs or writes in an attempt's folder — an agent call, a command, a validator's
+script — first calls ``folder_touched``, which drops the staging kept there; the next one walks again.
+
 libgit2 runs no hook, file-system monitor, pager, credential helper or filter driver: it has none to
 run, the console registers no filter, and ``SEARCH_PATHS`` below keeps it from the machine's and the
 user's configuration, attributes and ignore files, as ``git_env`` keeps the CLI. So "git obeys only the
@@ -30,7 +35,9 @@ renamed folders, so its merged tree could differ from git's.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import threading
+import weakref
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -64,12 +71,16 @@ PINNED_TRUE = frozenset({"core.filemode", "core.symlinks", "core.trustctime"})
 SEARCH_PATHS = (ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL, ConfigLevel.PROGRAMDATA)
 for _level in SEARCH_PATHS:
     pygit2.settings.search_path[_level] = os.devnull
+# The states of the held worktrees that keep a staging, by folder, for folder_touched to find; weak, so a
+# worktree given back leaves nothing here.
+_KEPT: weakref.WeakValueDictionary[Path, Any] = weakref.WeakValueDictionary()
+_KEPT_LOCK = threading.Lock()
 
 
 @dataclass
 class Staged:
     """A worktree's change staged in memory: the tree it makes, the ``HEAD`` it was made on, and the paths
-    it adds, changes or deletes."""
+    it adds, changes or deletes; ``folder`` is the worktree's, whose state keeps it."""
 
     repository: pygit2.Repository
     index: pygit2.Index
@@ -77,6 +88,7 @@ class Staged:
     head_tree: str
     tree: str
     paths: list[str]
+    folder: Path | None = None
 
 
 def backend_allows(top: Path) -> bool:
@@ -86,9 +98,12 @@ def backend_allows(top: Path) -> bool:
 
 def staged(worktree: Any) -> Staged | None:
     """The worktree's whole change staged as ``git add --all`` stages it, without writing the index; None
-    where the CLI must stage it. ``worktree.state.native`` keeps the index read from disk for the hold."""
+    where the CLI must stage it. ``worktree.state.native`` keeps the index read from disk for the hold, and
+    ``worktree.state.staged`` the change until anything runs in the worktree (``folder_touched``)."""
     if not backend_allows(worktree.top):
         return None
+    if worktree.state.staged is not None:
+        return worktree.state.staged
     try:
         repository, index = worktree.state.native or _opened(worktree)
         worktree.state.native = (repository, index)
@@ -105,14 +120,28 @@ def staged(worktree: Any) -> Staged | None:
         # Nothing of it was written but objects no ref names: the CLI starts from the index on disk.
         worktree.state.native = None
         return None
-    return Staged(repository=repository, index=index, head=str(head.id), head_tree=str(head.tree_id),
-                  tree=str(tree), paths=paths)
+    change = Staged(repository=repository, index=index, head=str(head.id), head_tree=str(head.tree_id),
+                    tree=str(tree), paths=paths, folder=Path(worktree.path))
+    with _KEPT_LOCK:
+        worktree.state.staged = change
+        _KEPT[change.folder] = worktree.state
+    return change
+
+
+def folder_touched(folder: Path) -> None:
+    """Something is about to run or be written in ``folder``: the staging kept for the worktree held there
+    (if any) no longer says what it holds, and the next ``staged`` walks it again."""
+    with _KEPT_LOCK:
+        state = _KEPT.pop(Path(folder), None)
+        if state is not None:
+            state.staged = None
 
 
 def staged_commit(change: Staged, message: str) -> str:
     """Write the staged index, and commit its tree on ``HEAD`` with ``message`` as ``git commit-tree``
     does (the console's identity, git's own trailing newline), moving ``HEAD`` to it; return the
-    commit, or "" when the tree is ``HEAD``'s."""
+    commit, or "" when the tree is ``HEAD``'s. The staging kept becomes what staging again would find:
+    the commit, and no change on it."""
     change.index.write()
     if change.tree == change.head_tree:
         return ""
@@ -120,6 +149,10 @@ def staged_commit(change: Staged, message: str) -> str:
     commit = str(change.repository.create_commit(None, identity, identity, f"{message}\n", change.tree,
                                                  [change.head]))
     _ref_move(change.repository, "HEAD", commit, change.head, identity)
+    with _KEPT_LOCK:
+        state = _KEPT.get(change.folder) if change.folder is not None else None
+        if state is not None and state.staged is change:
+            state.staged = replace(change, head=commit, head_tree=change.tree, paths=[])
     return commit
 
 

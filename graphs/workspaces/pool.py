@@ -79,12 +79,15 @@ SWEEP_WALKS = 4
 @dataclass
 class WorktreeState:
     """What the console knows of a held worktree: the commit it was handed out at or committed, whether
-    everything in it is that commit (``worktree_committed``), and its index as libgit2 read it."""
+    everything in it is that commit (``worktree_committed``), its index as libgit2 read it and the change
+    staged there."""
 
     head: str
     committed: bool = False
     # The holder's repository and index as libgit2 read them (graphs.workspaces.libgit), for the hold.
     native: Any = None
+    # The change libgit2 staged, until anything runs in the worktree (graphs.workspaces.libgit.folder_touched).
+    staged: Any = None
 
 
 @dataclass(frozen=True)

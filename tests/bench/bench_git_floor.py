@@ -36,7 +36,16 @@ import pytest
 
 from graphs.workspaces import worktrees as workspaces
 from graphs.workspaces.git import repository_git
-from graphs.workspaces.libgit import _opened, _ref_move, _signature, ref_commit, ref_move, staged, staged_commit
+from graphs.workspaces.libgit import (
+    _opened,
+    _ref_move,
+    _signature,
+    folder_touched,
+    ref_commit,
+    ref_move,
+    staged,
+    staged_commit,
+)
 from graphs.workspaces.pool import worktree_git, worktree_held
 from tests.bench.bench_workspaces import ROUNDS, SIZES, _change_make, projects, workspace_dir  # noqa: F401
 from tests.bench.report import load_average, ms, p95, tables
@@ -80,7 +89,9 @@ def _landing_libgit2(top: Path, worktree, path: str, base: str) -> str:
 
 
 def _landing_staged(top: Path, worktree, path: str, base: str) -> str:
-    """The product's in-process landing: every file's stat looked at to find the change."""
+    """The product's in-process landing: every file's stat looked at to find the change (the round's write
+    is an agent's, after which the product stages afresh)."""
+    folder_touched(worktree.path)
     change = staged(worktree)
     assert change is not None and change.paths == [path]
     commit = staged_commit(change, "floor")

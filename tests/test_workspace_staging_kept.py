@@ -1,0 +1,81 @@
+"""Through libgit2 an attempt's change is staged once: the write-set check's changed paths and the landing's
+commit are one walk of the worktree. What the attempt's judge writes there after the check — an agent's
+call, a command — is staged afresh and lands with the change."""
+
+from __future__ import annotations
+
+import pygit2
+import pytest
+
+from graphs.engine import run_start
+from tests.repos import git, writes
+from tests.run_builders import latest, node, planned_run, python
+
+pytestmark = pytest.mark.django_db
+
+WRITES_NOTES = "import pathlib; pathlib.Path('judge-notes.md').write_text('checked\\n')"
+
+
+@pytest.fixture
+def walks(monkeypatch, settings) -> list[int]:
+    """One item for each time libgit2 walked a worktree to stage it."""
+    settings.WORKGRAPH_GIT_BACKEND = "auto"
+    seen: list[int] = []
+    real = pygit2.Index.add_all
+
+    def counted(index, *args, **kwargs):
+        seen.append(1)
+        return real(index, *args, **kwargs)
+
+    monkeypatch.setattr(pygit2.Index, "add_all", counted)
+    return seen
+
+
+def _landed(repo_task, inline_executor, spec: dict) -> tuple[str, list[str]]:
+    """Run the one node ``spec``; its status, and the files its landing changed on the run's branch."""
+    run = planned_run(repo_task, {"nodes": [spec], "edges": []})
+    run_start(run=run)
+    inline_executor.drain()
+    row = latest(run)[spec["node_id"]]
+    branch = run.workspace.branch
+    folder = repo_task.project.target_folder
+    changed = git(folder, "diff", "--name-only", f"{run.workspace.base_commit}..{branch}").split()
+    return row.status, changed
+
+
+def test_an_attempt_whose_judge_runs_nothing_walks_its_worktree_once(repo_task, inline_executor, scripted_runner,
+                                                                    walks):
+    scripted_runner.replies[("node", "build")] = writes("docs/guide.md", "# Guide\n")
+
+    status, changed = _landed(repo_task, inline_executor, node("build", write_set=["docs/**"]))
+
+    assert status == "succeeded" and changed == ["docs/guide.md"]
+    assert len(walks) == 1
+
+
+def test_what_a_judge_agent_writes_after_the_write_set_check_lands_with_the_change(repo_task, inline_executor,
+                                                                                  scripted_runner, walks):
+    scripted_runner.replies[("node", "build")] = writes("docs/guide.md", "# Guide\n")
+
+    def judge_writes(call) -> str:
+        writes("judge-notes.md", "checked\n")(call)
+        return '{"ok": true, "issues": []}'
+
+    scripted_runner.replies[("judge", "build")] = judge_writes
+
+    status, changed = _landed(repo_task, inline_executor, node("build", judgment={"kind": "llm"}))
+
+    assert status == "succeeded" and changed == ["docs/guide.md", "judge-notes.md"]
+    assert len(walks) == 2
+
+
+def test_what_a_command_judgment_writes_after_the_write_set_check_lands_with_the_change(
+    repo_task, commands_allowed, inline_executor, scripted_runner, walks
+):
+    scripted_runner.replies[("node", "build")] = writes("docs/guide.md", "# Guide\n")
+    spec = node("build", judgment={"kind": "command", "command": python(WRITES_NOTES), "timeout_seconds": 60})
+
+    status, changed = _landed(repo_task, inline_executor, spec)
+
+    assert status == "succeeded" and changed == ["docs/guide.md", "judge-notes.md"]
+    assert len(walks) == 2
