@@ -102,11 +102,13 @@ class CeleryExecutor:
         the list holds every job that waits. A broker that cannot be asked (not Redis, or unreachable)
         says no: the worker goes on as if its run were alone, as it did before it could ask.
         """
-        if self._broker is None:
-            return False
         try:
-            return bool(self._broker.llen(self._queue or current_app.conf.task_default_queue))
-        except redis.RedisError:
+            broker = self._broker
+            return broker is not None and bool(broker.llen(self._queue or current_app.conf.task_default_queue))
+        except Exception:
+            # The worker asks once an attempt has run and before recording it: raising would leave the
+            # attempt running, its result unrecorded, until the reaper took it for lost.
+            logger.warning("could not ask the broker whether a job waits; going on as if none did", exc_info=True)
             return False
 
     @cached_property

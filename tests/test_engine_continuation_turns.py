@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from graphs.engine import attempt, run_start
-from graphs.executors import ThreadExecutor, job_handlers_install
+from graphs.executors import CeleryExecutor, ThreadExecutor, job_handlers_install
 from tests import factories
 from tests.run_builders import edges_for, latest, node, planned_run
 
@@ -69,6 +69,11 @@ def test_with_nothing_waiting_the_worker_runs_its_run_on(task, scripted_runner, 
         assert rows[node_id].ready_at == rows[node_id].started_at
         assert rows[node_id].worker == rows["n0"].worker
     assert _queued_jobs(broker) == []
+
+
+def test_a_broker_that_cannot_be_asked_says_no_job_waits():
+    assert not CeleryExecutor(broker_url="redis://127.0.0.1:1/0", queue="nowhere").waiting()
+    assert not CeleryExecutor(broker_url="memory://", queue="nowhere").waiting()
 
 
 def test_in_the_embedded_mode_a_job_waits_while_every_thread_is_busy():
