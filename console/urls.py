@@ -80,6 +80,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/dag-spec.json", views.run_dag_spec_download, name="run_dag_spec"),
     path("runs/<uuid:run_id>/compare/<uuid:other_run_id>/", views.runs_compare, name="runs_compare"),
     path("runs/<uuid:run_id>/planning/", views.run_planning, name="run_planning"),
+    path("runs/<uuid:run_id>/stages/<str:org_node>/", views.run_stage_nodes, name="run_stage_nodes"),
     path("runs/<uuid:run_id>/start/", views.run_start_view, name="run_start"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel_view, name="run_cancel"),
     path("runs/<uuid:run_id>/budget/", inbox_views.run_budget_resume_view, name="run_budget_resume"),

@@ -46,7 +46,14 @@ from console.views.executions import execution_detail, execution_json, execution
 from console.views.fork_edit import run_fork_edit
 from console.views.pages import dashboard, project_detail, run_list, task_detail, task_list, task_new
 from console.views.projects import project_edit, project_member_change, project_members_page, project_new
-from console.views.runs import run_graph, run_graph_json, run_graph_live, run_node_panel, run_planning
+from console.views.runs import (
+    run_graph,
+    run_graph_json,
+    run_graph_live,
+    run_node_panel,
+    run_planning,
+    run_stage_nodes,
+)
 
 __all__ = [
     "attempts_compare",
@@ -74,6 +81,7 @@ __all__ = [
     "run_node_panel",
     "run_planning",
     "run_review_view",
+    "run_stage_nodes",
     "run_start_view",
     "runs_compare",
     "task_detail",

@@ -1,11 +1,12 @@
-"""A run's pages: its graph (and the graph.json the page draws), and its planning calls."""
+"""A run's pages: its graph (and the graph.json the page draws), its planning calls, and a stage's nodes."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control
@@ -22,6 +23,7 @@ from graphs.reads.graph_json import graph_compact, run_graph_etag
 from graphs.reads.node_panel import node_panel_read
 from graphs.reads.run_lists import run_changed_files
 from graphs.reads.run_notices import run_notices
+from graphs.reads.todo_tree import run_stage
 from graphs.runs.accounting import spend_of
 from graphs.runs.facts import manifest_node_count, run_progress_counted
 
@@ -127,6 +129,25 @@ def run_planning(request: HttpRequest, run_id) -> HttpResponse:
             "graph_url": f"/runs/{run.run_id}/graph.json",
         },
     )
+
+
+# A page of a stage's nodes: as many as a run's whole to-do tree shows unfolded.
+STAGE_NODES_PER_PAGE = 300
+
+
+@login_required
+def run_stage_nodes(request: HttpRequest, run_id, org_node: str) -> HttpResponse:
+    """The nodes one stage of a run planned, a page at a time: where a run folded by stage on its task's
+    page (graphs.reads.todo_tree.FOLD_ABOVE_NODES) lists them."""
+    run, role = run_for_member(request.user, run_id)
+    stage = run_stage(run, org_node)
+    if stage is None:
+        raise Http404("no such stage")
+    page = Paginator(stage.nodes, STAGE_NODES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "console/run_stage.html", {
+        "run": run, "task": run.task, "stage": stage, "progress": stage.progress(), "page": page,
+        "can_fork": can(role, "fork_run"),
+    })
 
 
 def _planning_call_view(call: dict[str, Any]) -> dict[str, Any]:

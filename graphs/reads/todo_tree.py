@@ -1,5 +1,6 @@
 """The task page's to-do tree: each run's planning calls, then its nodes grouped by the stage that planned
-them, and its failed attempts grouped by category."""
+them (a run of many nodes folded by stage, each stage's nodes on a page of their own), and its failed
+attempts grouped by category."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 from graphs.domain import manifest_graph
 from graphs.domain.failure_roles import FailureRole
@@ -70,11 +71,21 @@ class TreeNode:
         return self.latest.status if self.latest else NOT_STARTED
 
 
+# Past this many work nodes a run's to-do tree is folded by stage: each stage says how far its nodes got
+# and links to its own page, which lists them a page at a time. Every row of a 10,000-node run is 10 MB
+# of page, rendered in seconds, for a lead who reads the stages and the failures.
+FOLD_ABOVE_NODES = 300
+
+
 @dataclass
 class Stage:
     org_node: str
     planning: list[WorkNodeExecution]
     nodes: list[TreeNode]
+
+    def progress(self) -> RunProgress:
+        """How far the stage's nodes are, as the run's own progress counts them."""
+        return progress_from_statuses((node.status for node in self.nodes if node.attempts), total=len(self.nodes))
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,11 @@ class RunTree:
     # The run's artifacts, one per node and type (graphs.reads.task_runs.runs_artifacts); the page sets them.
     artifacts: list[Any] = field(default_factory=list)
 
+    @property
+    def folded(self) -> bool:
+        """Whether the page shows each stage's progress and a link to its nodes, not every node."""
+        return self.progress.total > FOLD_ABOVE_NODES
+
 
 def task_run_trees(task: Task) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
@@ -149,6 +165,31 @@ def task_run_trees(task: Task) -> list[RunTree]:
     """
     runs = list(runs_latest_first(task.runs.all()))
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
+    trees = _trees(runs, in_runs)
+    spends = spend_by_run(in_runs)
+    workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
+    from_specs = set(DagSpec.objects.filter(run__in=runs).values_list("run_id", flat=True))
+    for index, tree in enumerate(trees):
+        tree.spend = spends.get(tree.run.pk)
+        tree.workspace = workspaces.get(tree.run.pk)
+        # Runs are newest first: the one before this run is the next tree.
+        tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
+        tree.approval_wait = run_approval_wait(tree.run)
+        tree.dag_spec = tree.run.pk in from_specs
+    return trees
+
+
+def run_stage(run: WorkGraphRun, org_node: str) -> Stage | None:
+    """The stage of ``run`` that ``org_node`` planned, with its nodes in the tree's order (two queries);
+    None when no stage of the run is that org node's."""
+    in_run = WorkNodeExecution.objects.filter(run=run).order_by("created_at", "attempt")
+    [tree] = _trees([run], in_run)
+    return next((stage for stage in tree.stages if stage.org_node == org_node), None)
+
+
+def _trees(runs: list[WorkGraphRun], in_runs: QuerySet[WorkNodeExecution]) -> list[RunTree]:
+    """Each run's tree from two queries of ``in_runs`` (the runs' attempts): its planning calls, and its
+    node attempts as plain values."""
     planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
     # Of a planning call's payload, the tree needs which nodes it added: the rest holds the agent's
     # answer and the manifest twice over, three times what the run's own manifest weighs.
@@ -160,18 +201,7 @@ def task_run_trees(task: Task) -> list[RunTree]:
         "run_id", *_TREE_ATTEMPT_COLUMNS
     ):
         attempts[run_id].append(TreeAttempt(*values))
-    spends = spend_by_run(in_runs)
-    workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
-    from_specs = set(DagSpec.objects.filter(run__in=runs).values_list("run_id", flat=True))
-    trees = [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
-    for index, tree in enumerate(trees):
-        tree.spend = spends.get(tree.run.pk)
-        tree.workspace = workspaces.get(tree.run.pk)
-        # Runs are newest first: the one before this run is the next tree.
-        tree.previous_run = trees[index + 1].run if index + 1 < len(trees) else None
-        tree.approval_wait = run_approval_wait(tree.run)
-        tree.dag_spec = tree.run.pk in from_specs
-    return trees
+    return [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
 
 
 def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: list[TreeAttempt]) -> RunTree:
