@@ -14,20 +14,14 @@ from graphs.models import ExecutionLogFile, ExecutionLogLine
 from tests import factories
 from tests.celery_worker import wait_until
 from tests.faults import FailingFirst
+from tests.log_lines import running_with_log, stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def execution(task):
-    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
-    log_file_open(execution=execution)
-    return execution
-
-
-def stored(execution) -> list[dict]:
-    return [json.loads(text) for text in
-            ExecutionLogLine.objects.filter(log_file_id=execution.pk).order_by("seq").values_list("text", flat=True)]
+    return running_with_log(task)
 
 
 def test_lines_appended_while_a_drain_is_under_way_go_in_one_insert(execution, monkeypatch):

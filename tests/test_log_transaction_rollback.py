@@ -4,29 +4,23 @@ its own lines are written again marked ``rolled_back`` (what they told of did no
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.db import transaction
 
-from graphs.logs.store import log_append, log_file_close, log_file_open
-from graphs.models import ExecutionLogFile, ExecutionLogLine
-from tests import factories
+from graphs.logs.store import log_append, log_file_close
+from graphs.models import ExecutionLogFile
+from tests.log_lines import running_with_log, stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def execution(task):
-    execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
-    log_file_open(execution=execution)
-    return execution
+    return running_with_log(task)
 
 
 def _stored(execution) -> list[tuple[int, str, bool]]:
-    lines = [json.loads(text) for text in ExecutionLogLine.objects.filter(log_file_id=execution.pk)
-             .order_by("seq").values_list("text", flat=True)]
-    return [(line["seq"], line["text"], line.get("rolled_back", False)) for line in lines]
+    return [(line["seq"], line["text"], line.get("rolled_back", False)) for line in stored(execution)]
 
 
 def test_a_rolled_back_transactions_lines_keep_their_numbers_and_the_lines_before_it_are_kept(execution):

@@ -29,20 +29,8 @@ def test_an_attempt_that_meets_a_full_disk_is_retried_and_lands(repo_task, scrip
                                                                   monkeypatch):
     failing = FailingFirst(attempt_module.attempt_workspace, WorkspaceError(FULL))
     monkeypatch.setattr(attempt_module, "attempt_workspace", failing)
-    scripted_runner.replies[("node", "build")] = writes("feature.py", "FEATURE = True\n")
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
-
-    run_start(run=run)
-    inline_executor.drain()
-
-    run.refresh_from_db()
+    rows = _build_retried_once(repo_task, scripted_runner, inline_executor)
     assert failing.all_raised
-    assert run.status == "succeeded", run.error
-    rows = list(node_rows(run).order_by("attempt"))
-    assert [(row.attempt, row.cause, row.status) for row in rows] == [
-        (1, "initial", "failed"), (2, "transient_retry", "succeeded")
-    ]
     assert rows[0].error == f"workspace error: {FULL}"
     assert rows[1].change.merge_commit
 
@@ -124,20 +112,8 @@ def test_a_full_disk_is_named_where_the_attempt_fails_though_space_is_back_befor
         record(execution, **kwargs)
 
     monkeypatch.setattr(attempt_module, "attempt_workspace_failed", recorded_once_space_is_back)
-    scripted_runner.replies[("node", "build")] = writes("feature.py", "FEATURE = True\n")
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
-
-    run_start(run=run)
-    inline_executor.drain()
-
-    run.refresh_from_db()
+    rows = _build_retried_once(repo_task, scripted_runner, inline_executor)
     assert failing.all_raised
-    assert run.status == "succeeded", run.error
-    rows = list(node_rows(run).order_by("attempt"))
-    assert [(row.attempt, row.cause, row.status) for row in rows] == [
-        (1, "initial", "failed"), (2, "transient_retry", "succeeded")
-    ]
     assert rows[0].error.startswith(f"workspace error: {UNWRITTEN}; {DISK_FULL}: 0 bytes free on the filesystem of ")
 
 
@@ -196,3 +172,20 @@ def test_a_block_failing_on_a_full_disk_raises_it_named_and_a_lost_database_as_i
     with pytest.raises(WorkspaceError) as raised, disk_full_named([tmp_path]):
         raise WorkspaceError("refs/heads/x names no commit")
     assert type(raised.value) is WorkspaceError
+
+
+def _build_retried_once(repo_task, scripted_runner, inline_executor) -> list:
+    """Run a one-node run whose node writes a feature file; it succeeds on its second attempt, a transient
+    retry of the first, which failed. Its attempts, in order."""
+    scripted_runner.replies[("node", "build")] = writes("feature.py", "FEATURE = True\n")
+    nodes = [node("build")]
+    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
+    run_start(run=run)
+    inline_executor.drain()
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    rows = list(node_rows(run).order_by("attempt"))
+    assert [(row.attempt, row.cause, row.status) for row in rows] == [
+        (1, "initial", "failed"), (2, "transient_retry", "succeeded")
+    ]
+    return rows
