@@ -35,6 +35,10 @@ LAUNCH_ARGS = [
     "--disable-sync", "--no-first-run",
 ]
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# How long a browser test's page waits for the condition the test means before it fails. A bound against a
+# hang, never a pace the test expects: a machine loaded several times over its cores takes many seconds for
+# what a quiet one does at once, and a test that meant a pace would be a benchmark.
+PAGE_WAIT_MS = 90_000
 # For page.wait_for_function: every box of the run graph on screen, wholly inside the drawing's stage.
 ALL_BOXES_IN_VIEW = """
 () => {
@@ -100,6 +104,10 @@ def chromium() -> Iterator[Browser]:
     """A headless Chromium browser for the browser tests."""
     ARTIFACTS.mkdir(exist_ok=True)
     with chromium_launched() as browser:
+        from playwright.sync_api import expect
+
+        # Playwright's assertions wait for their condition up to the same bound as the pages' waits.
+        expect.set_options(timeout=PAGE_WAIT_MS)
         yield browser
 
 

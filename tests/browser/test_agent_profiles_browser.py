@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 
 INSTRUCTIONS = "# Coder\n\nWrite the change and **run the tests**.\n\n<script>window.injected = true</script>\n"
 
@@ -13,7 +13,7 @@ INSTRUCTIONS = "# Coder\n\nWrite the change and **run the tests**.\n\n<script>wi
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_edits_a_profile_previews_it_and_reads_the_diff(chromium, live_server, dana):
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{live_server.url}/login/?next=/agents/", "dana")
 
     page.wait_for_url("**/agents/")

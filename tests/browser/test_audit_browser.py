@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from graphs.audit import audit_record
 from graphs.models import AuditEntry
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, no_sideways_scroll, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, no_sideways_scroll, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +24,7 @@ def test_a_lead_reads_and_filters_the_projects_log_and_an_administrator_exports_
     audit_record(actor=alice, action=AuditEntry.Action.PROJECT_EDITED, object_type="project", object_id=project.slug,
                  project=project, before={"name": "Old"}, after={"name": MARKUP}, summary=f"Renamed to {MARKUP}")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
     page.goto(f"{console_server}/login/")
     page.fill("input[name=username]", "alice")

@@ -24,7 +24,7 @@ from tests.browser.change_review_steps import (
     saving_run,
     tab_until,
 )
-from tests.browser.conftest import ARTIFACTS, no_sideways_scroll, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, no_sideways_scroll, sign_in
 from tests.browser.reloads import OpenPages
 from tests.change_reviews import build_then_check, review_required, waiting_build
 from tests.repos import git
@@ -37,7 +37,7 @@ SECOND_COMMENT = "Name the node as the graph does."
 
 def signed_in_context(chromium, server: str, username: str):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(PAGE_WAIT_MS)
     sign_in(context.new_page(), f"{server}/", username)
     return context
 
@@ -157,7 +157,7 @@ def test_a_refused_review_comes_back_with_its_comments_under_their_lines_and_eve
     chromium, console_server, bob, waiting
 ):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{waiting.pk}/", bob.username)
     lines = page.locator("[data-review-diff='change'] tr[data-review-line]")
     lines.first.wait_for()

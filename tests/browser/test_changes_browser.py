@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.engine import run_start
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.repos import writes
 from tests.run_builders import latest, node, planned_run
 
@@ -28,7 +28,7 @@ def test_the_changes_of_an_attempt_and_a_run_are_drawn_and_hostile_text_stays_te
     inline_executor.drain()
     execution = latest(run)["build"]
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 

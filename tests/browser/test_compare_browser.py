@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,7 +50,7 @@ def _no_sideways_scroll(page, name: str) -> None:
 def test_two_attempts_compare_side_by_side_from_the_node_page(chromium, console_server, alice, attempts):
     _, first, second = attempts
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{second.pk}/", "alice")
     page.click("a[data-compare-with='1']")
     page.wait_for_url(f"**/executions/{first.pk}/compare/{second.pk}/")
@@ -73,7 +73,7 @@ def test_two_attempts_compare_side_by_side_from_the_node_page(chromium, console_
 def test_the_run_graphs_node_panel_links_each_earlier_attempt_to_compare(chromium, console_server, alice, attempts):
     run, first, second = attempts
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/?node=draft", "alice")
     link = page.locator("#panel .attempts li[data-attempt='1'] a:has-text('compare with latest')")
     link.wait_for()
@@ -95,7 +95,7 @@ def test_two_runs_of_a_task_compare_from_the_task_page(chromium, console_server,
     attempt(newer, 1, node_id="brief", output="b", agent_calls=1, cost_usd=Decimal("0.0100"))
     attempt(newer, 2, node_id="draft", output="d")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     assert page.locator(f"#run-{older.run_id} [data-compare-previous]").count() == 0
     page.click(f"#run-{newer.run_id} [data-compare-previous]")

@@ -8,7 +8,7 @@ import pytest
 
 from graphs.logs.store import log_append, log_file_close
 from tests import factories
-from tests.browser.conftest import raw_log_open, sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, raw_log_open, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _page(chromium):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 

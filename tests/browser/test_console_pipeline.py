@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import Task
-from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, raw_log_open, sign_in
+from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, PAGE_WAIT_MS, raw_log_open, sign_in
 from tests.browser.dag_runs import box_click
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,7 +19,7 @@ TERMINAL = {"succeeded", "failed", "blocked", "cancelled"}
 
 def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, alice):
     page = chromium.new_page(viewport={"width": 1500, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
 
     sign_in(page, f"{console_server}/", "alice")
     page.wait_for_selector("h1:has-text('Dashboard')")
@@ -100,7 +100,7 @@ def test_a_lead_runs_a_pipeline_and_watches_it_live(chromium, console_server, al
 
 def test_the_task_page_follows_its_pipeline_to_the_end_without_a_reload(chromium, console_server, alice, task):
     page = chromium.new_page(viewport={"width": 1440, "height": 900})
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     page.wait_for_selector("h1 .status[data-status='draft']")
 

@@ -7,7 +7,7 @@ import pytest
 from graphs.models import Skill
 from graphs.skills.revisions import skill_save
 from tests import factories
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.factories import RunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,7 +30,7 @@ def test_the_pages_the_graph_the_skill_editor_and_the_api_docs_work_under_the_po
                           {"node_id": "b", "subagent_type": "coder", "depends_on": ["a"]}], "edges": []}
     run = RunFactory(task=task, graph_manifest=manifest)
     page = chromium.new_page(viewport={"width": 1400, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     console_errors: list[str] = []
     page.on("console", lambda message: message.type == "error" and console_errors.append(message.text))
     page.add_init_script(RECORD_VIOLATIONS)

@@ -8,7 +8,7 @@ import pytest
 from graphs.models import DagSpec, WorkGraphRun
 from graphs.planning.dag_specs import dag_spec_import
 from graphs.runs.status import run_status_set
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.dag_specs import pi, spec_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,7 +19,7 @@ def test_run_again_runs_the_imported_spec_and_the_page_follows_it(chromium, cons
                             source_name="small.json", imported_by=alice)
     run_status_set(run=first, status="cancelled")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{first.task_id}/", "alice")
     assert page.inner_text("#run-pipeline") == "Run again"
 

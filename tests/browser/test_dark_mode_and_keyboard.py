@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,7 +36,7 @@ def test_a_dark_system_theme_darkens_the_pages_and_keeps_text_legible(chromium, 
     run = planned_run(task, {"nodes": [node("draft"), node("review", "draft")], "edges": []},
                       status="awaiting_approval")
     page = chromium.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(15, 19, 26)"
@@ -55,7 +55,7 @@ def test_a_dark_system_theme_darkens_the_pages_and_keeps_text_legible(chromium, 
 def test_the_keyboard_reaches_a_node_its_panel_and_back(chromium, console_server, alice, task):
     run = planned_run(task, {"nodes": [node("draft"), node("review", "draft")], "edges": []})
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
     page.wait_for_selector("#dag[data-placed='true']")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import console_served, sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, console_served, sign_in
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,7 +22,7 @@ def test_the_dashboard_follows_a_run_to_its_end(chromium, paced_console, alice, 
     nodes = [node("a"), node("b", "a"), node("c", "b")]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="awaiting_approval")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{paced_console}/", "alice")
     row = f"#in-flight [data-run-id='{run.run_id}']"
     page.wait_for_selector(f"{row} .status[data-status='awaiting_approval']")

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from graphs.models import RunDelivery, WorkGraphRun
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, console_served, sign_in
 from tests.browser.deliveries import delivery_page_saved
 from tests.deliveries import TOKEN, TOKEN_ENV, served_remote
 
@@ -33,7 +33,7 @@ def delivered(task, *, timeout: float = 120) -> RunDelivery:
 def test_a_lead_sets_up_delivery_and_a_run_opens_its_pull_request(chromium, repo, project, alice, tmp_path):
     task = factories.TaskFactory(project=project, created_by=alice, title="Nightly CSV export")
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
 
     with served_remote(project, repo, tmp_path / "served") as served, \
             console_served(WORKGRAPH_FORGE_SECRET_ENV=TOKEN_ENV, **{TOKEN_ENV: TOKEN}) as console:

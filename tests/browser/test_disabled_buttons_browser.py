@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,7 +32,7 @@ def test_run_pipeline_while_a_run_is_under_way_looks_and_acts_disabled(chromium,
     nodes = [node("a")]
     planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)}, status="running")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     page.wait_for_selector("#run-pipeline[disabled]")
 

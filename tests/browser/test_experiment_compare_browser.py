@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models.experiments import ExperimentItem
-from tests.browser.conftest import no_sideways_scroll, sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, no_sideways_scroll, sign_in
 from tests.experiment_pairs import experiment_pair
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +18,7 @@ def test_a_reviewer_compares_two_experiments_and_opens_a_flipped_cases_runs(chro
     cases = list(a.dataset.cases.order_by("id").values_list("pk", flat=True))
     runs = {(item.experiment_id, item.case_id): str(item.run_id) for item in ExperimentItem.objects.all()}
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/projects/{project.slug}/datasets/", "bob")
 
     page.click(f"li[data-experiment='{a.pk}'] a")

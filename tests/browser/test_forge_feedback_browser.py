@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from graphs.models import ForgeFeedback, RunDelivery, WorkGraphRun
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, console_served, sign_in
 from tests.browser.deliveries import delivery_page_saved
 from tests.deliveries import HOOK_SECRET, SECRET_ENV, TOKEN, TOKEN_ENV, remote_head, served_remote
 from tests.forge_events import github_check_run, signed_headers
@@ -40,7 +40,7 @@ def test_a_failing_check_comes_back_as_a_follow_up_whose_fix_reaches_the_pull_re
         chromium, repo, project, alice, tmp_path):
     task = factories.TaskFactory(project=project, created_by=alice, title="Nightly CSV export")
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
 
     with served_remote(project, repo, tmp_path / "served") as served, \
             console_served(WORKGRAPH_FORGE_SECRET_ENV=f"{TOKEN_ENV},{SECRET_ENV}", WORKGRAPH_FORGE_POLL_SECONDS="0",

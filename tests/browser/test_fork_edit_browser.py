@@ -9,7 +9,7 @@ import time
 import pytest
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, build_and_check_finished, no_sideways_scroll, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, build_and_check_finished, no_sideways_scroll, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,7 +36,7 @@ def test_a_lead_edits_a_nodes_prompt_the_fork_runs_it_and_compare_shows_the_diff
     chromium, console_server, alice, finished
 ):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{finished.run_id}/?node=check", "alice")
 
     page.locator("#panel form.fork-node a[data-fork-edit]").click()

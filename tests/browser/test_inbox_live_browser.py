@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,7 +16,7 @@ def test_a_waiting_plan_appears_live_and_is_approved_from_the_inbox(chromium, co
     task.project.require_plan_approval = True
     task.project.save(update_fields=["require_plan_approval"])
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/inbox/", "bob")
     page.wait_for_selector("#inbox-items:has-text('Nothing waits on you.')")
     assert page.locator("#inbox-count").is_hidden()

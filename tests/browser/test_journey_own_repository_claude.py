@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from graphs.models import Task
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, console_served, sign_in
 from tests.browser.journeys import (
     CODER_ASK,
     agent_checked,
@@ -65,7 +65,7 @@ def test_a_lead_runs_a_pipeline_on_their_repository_with_the_real_claude_cli(cla
     repo = repository_create(tmp_path / "shop")
     assert not (repo / ".claude").exists()
     page = chromium.new_page(viewport={"width": 1440, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
 
     sign_in(page, f"{claude_console}/login/", "erin")
     project_create(page, claude_console, slug="shop", folder=str(repo), runner="claude")

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from graphs.models import Task
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, console_served, sign_in
 from tests.browser.journeys import (
     CODER_ASK,
     agent_checked,
@@ -93,7 +93,7 @@ def test_a_lead_runs_the_pipeline_on_the_real_codex_cli_then_on_the_openai_runne
     factories.project_creator("erin")
     repo = repository_create(tmp_path / "shop")
     page = chromium.new_page(viewport={"width": 1440, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
 
     sign_in(page, f"{url}/login/", "erin")
     project_create(page, url, slug="shop", folder=str(repo), runner="codex")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,7 +28,7 @@ def failed_attempt(task):
 
 def test_the_node_page_reads_a_failed_judgment_in_words(chromium, console_server, alice, failed_attempt):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{failed_attempt.pk}/", "alice")
     judgment = page.locator("#judgment")
     assert judgment.locator(".verdict").inner_text() == "fail"
@@ -57,7 +57,7 @@ def test_the_node_page_reads_a_failed_judgment_in_words(chromium, console_server
 
 def test_the_side_panel_reads_a_failed_judgment_in_words(chromium, console_server, alice, failed_attempt):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{failed_attempt.run_id}/?node=bench", "alice")
     page.wait_for_function("() => document.getElementById('panel-body').dataset.state === 'failed'")
     panel = page.locator("#panel-body")

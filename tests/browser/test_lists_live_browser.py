@@ -20,7 +20,7 @@ from graphs.engine import run_wait_finished
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import WorkGraphRun
 from tests import factories
-from tests.browser.conftest import console_served, sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, console_served, sign_in
 from tests.browser.reloads import OpenPages
 from tests.clients import signed_in
 from tests.run_builders import edges_for, node
@@ -36,7 +36,7 @@ TYPED = "the half-typed filter"
 @pytest.fixture
 def browser(chromium):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(PAGE_WAIT_MS)
     yield context
     context.close()
 
@@ -79,7 +79,7 @@ class Held:
         return self.answer
 
     def reached(self) -> None:
-        assert self.called.wait(timeout=30), "the call was never made"
+        assert self.called.wait(timeout=PAGE_WAIT_MS / 1000), "the call was never made"
 
 
 def test_the_task_list_and_the_project_page_follow_a_run_started_from_the_api_to_its_end(

@@ -12,7 +12,7 @@ import pytest
 from graphs.logs.store import log_append, log_file_close, log_file_open, log_writes_wait
 from graphs.models import WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, raw_log_open, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, raw_log_open, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,7 +50,7 @@ def test_the_lines_a_page_begins_with_read_as_their_facts_and_unfold_to_json(chr
     log_file_close(execution=attempt)
     assert log_writes_wait()
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
     raw_log_open(page)
     for fields, words in LINES:
@@ -71,7 +71,7 @@ def test_live_lines_read_as_their_facts_and_unfold_to_json(chromium, console_ser
     attempt = attempt_of(task)
     log_file_open(execution=attempt)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
     raw_log_open(page)
     for fields, _ in LINES:

@@ -13,7 +13,7 @@ import pytest
 from graphs.logs.store import log_file_open
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, attempt_running, raw_log_open, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, PAGE_WAIT_MS, attempt_running, raw_log_open, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,7 +48,7 @@ def test_a_long_log_filters_by_kind_and_search_and_keeps_agent_text_as_text(chro
     attempt = factories.ExecutionFactory(run=run, node_id="a", status="succeeded")
     closed_log(attempt, lines=LINES)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
     raw_log_open(page)
     assert page.locator("#log-count").inner_text() == "1,500 lines"
@@ -109,7 +109,7 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     # A test script is the offline agent's longest text: a dozen lines, one every 0.4 s.
     run = planned_run(task, {"nodes": [node("draft", node_type="test_script")], "edges": []})
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{slow_console_server}/tasks/{task.pk}/", "alice")
     page.click(f"#run-{run.run_id} button[data-action='start']")
     attempt = attempt_running(run, "draft")
@@ -159,7 +159,7 @@ def test_the_log_viewer_fits_a_phone(chromium, console_server, alice, task):
     attempt = factories.ExecutionFactory(run=run, node_id="a", status="succeeded")
     closed_log(attempt, lines=40)
     page = chromium.new_page(viewport={"width": 390, "height": 844})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
     raw_log_open(page)
     page.fill("#log-search", "dir1")

@@ -8,7 +8,7 @@ import pytest
 
 from graphs.demo import demo_data_load, demo_pipeline_run
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, PAGE_WAIT_MS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,7 +48,7 @@ def _pages(demo) -> dict[str, str]:
 @pytest.mark.parametrize("width", [390, 640])
 def test_no_page_scrolls_sideways_and_sign_out_is_on_screen(chromium, console_server, demo, width):
     page = chromium.new_page(viewport={"width": width, "height": 844})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/login/", demo["user"])
     page.wait_for_selector("h1")
     problems = {}
@@ -82,7 +82,7 @@ WORK_BOXES_IN_VIEW = """
 
 def test_tapping_a_node_on_a_phone_keeps_the_graph(chromium, console_server, demo):
     page = chromium.new_page(viewport={"width": 390, "height": 844}, has_touch=True)
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{demo['run'].run_id}/", demo["user"])
     page.wait_for_selector("#dag[data-placed='true'][data-min-label-px]")
     # A zoomed graph opens on its work nodes: the box tapped is one on screen.
@@ -97,7 +97,7 @@ def test_tapping_a_node_on_a_phone_keeps_the_graph(chromium, console_server, dem
 @pytest.mark.parametrize("height", [664, 844])
 def test_on_a_phone_the_run_graph_opens_on_its_first_work_nodes(chromium, console_server, demo, height):
     page = chromium.new_page(viewport={"width": 390, "height": height})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{demo['run'].run_id}/", demo["user"])
     page.wait_for_selector("#dag[data-placed='true'][data-min-label-px]")
     assert page.locator("#dag").get_attribute("data-fit") == "legible"  # too big to fit: it opens zoomed
@@ -125,7 +125,7 @@ TABLE_SCROLL = """
 
 def test_on_a_phone_the_dashboards_wide_table_scrolls_inside_itself_with_a_shadow_cue(chromium, console_server, demo):
     page = chromium.new_page(viewport={"width": 390, "height": 844})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/", demo["user"])
     page.wait_for_selector("#recent-tasks table tbody tr")
 

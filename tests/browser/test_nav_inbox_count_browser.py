@@ -9,7 +9,7 @@ import pytest
 
 from graphs.models import ProjectMembership, WorkGraphRun
 from tests import factories
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.browser.reloads import OpenPages
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +31,7 @@ def test_a_plan_waiting_in_another_project_shows_in_the_count_of_pages_that_foll
     chromium, console_server, project, alice, elsewhere
 ):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(PAGE_WAIT_MS)
     sign_in(context.new_page(), f"{console_server}/", "alice")
     pages = OpenPages(context)
     dashboard = pages.open(f"{console_server}/")
@@ -42,7 +42,7 @@ def test_a_plan_waiting_in_another_project_shows_in_the_count_of_pages_that_foll
         assert page.locator("#inbox-count").is_hidden()
 
     dora = chromium.new_context().new_page()
-    dora.set_default_timeout(30_000)
+    dora.set_default_timeout(PAGE_WAIT_MS)
     sign_in(dora, f"{console_server}/tasks/{elsewhere.pk}/", "dora")
     dora.click("form[action$='/plan/'] button[type=submit]")
 

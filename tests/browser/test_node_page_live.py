@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, attempt_running, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, attempt_running, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -16,7 +16,7 @@ def test_the_node_page_follows_its_attempt_to_the_end(chromium, slow_console_ser
     checked = node("draft", node_type="test_script", judgment={"kind": "mechanical", "check_ref": "output_not_empty"})
     run = planned_run(task, {"nodes": [checked], "edges": []})
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{slow_console_server}/tasks/{task.pk}/", "alice")
     page.click(f"#run-{run.run_id} button[data-action='start']")
     attempt = attempt_running(run, "draft")
@@ -48,7 +48,7 @@ def test_the_node_page_of_a_failed_attempt_shows_the_retry_the_run_makes(chromiu
                   on_fail={"action": "retry_self", "max_attempts": 2})
     run = planned_run(task, {"nodes": [judged], "edges": []})
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(40_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{slow_console_server}/tasks/{task.pk}/", "alice")
     page.click(f"#run-{run.run_id} button[data-action='start']")
     attempt = attempt_running(run, "draft")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,7 +21,7 @@ def test_the_panel_of_a_node_that_starts_and_ends_while_open_shows_each_state(ch
     nodes = [node("first", **checked), node("second", "first", **checked)]
     run = planned_run(task, {"nodes": nodes, "edges": edges_for(nodes)})
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(40_000)
+    context.set_default_timeout(PAGE_WAIT_MS)
     page = context.new_page()
     sign_in(page, f"{slow_console_server}/runs/{run.run_id}/?node=second", "alice")
     page.wait_for_function(PANEL_STATE.format(state="not-started"))

@@ -20,7 +20,7 @@ from graphs.logs import writer
 from graphs.logs.store import log_append, log_file_open
 from graphs.models import WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import drained_in_background, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,7 +65,7 @@ def test_the_trace_follows_a_running_claude_call_live(
         context = chromium.new_context(viewport={"width": 1280, "height": 900})
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=console_server)
         page = context.new_page()
-        page.set_default_timeout(20_000)
+        page.set_default_timeout(PAGE_WAIT_MS)
         try:
             assert stored_events("agent_init").wait(20), "the CLI never started"
             sign_in(page, f"{console_server}/executions/{execution.pk}/", "alice")
@@ -121,7 +121,7 @@ def test_hostile_agent_text_in_the_trace_shows_literally_and_runs_nothing(chromi
     log_append(execution=execution, event="tool_result", purpose="node", tool_use_id="toolu_1", is_error=True,
                content=HOSTILE, parent_tool_use_id=None)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     page.add_init_script(RECORD)
 
     sign_in(page, f"{console_server}/executions/{execution.pk}/", "alice")

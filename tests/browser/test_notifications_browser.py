@@ -12,7 +12,14 @@ import pytest
 from playwright.sync_api import expect
 
 from graphs.models import WebhookDelivery, WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, build_and_check_finished, console_served, no_sideways_scroll, sign_in
+from tests.browser.conftest import (
+    ARTIFACTS,
+    PAGE_WAIT_MS,
+    build_and_check_finished,
+    console_served,
+    no_sideways_scroll,
+    sign_in,
+)
 from tests.webhook_receiver import webhook_receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,7 +64,7 @@ def test_a_lead_registers_a_webhook_reads_its_deliveries_and_redelivers(chromium
     project = finished.task.project
     hook_url = f"{receiver.url}&tag={MARKUP}"
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
     sign_in(page, f"{served}/projects/{project.slug}/notifications/", "alice")
 
@@ -88,7 +95,7 @@ def test_a_lead_registers_a_webhook_reads_its_deliveries_and_redelivers(chromium
     fork = WorkGraphRun.objects.get(forked_from=finished)
     assert fork.status == "awaiting_approval"
 
-    first = receiver.wait_for(1, timeout=30)[0]
+    first = receiver.wait_for(1, timeout=PAGE_WAIT_MS / 1000)[0]
     payload = json.loads(first.body)
     assert (payload["version"], payload["type"], payload["data"]["facts"]) == (1, "approval.waiting", {})
     assert payload["data"]["run"]["id"] == str(fork.pk) and payload["data"]["run"]["status"] == "awaiting_approval"
@@ -106,7 +113,7 @@ def test_a_lead_registers_a_webhook_reads_its_deliveries_and_redelivers(chromium
 
     row.get_by_role("button", name="Redeliver").click()
     expect(page.get_by_text(f"{delivery.message_id} is sent again.")).to_be_visible()
-    second = receiver.wait_for(2, timeout=30)[1]
+    second = receiver.wait_for(2, timeout=PAGE_WAIT_MS / 1000)[1]
     assert second.headers["webhook-id"] == first.headers["webhook-id"] == delivery.message_id
     assert second.body == first.body
     delivery_settled(attempts_done=1)
@@ -120,7 +127,7 @@ def test_a_lead_registers_a_webhook_reads_its_deliveries_and_redelivers(chromium
 
 def test_a_member_chooses_email_notifications_and_the_choice_stays(chromium, console_server, project, bob):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/projects/{project.slug}/notifications/", "bob")
     assert page.locator("#webhooks").count() == 0
 

@@ -18,7 +18,7 @@ from graphs.domain.fork_edits import editable_field
 from graphs.domain.manifest_graph import manifest_node_ids
 from graphs.engine.state import manifest_node
 from graphs.models import Skill, WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, ROOT, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, ROOT, sign_in
 from tests.experiment_pairs import experiment_pair
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -89,7 +89,7 @@ def test_every_page_draws_at_each_width_and_scheme(chromium, console_server, dem
     tour = ARTIFACTS / "tour"
     tour.mkdir(parents=True, exist_ok=True)
     page = chromium.new_page(viewport=WIDTHS[width], color_scheme=scheme)
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     sign_in(page, f"{console_server}/login/", demo["user"])

@@ -19,7 +19,7 @@ from graphs.engine import pipeline_start, plan_fresh, run_cancel, run_start, run
 from graphs.engine.review import run_plan_approve
 from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.browser.reloads import OpenPages
 from tests.repos import writes
 from tests.run_builders import edges_for, latest, node
@@ -50,7 +50,7 @@ def prd_done(run: WorkGraphRun, executor) -> None:
 @pytest.fixture
 def browser(chromium):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(PAGE_WAIT_MS)
     yield context
     context.close()
 

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from graphs.models import Project, ProjectMembership
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.repos import git, repository_create
 
 
@@ -19,7 +19,7 @@ def test_a_user_creates_a_project_on_a_fresh_repository_and_lands_on_its_page(ch
     repo = repository_create(tmp_path / "shop")
     head = git(repo, "rev-parse", "HEAD").strip()
     page = chromium.new_page(viewport={"width": 1280, "height": 1000})
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{live_server.url}/login/", "erin")
 
     page.click("#new-project")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +33,7 @@ def test_a_plan_rejected_on_the_task_page_reads_rejected_everywhere(chromium, co
     run = planned_run(task, {"nodes": [node("spec"), node("impl", "spec")], "edges": []},
                       status="awaiting_approval")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     controls = page.locator(f"[data-run-controls='{run.pk}'] form.review-controls").first
 

@@ -7,7 +7,7 @@ import pytest
 
 from graphs.models import WorkGraphRun
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _page(chromium):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 

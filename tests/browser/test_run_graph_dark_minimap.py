@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.browser.dag_runs import wide_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +31,7 @@ def _luminance(rgb: list[float]) -> float:
 def test_the_minimap_is_painted_in_the_colour_scheme_of_the_page(chromium, console_server, alice, task, scheme):
     run = wide_run(task, layers=8, width=30)
     page = chromium.new_page(viewport={"width": 1440, "height": 900}, color_scheme=scheme)
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")

@@ -9,7 +9,7 @@ import pytest
 
 from graphs.demo import demo_data_load, demo_pipeline_run
 from graphs.models import PLANNING_NODE_ID, WorkGraphRun
-from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
+from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.browser.dag_runs import DEEP_AND_WIDE, DEEP_AND_WIDE_LOOPS, pipeline_run, staged_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,7 +41,7 @@ PASSWORD = "correct horse battery staple"
 def _fitted(chromium, url: str, username: str, *, width: int, height: int):
     """The run graph at ``url`` at Fit, once every box is on its stage; the page and its script errors."""
     page = chromium.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     sign_in(page, url, username)

@@ -12,7 +12,7 @@ from django.db.models import F
 
 from graphs.domain.manifest import merge_manifests
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, sign_in
+from tests.browser.conftest import ALL_BOXES_IN_VIEW, ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,7 +44,7 @@ def test_appended_nodes_come_into_view_while_the_user_has_not_moved_the_drawing(
     run = planned_run(task, {"nodes": first, "edges": edges_for(first)})
     # Tall enough for the grown graph to fit whole at a legible zoom (legibility comes before the whole).
     page = chromium.new_page(viewport={"width": 1200, "height": TALL})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
     page.wait_for_selector("#dag[data-placed='true']")
 
@@ -61,7 +61,7 @@ def test_a_user_who_zoomed_keeps_the_view_and_is_told_of_new_nodes(chromium, con
     first = _chain("plan", 2)
     run = planned_run(task, {"nodes": first, "edges": edges_for(first)})
     page = chromium.new_page(viewport={"width": 1200, "height": TALL})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
     page.wait_for_selector("#dag[data-placed='true']")
     page.click(".dag-toolbar button[aria-label='Zoom in']")
@@ -92,7 +92,7 @@ def test_a_node_is_linked_by_the_url_and_back_and_escape_close_it(chromium, cons
     inline_executor.drain()
 
     page = chromium.new_page(viewport={"width": 1200, "height": 800})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/?node=review", "alice")
     page.wait_for_selector("#panel:not([hidden]) .attempts li[data-attempt='2']")
     first = page.locator("#panel .attempts li[data-attempt='1']")

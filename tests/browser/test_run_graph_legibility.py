@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.browser.dag_runs import TWINS, demo_like_run, wide_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,7 +25,7 @@ MIN_LABEL_PX = "() => Number(document.querySelector('#dag').dataset.minLabelPx)"
 
 def _open(chromium, url: str, *, width: int, height: int, scheme: str = "light"):
     page = chromium.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     sign_in(page, url, "alice")

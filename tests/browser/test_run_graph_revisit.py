@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from graphs.models import WorkNodeExecution
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,7 +37,7 @@ def test_an_unchanged_run_is_drawn_from_the_cache_and_a_changed_one_afresh(chrom
     )
     url = f"{console_server}/runs/{run.run_id}/"
     page = chromium.new_page(viewport={"width": 1200, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, url, "alice")
     page.wait_for_selector("#dag[data-placed='true']")
 

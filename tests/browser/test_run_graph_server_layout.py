@@ -15,7 +15,7 @@ from graphs.layout.compute import layout_compute, layout_input
 from graphs.layout.run_layouts import run_layout_refresh
 from graphs.models import RunLayout
 from graphs.reads.graph import run_graph_data
-from tests.browser.conftest import ARTIFACTS, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, console_served, sign_in
 from tests.run_builders import planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,7 +85,7 @@ def test_the_page_paints_the_servers_layout_without_starting_the_layout_worker(
     row = run_layout_refresh(run_id=run.pk)
     assert row.status == RunLayout.Status.READY
     page = chromium.new_page(viewport={"width": 1500, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.add_init_script(RECORD_EVENTS)
@@ -111,7 +111,7 @@ def test_with_no_node_on_the_server_the_page_lays_out_what_the_server_would_have
 ):
     run = planned_run(task, _layered_manifest(layers=10, width=30))
     page = chromium.new_page(viewport={"width": 1500, "height": 1000})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.factories import RunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,7 +45,7 @@ def test_a_run_of_several_layout_bands_is_sketched_at_once_then_laid_out_by_elk(
 ):
     run = RunFactory(task=task, graph_manifest=_layered_manifest(layers=10, width=30))
     page = chromium.new_page(viewport={"width": 1500, "height": 1000})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.add_init_script(RECORD_EVENTS)

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.runs.status import run_status_set
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.browser.test_narrow_layout import OVERFLOW
 from tests.run_builders import run_with_attempts
 
@@ -40,7 +40,7 @@ def _listed(page) -> list[str]:
 
 def test_a_lead_filters_the_runs_by_status_then_finds_one_by_node_id(chromium, console_server, runs):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/login/", "alice")
     page.click("nav >> text=Runs")
     page.wait_for_selector(".run-table")
@@ -65,7 +65,7 @@ def test_a_lead_filters_the_runs_by_status_then_finds_one_by_node_id(chromium, c
 
 def test_on_a_phone_the_filter_row_works_and_nothing_scrolls_sideways(chromium, console_server, runs):
     page = chromium.new_page(viewport={"width": 390, "height": 844})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/", "alice")
     page.wait_for_selector(".run-table")
     assert page.evaluate(OVERFLOW)["scroll"] == 0
@@ -94,7 +94,7 @@ READY = "#compare-bar[data-ready='true']"
 
 def _page(chromium, console_server):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/", "alice")
     page.wait_for_selector(".run-table")
     page.wait_for_selector(READY)

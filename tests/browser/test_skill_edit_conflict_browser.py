@@ -7,7 +7,7 @@ import pytest
 
 from graphs.models import Skill
 from graphs.skills.revisions import skill_save
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,11 +22,11 @@ def skill(dana) -> Skill:
 def test_the_second_tab_to_save_sees_both_versions_and_keeps_its_text(chromium, console_server, dana, skill):
     context = chromium.new_context(viewport={"width": 1400, "height": 1000})
     first = context.new_page()
-    first.set_default_timeout(20_000)
+    first.set_default_timeout(PAGE_WAIT_MS)
     sign_in(first, f"{console_server}/login/?next=/skills/research/edit/", "dana")
     first.wait_for_url("**/skills/research/edit/")
     second = context.new_page()
-    second.set_default_timeout(20_000)
+    second.set_default_timeout(PAGE_WAIT_MS)
     second.goto(f"{console_server}/skills/research/edit/")
 
     first.fill("textarea[name=description]", "Reads filings, theirs.")

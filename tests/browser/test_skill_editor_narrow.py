@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.demo import demo_data_load
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, PAGE_WAIT_MS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +22,7 @@ LONG_LINE_BODY = (
 def test_the_skill_editor_fits_a_phone_without_sideways_scroll(chromium, console_server, scheme):
     login, _ = demo_data_load(password=PASSWORD)
     page = chromium.new_page(viewport={"width": 390, "height": 844}, color_scheme=scheme)
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/login/?next=/skills/sourced-research/edit/", login.username)
     page.wait_for_url("**/skills/sourced-research/edit/")
     page.wait_for_load_state("networkidle")

@@ -6,7 +6,7 @@ import pytest
 
 from graphs.models import Skill
 from graphs.skills.revisions import skill_save
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 
 BROKEN_BODY = '# Finance research\n\nRead the filings twice.\n\n```team-template\n{"version": 1, "nodes": [\n```\n'
 
@@ -21,7 +21,7 @@ def skill(dana) -> Skill:
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_edits_a_skill_sees_the_template_warning_and_diffs_two_revisions(chromium, live_server, dana, skill):
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{live_server.url}/login/?next=/skills/{skill.skill_id}/edit/", "dana")
 
     page.wait_for_url(f"**/skills/{skill.skill_id}/edit/")
@@ -59,7 +59,7 @@ UNKNOWN_TOOL_BODY = (
 @pytest.mark.django_db(transaction=True)
 def test_the_editor_explains_templates_and_flags_an_unknown_tool_as_it_is_typed(chromium, live_server, dana, skill):
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{live_server.url}/login/?next=/skills/{skill.skill_id}/edit/", "dana")
     page.wait_for_url(f"**/skills/{skill.skill_id}/edit/")
 
@@ -80,7 +80,7 @@ def test_the_editor_explains_templates_and_flags_an_unknown_tool_as_it_is_typed(
 @pytest.mark.django_db(transaction=True)
 def test_a_bad_diff_link_is_the_consoles_page_offering_the_revisions(chromium, live_server, dana, skill):
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{live_server.url}/login/?next=/skills/{skill.skill_id}/diff/?old=1%26new=7", "dana")
     page.wait_for_selector("#diff-problem")
     assert "no such pair of revisions" in page.locator("#diff-problem").inner_text()

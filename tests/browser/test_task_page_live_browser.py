@@ -11,7 +11,7 @@ import time
 import pytest
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import ARTIFACTS, attempt_running, console_served, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, attempt_running, console_served, sign_in
 from tests.browser.reloads import OpenPages
 from tests.run_builders import edges_for, node, planned_run
 
@@ -39,7 +39,7 @@ def paced_console(transactional_db):
 
 def _page(chromium):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     return page
 
 
@@ -108,7 +108,7 @@ def test_a_run_that_ends_while_the_page_is_open_shows_its_outcome_and_artifacts(
 
 def test_a_run_made_elsewhere_shows_as_a_reload_shows_it(chromium, console_server, alice, task):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(PAGE_WAIT_MS)
     try:
         sign_in(context.new_page(), f"{console_server}/", "alice")
         pages = OpenPages(context)

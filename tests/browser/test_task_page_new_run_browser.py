@@ -7,7 +7,7 @@ import pytest
 
 from graphs.engine import run_wait_finished
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_run_made_elsewhere_shows_on_the_open_page(chromium, console_server, alice, task):
     first = planned_run(task, {"nodes": [node("a")], "edges": []}, status="succeeded")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(40_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     page.wait_for_selector(f"#run-{first.run_id}")
 

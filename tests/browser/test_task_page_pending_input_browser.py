@@ -9,7 +9,7 @@ import pytest
 from django.db.models import F
 
 from graphs.models import WorkGraphRun
-from tests.browser.conftest import RunSnapshots, sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, RunSnapshots, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +20,7 @@ RENDERS = "() => Number(document.documentElement.dataset.liveRenders || 0)"
 def test_a_half_typed_reject_comment_survives_a_re_render(chromium, console_server, alice, task):
     run = planned_run(task, {"nodes": [node("a")], "edges": []}, status="awaiting_approval")
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     snapshots = RunSnapshots(page, run.run_id)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
     section = f"#run-{run.run_id}"

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from graphs.models import WorkNodeExecution
 from graphs.runs.status import task_status_refresh
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.test_pages_task_runs import _ended_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +23,7 @@ def test_earlier_runs_fold_and_a_cancelled_rerun_keeps_the_pass_in_view(chromium
     cancelled = _ended_run(task, status="cancelled", verdict=None, created_at=now)
     task_status_refresh(task_id=task.pk)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/tasks/{task.pk}/", "alice")
 
     latest, earlier = page.locator(f"#run-{cancelled.run_id}"), page.locator(f"#run-{passed.run_id}")

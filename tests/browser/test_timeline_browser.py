@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, sign_in
+from tests.browser.conftest import ARTIFACTS, PAGE_WAIT_MS, sign_in
 from tests.browser.dag_runs import TWINS, demo_like_run
 from tests.run_builders import node, planned_run
 
@@ -58,7 +58,7 @@ def test_the_timeline_of_a_hundred_nodes_is_readable_with_durations_and_its_crit
 ):
     run = _hundred_node_run(task)
     page = chromium.new_page(viewport={"width": 1440, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/?view=timeline", "alice")
     page.wait_for_selector("#dag[data-view='timeline'] .dag-box--attempt")
     bars = page.evaluate(BARS)
@@ -116,7 +116,7 @@ def test_the_timeline_fits_the_whole_run_keeps_its_lane_names_and_tells_a_bars_f
 ):
     run = demo_like_run(task)
     page = chromium.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
     sign_in(page, f"{console_server}/runs/{run.run_id}/?view=timeline", "alice")
     page.wait_for_selector("#dag[data-view='timeline'] .dag-box--attempt")
     page.locator("#dag .dag-stage").scroll_into_view_if_needed()

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from graphs.models import WorkNodeExecution
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import PAGE_WAIT_MS, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,7 +24,7 @@ def test_the_node_page_and_the_panel_say_which_tool_calls_failed(chromium, conso
         output_payload={"text": "The summary."}, agent_calls=1, tool_calls=3, tool_failures=2,
         tool_failure_first=FIRST)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(PAGE_WAIT_MS)
 
     sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
     on_page = page.locator("#tool-failures")
