@@ -57,18 +57,7 @@ def test_an_error_of_its_own_kind_on_a_full_disk_is_retried_too(repo_task, scrip
     failing = FailingFirst(attempt_module.attempt_workspace, RuntimeError("failed to write out file"))
     monkeypatch.setattr(attempt_module, "attempt_workspace", failing)
     monkeypatch.setattr(disk, "DISK_FULL_BYTES", 1 << 62)
-    nodes = [node("build")]
-    run = planned_run(repo_task, {"nodes": nodes, "edges": edges_for(nodes)})
-
-    run_start(run=run)
-    inline_executor.drain()
-
-    run.refresh_from_db()
-    assert run.status == "succeeded", run.error
-    rows = list(node_rows(run).order_by("attempt"))
-    assert [(row.attempt, row.cause, row.status) for row in rows] == [
-        (1, "initial", "failed"), (2, "transient_retry", "succeeded")
-    ]
+    rows = _build_retried_once(repo_task, scripted_runner, inline_executor)
     assert rows[0].error.startswith(f"internal error: RuntimeError('failed to write out file'); {DISK_FULL}: ")
 
 
