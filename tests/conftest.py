@@ -85,6 +85,22 @@ def _throttles_forgotten():
 
 
 @pytest.fixture(autouse=True)
+def _log_writer_gone_before_the_flush(request):
+    """A test that commits has its tables emptied after it (a TRUNCATE). The log writer's thread may still
+    be storing its attempts' lines then: the two take each other's locks and PostgreSQL ends one of them
+    (a deadlock), failing the next test's setup. So the writer stores what it holds and its thread ends
+    first; the next line starts it again."""
+    marker = request.node.get_closest_marker("django_db")
+    commits = "transactional_db" in request.fixturenames or (marker is not None and marker.kwargs.get("transaction"))
+    if not commits:
+        yield
+        return
+    request.getfixturevalue("_django_db_helper")  # set up before this fixture, so emptied after it
+    yield
+    log_writer_stop()
+
+
+@pytest.fixture(autouse=True)
 def _heartbeat_held_inside_a_test_transaction(request, settings):
     """A test inside one transaction holds rows the heartbeat's own connection cannot see: a beat falling
     due during a slow call would read the attempt as taken from it and cancel it. Such tests get no beat;
