@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from graphs.engine import run_start
@@ -163,6 +164,8 @@ class MovingListener(threading.Thread):
         self.moved_at = 0.0
         self.end: dict | None = None
         self.error: BaseException | None = None
+        # Each socket's frames as read, for the failure message: which host sent what, and in what order.
+        self.frames: list[tuple[str, str]] = []
 
     def run(self) -> None:
         try:
@@ -179,14 +182,32 @@ class MovingListener(threading.Thread):
         with connect(uri, origin=origin, additional_headers={"Cookie": self.cookie}, open_timeout=10) as socket:
             while stop_after is None or len(into) < stop_after:
                 message = json.loads(socket.recv(timeout=max(0.1, deadline - time.monotonic())))
+                self.frames.append((host.name, _frame_summary(message)))
                 if message["type"] == "end":
                     self.end = message
                     return
                 into += [message["line"]] if message["type"] == "line" else message["lines"]
 
 
+    def account(self, daphne_logs: list[Path]) -> str:
+        """What the listener read, how its socket ended, and the daphnes' output: why it did not get its lines."""
+        ended = self.error
+        if isinstance(ended, ConnectionClosed):
+            ended = f"{ended!r}: received {ended.rcvd}, sent {ended.sent}, received first: {ended.rcvd_then_sent}"
+        tails = "\n".join(f"--- {path.name}\n{_tail(path)}" for path in daphne_logs)
+        return f"frames {self.frames}\nended by {ended}\n{tails}"
+
+
+def _frame_summary(message: dict) -> str:
+    if message["type"] == "line":
+        return f"line {message['line']['seq']}"
+    if message["type"] == "lines":
+        return f"lines {message['lines'][0]['seq']}-{message['lines'][-1]['seq']}"
+    return json.dumps(message)
+
+
 def test_a_run_on_two_worker_hosts_streams_each_line_once_to_watchers_on_two_daphne_hosts(alice, task, cluster,
-                                                                                          browser):
+                                                                                          browser, tmp_path):
     d1, d2 = cluster.daphnes
     # Sessions live in the database: one sign-in holds on every daphne host.
     session = signed_in(alice).cookies[settings.SESSION_COOKIE_NAME].value
@@ -247,9 +268,10 @@ def test_a_run_on_two_worker_hosts_streams_each_line_once_to_watchers_on_two_dap
         assert len(sent) >= last // 2, (host.name, rendered)
         assert frames[-1] == {"type": "end", "last_seq": last}, host.name
 
-    assert mover.error is None, repr(mover.error)
-    assert mover.before + mover.after == stored
-    assert mover.end == {"type": "end", "last_seq": last}
+    account = mover.account([tmp_path / f"{host.name}.log" for host in (d1, d2)])
+    assert mover.error is None, account
+    assert mover.before + mover.after == stored, account
+    assert mover.end == {"type": "end", "last_seq": last}, account
     # The second daphne served lines written after the listener came to it: it moved mid-stream.
     assert any(datetime.fromisoformat(line["ts"]).timestamp() > mover.moved_at for line in mover.after), (
         mover.moved_at, mover.after)
