@@ -21,6 +21,7 @@ from graphs.planning.intake import task_create
 from graphs.projects.roles import ACTIONS, project_role
 from graphs.reads.access import projects_for_user
 from graphs.reads.live import runs_fingerprint_read
+from graphs.reads.paging import BoundedPaginator
 from graphs.reads.run_lists import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
 from graphs.reads.task_lists import (
     latest_run_progress,
@@ -35,6 +36,9 @@ from graphs.reads.todo_tree import task_run_trees
 
 TASKS_PER_PAGE = 25
 RUNS_PER_PAGE = 25
+# The runs list counts this many runs past the page's first, and says "more than" past them: a filter
+# matching tens of thousands of runs is counted in what a page costs, not in what reading them all does.
+RUNS_COUNTED_AHEAD = 2_500
 
 
 @login_required
@@ -153,7 +157,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET, projects=projects, org_nodes=run_list_org_nodes(request.user))
     filters = form.selector_filters()
     runs = runs_for_user(request.user, **filters)
-    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page = BoundedPaginator(runs, RUNS_PER_PAGE, ahead=RUNS_COUNTED_AHEAD).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(

@@ -6,6 +6,7 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
 - ``task_lists`` — the task lists: tasks a user may see, their newest runs, what tasks and projects cost, the
   acceptance criteria a task's cases cover;
 - ``run_lists`` — the run lists: runs in flight, the runs page and its filters, a run branch's changed files;
+- ``paging`` — pages of a long list whose count stops a set number past the page shown;
 - ``node_panel`` — the run graph's side panel for one node: its latest attempt, or why it has none;
 - ``run_notices`` — why a run stopped, as its pages say it: refused planning calls and the run's reason;
 - ``todo_tree`` — the task page's to-do tree, and a run's failed attempts by category;
