@@ -78,7 +78,7 @@ def add_to_dataset_offers(*, project: Project, role: str | None, runs: list[Work
     if trees is not None:
         addable = {tree.run.pk for tree in trees if run_addable(
             status=tree.run.status, has_workspace=tree.workspace is not None,
-            causes=(attempt.cause for stage in tree.stages for node in stage.nodes for attempt in node.attempts))}
+            causes=tree.causes)}
     else:
         addable = runs_addable(runs or [])
     return {"datasets": list(project_datasets(project)) if addable else [], "addable": addable}

@@ -54,7 +54,8 @@ def pull_request_title(run: WorkGraphRun) -> str:
 def pull_request_body(run: WorkGraphRun) -> str:
     """The pull request's body for ``run``, in Markdown."""
     task = run.task
-    trees = task_run_trees(task)
+    # The body lists the run's nodes: its tree read whole, never folded by stage.
+    trees = task_run_trees(task, fold=False)
     tree = next(tree for tree in trees if tree.run.pk == run.pk)
     outcome = task_outcome(task, [each.run for each in trees])
     verdict = outcome.verdict if outcome.run is not None and outcome.run.pk == run.pk else None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db.models import Case, F, QuerySet, When
 
 from graphs.domain import manifest_graph
 from graphs.domain.failure_roles import FailureRole
@@ -52,6 +52,10 @@ _TREE_ATTEMPT_COLUMNS = (
     "node_exec_id", "node_id", "attempt", "status", "cause", "cause_node_id", "judgment_result", "error", "failure",
     "started_at", "finished_at",
 )
+# Of a folded run's attempts, the columns only its failed ones are read with (the failures list them).
+_FAILED_ONLY_COLUMNS = frozenset(
+    {"node_exec_id", "cause_node_id", "judgment_result", "error", "failure", "started_at", "finished_at"}
+)
 
 
 @dataclass
@@ -82,10 +86,18 @@ class Stage:
     org_node: str
     planning: list[WorkNodeExecution]
     nodes: list[TreeNode]
+    # A folded run's stage holds no node: how far its nodes are, counted from their latest statuses.
+    counted: RunProgress | None = None
 
     def progress(self) -> RunProgress:
         """How far the stage's nodes are, as the run's own progress counts them."""
+        if self.counted is not None:
+            return self.counted
         return progress_from_statuses((node.status for node in self.nodes if node.attempts), total=len(self.nodes))
+
+    @property
+    def node_count(self) -> int:
+        return self.counted.total if self.counted is not None else len(self.nodes)
 
 
 @dataclass(frozen=True)
@@ -148,6 +160,8 @@ class RunTree:
     dag_spec: bool = False
     # The run's artifacts, one per node and type (graphs.reads.task_runs.runs_artifacts); the page sets them.
     artifacts: list[Any] = field(default_factory=list)
+    # What sent its nodes' attempts (graphs.models.WorkNodeExecution.cause), whether its stages hold nodes or not.
+    causes: set[str] = field(default_factory=set)
 
     @property
     def folded(self) -> bool:
@@ -155,17 +169,22 @@ class RunTree:
         return self.progress.total > FOLD_ABOVE_NODES
 
 
-def task_run_trees(task: Task) -> list[RunTree]:
+def task_run_trees(task: Task, *, fold: bool = True) -> list[RunTree]:
     """Every run of the task as a to-do tree: planning calls, then nodes grouped by the stage that planned them.
 
-    Six queries whatever the number of runs and nodes: the runs, their planning calls (with the node
-    ids each added, which say which stage planned which node), their node attempts as plain values,
-    what each run's agent calls cost, summed by the database, their branches and which were made from
-    a DAG spec; and one more for a run awaiting approval, what it waits for.
+    With ``fold``, a run of more than ``FOLD_ABOVE_NODES`` nodes is read folded: its stages count their
+    nodes (``Stage.counted``) and hold none, and only its failed attempts are read whole.
+
+    Six queries whatever the number of runs and nodes, seven with runs of both sizes: the runs, their
+    planning calls (with the node ids each added, which say which stage planned which node), their node
+    attempts as plain values (of a folded run's, only the failed ones whole, the rest their status and
+    cause; runs of both sizes take one query each), what each run's agent calls cost, summed by the
+    database, their branches and which were made from a DAG spec; and one more for a run awaiting
+    approval, what it waits for.
     """
     runs = list(runs_latest_first(task.runs.all()))
     in_runs = WorkNodeExecution.objects.filter(run__in=runs).order_by("created_at", "attempt")
-    trees = _trees(runs, in_runs)
+    trees = _trees(runs, in_runs, fold=fold)
     spends = spend_by_run(in_runs)
     workspaces = {row.run_id: row for row in RunWorkspace.objects.filter(run__in=runs).defer("diff", "files")}
     from_specs = set(DagSpec.objects.filter(run__in=runs).values_list("run_id", flat=True))
@@ -187,21 +206,86 @@ def run_stage(run: WorkGraphRun, org_node: str) -> Stage | None:
     return next((stage for stage in tree.stages if stage.org_node == org_node), None)
 
 
-def _trees(runs: list[WorkGraphRun], in_runs: QuerySet[WorkNodeExecution]) -> list[RunTree]:
-    """Each run's tree from two queries of ``in_runs`` (the runs' attempts): its planning calls, and its
-    node attempts as plain values."""
+def _trees(runs: list[WorkGraphRun], in_runs: QuerySet[WorkNodeExecution], *, fold: bool = False) -> list[RunTree]:
+    """Each run's tree from ``in_runs`` (the runs' attempts): its planning calls, and its node attempts as
+    plain values; with ``fold``, a run of many nodes from its attempts' statuses and its failed attempts."""
     planning: dict[Any, list[WorkNodeExecution]] = defaultdict(list)
     # Of a planning call's payload, the tree needs which nodes it added: the rest holds the agent's
     # answer and the manifest twice over, three times what the run's own manifest weighs.
     calls = in_runs.filter(node_id__startswith=PLANNING_NODE_ID).defer("input_payload", "output_payload")
     for call in calls.annotate(new_node_ids=F("output_payload__new_node_ids")):
         planning[call.run_id].append(call)
+    nodes = in_runs.exclude(node_id__startswith=PLANNING_NODE_ID)
+    folded = {run.pk for run in runs if fold and len(manifest_graph.manifest_node_ids(run.graph_manifest or {}))
+              > FOLD_ABOVE_NODES}
     attempts: dict[Any, list[TreeAttempt]] = defaultdict(list)
-    for run_id, *values in in_runs.exclude(node_id__startswith=PLANNING_NODE_ID).values_list(
-        "run_id", *_TREE_ATTEMPT_COLUMNS
-    ):
-        attempts[run_id].append(TreeAttempt(*values))
-    return [_run_tree(run, planning[run.pk], attempts[run.pk]) for run in runs]
+    if len(folded) < len(runs):
+        for run_id, *values in nodes.exclude(run_id__in=folded).values_list("run_id", *_TREE_ATTEMPT_COLUMNS):
+            attempts[run_id].append(TreeAttempt(*values))
+    states: dict[Any, list[tuple[str, int, str, str]]] = defaultdict(list)
+    if folded:
+        # Building 10,000 attempts, their times and payloads, cost the page more than all else: a folded
+        # run's stages need each attempt's status, and its failures only the failed attempts whole.
+        failed = WorkNodeExecution.Status.FAILED
+        whole_if_failed = {f"{column}_if_failed": Case(When(status=failed, then=F(column)),
+                                                       output_field=WorkNodeExecution._meta.get_field(column))
+                           for column in _FAILED_ONLY_COLUMNS}
+        rows = nodes.filter(run_id__in=folded).annotate(**whole_if_failed).values_list(
+            "run_id", *(f"{column}_if_failed" if column in _FAILED_ONLY_COLUMNS else column
+                        for column in _TREE_ATTEMPT_COLUMNS))
+        for run_id, *values in rows:
+            row = TreeAttempt(*values)
+            states[run_id].append((row.node_id, row.attempt, row.status, row.cause))
+            if row.status == failed:
+                attempts[run_id].append(row)
+    return [
+        _folded_tree(run, planning[run.pk], states[run.pk], attempts[run.pk]) if run.pk in folded
+        else _run_tree(run, planning[run.pk], attempts[run.pk])
+        for run in runs
+    ]
+
+
+def _folded_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], states: list[tuple[str, int, str, str]],
+                 failed: list[TreeAttempt]) -> RunTree:
+    """A run's tree folded by stage, from each attempt's ``states`` (node id, attempt, status, cause) and
+    its ``failed`` attempts: the same stages, progress and failures as ``_run_tree``'s, without a node."""
+    manifest = run.graph_manifest or {}
+    node_ids = manifest_graph.manifest_node_ids(manifest)
+    in_manifest = set(node_ids)
+    latest: dict[str, tuple[int, str]] = {}
+    causes: set[str] = set()
+    for node_id, attempt, status, cause in states:
+        if node_id in in_manifest:
+            causes.add(cause)
+        if node_id not in latest or attempt > latest[node_id][0]:
+            latest[node_id] = (attempt, status)
+    statuses = {node_id: status for node_id, (_, status) in latest.items()}
+    roles = run_failure_roles(manifest, statuses)
+    owner = node_owners(((row.status, row.subagent_type, row.new_node_ids) for row in planning), manifest)
+    members: dict[str, list[str]] = defaultdict(list)
+    for node_id in node_ids:
+        members[owner.get(node_id, "unassigned")].append(node_id)
+    stage_order = list(members)
+    if len(members) > 1:
+        # Stages come in the order of their first node in the run's order, which only then needs walking.
+        stage_order = list(dict.fromkeys(owner.get(node_id, "unassigned")
+                                         for node_id in manifest_graph.topological_order(manifest)))
+    planning_by_org: dict[str, list[WorkNodeExecution]] = defaultdict(list)
+    for row in planning:
+        planning_by_org[row.subagent_type].append(row)
+    stage_order += [org for org in planning_by_org if org not in members]
+    stages = [
+        Stage(org_node=org, planning=planning_by_org.get(org, []), nodes=[],
+              counted=progress_from_statuses((statuses[node_id] for node_id in members.get(org, [])
+                                              if node_id in statuses), total=len(members.get(org, []))))
+        for org in stage_order
+    ]
+    progress = progress_from_statuses((statuses[node_id] for node_id in node_ids if node_id in statuses),
+                                      total=len(node_ids))
+    # Only the failed attempts are read: a node's role marks its failed attempt when that is its latest.
+    failed_roles = {node_id: role for node_id, role in roles.items() if statuses.get(node_id) == "failed"}
+    return RunTree(run=run, planning=planning, stages=stages, progress=progress, causes=causes,
+                   failures=failures_by_category([*planning, *failed], roles=failed_roles))
 
 
 def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: list[TreeAttempt]) -> RunTree:
@@ -238,4 +322,5 @@ def _run_tree(run: WorkGraphRun, planning: list[WorkNodeExecution], attempts: li
         (by_node[node_id][-1].status for node_id in order if by_node.get(node_id)), total=len(order)
     )
     return RunTree(run=run, planning=planning, stages=stages, progress=progress,
-                   failures=failures_by_category([*planning, *attempts], roles=roles))
+                   failures=failures_by_category([*planning, *attempts], roles=roles),
+                   causes={row.cause for node_id in order for row in by_node.get(node_id, [])})
