@@ -40,7 +40,7 @@ from graphs.logs.events import node_states_emit
 from graphs.logs.store import log_append, log_file_close
 from graphs.models import AttemptChange, AuditEntry, ChangeReview, ReviewComment, WorkNodeExecution
 from graphs.notifications import REVIEW_WAITING, notify
-from graphs.runs.facts import node_latest_attempt, task_latest_run
+from graphs.runs.facts import node_latest_attempt, task_latest_run_id
 from graphs.workspaces.worktrees import MergeConflictError, WorkspaceError, kept_change_land
 
 Decision = ChangeReview.Decision
@@ -86,8 +86,7 @@ def attempt_review_standing(execution: WorkNodeExecution) -> str | None:
         return "waiting"
     if execution.status != Status.SUCCEEDED:
         return None
-    latest_run = task_latest_run(execution.run.task_id)
-    if latest_run is None or latest_run.pk != execution.run_id:
+    if task_latest_run_id(execution.run.task_id) != execution.run_id:
         return None
     latest = node_latest_attempt(run=execution.run, node_id=execution.node_id)
     if latest is None or latest.pk != execution.pk:

@@ -41,6 +41,12 @@ def task_latest_run(task_id: Any) -> WorkGraphRun | None:
     return runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id)).first()
 
 
+def task_latest_run_id(task_id: Any) -> Any | None:
+    """The id of the task's newest run, or None when it has none: its manifest, which grows with its
+    graph, left unread."""
+    return runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id)).values_list("pk", flat=True).first()
+
+
 def usable_attempts(executions: QuerySet[WorkNodeExecution]) -> QuerySet[WorkNodeExecution]:
     """``executions`` whose output a dependant may use, each node's highest attempt first."""
     return executions.filter(status__in=USABLE_STATUSES).order_by("node_id", "-attempt")
