@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from graphs.logs.store import log_append, log_file_close
+from graphs.logs.store import log_append, log_file_close, log_writes_wait
 from graphs.models import ExecutionLogFile
 from tests.log_lines import running_with_log, stored
 
@@ -58,6 +58,10 @@ def test_a_close_rolled_back_with_its_lines_leaves_the_log_open_to_close_again(e
     with transaction.atomic():
         log_append(execution=execution, event="attempt_lost", text="lost instead")
         log_file_close(execution=execution)
+    # "before" may have been the writer's to store all along, on its own connection: a close in a caller's
+    # transaction does not wait for it (on SQLite the writer would need that transaction's lock). A job waits
+    # for the writer before it ends; so does this test.
+    assert log_writes_wait(timeout=10)
 
     assert _stored(execution) == [(1, "before", False), (2, "recorded", True), (3, "lost instead", False)]
     header = ExecutionLogFile.objects.get(pk=execution.pk)
