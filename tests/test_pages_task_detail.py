@@ -35,7 +35,7 @@ def pipeline_run(task, inline_executor) -> WorkGraphRun:
 def test_the_tree_shows_planning_calls_then_nodes_grouped_by_stage(client, pipeline_run):
     html = client.get(f"/tasks/{pipeline_run.task_id}/").content.decode()
     planner, coder, validator = (html.index(f'<h3 class="stage-title">{org}</h3>') for org in
-                                 ("planner", "coder", "validator"))
+                                 ("Planner", "Coder", "Validator"))
     assert planner < coder < validator
     for call in ("__planning__", "__planning__:coder", "__planning__:validator"):
         assert f'data-node-id="{call}"' in html

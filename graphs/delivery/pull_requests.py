@@ -59,10 +59,10 @@ def pull_request_body(run: WorkGraphRun) -> str:
     tree = next(tree for tree in trees if tree.run.pk == run.pk)
     outcome = task_outcome(task, [each.run for each in trees])
     verdict = outcome.verdict if outcome.run is not None and outcome.run.pk == run.pk else None
-    nodes = [(stage.org_node, node) for stage in tree.stages for node in stage.nodes]
+    nodes = [(stage.title, node) for stage in tree.stages for node in stage.nodes]
     stages: dict[str, list[dict[str, Any]]] = {}
-    for org_node, node in nodes[:NODES_MAX]:
-        stages.setdefault(org_node, []).append(_node_line(node))
+    for title, node in nodes[:NODES_MAX]:
+        stages.setdefault(title, []).append(_node_line(node))
     url = None
     if settings.WORKGRAPH_PUBLIC_URL:
         url = settings.WORKGRAPH_PUBLIC_URL.rstrip("/") + reverse("run_graph", kwargs={"run_id": run.pk})
@@ -71,7 +71,7 @@ def pull_request_body(run: WorkGraphRun) -> str:
         "criteria": [{"id": markdown_text(item.ac_id), "text": markdown_text(item.text)}
                      for item in acceptance_criteria_with_ids(task.acceptance_criteria)[:CRITERIA_MAX]],
         "more_criteria": max(len(task.acceptance_criteria) - CRITERIA_MAX, 0),
-        "stages": [{"org_node": markdown_text(org), "nodes": lines} for org, lines in stages.items()],
+        "stages": [{"title": markdown_text(title), "nodes": lines} for title, lines in stages.items()],
         "more_nodes": max(len(nodes) - NODES_MAX, 0),
         "verdict": markdown_text(verdict.verdict) if verdict else "",
         "verdict_line": markdown_text(verdict.line) if verdict and verdict.line else "",

@@ -17,6 +17,7 @@ from graphs.domain.failure_roles import FailureRole
 from graphs.domain.failures import CATEGORIES, FailureClassification
 from graphs.models import PLANNING_NODE_ID, DagSpec, RunWorkspace, Task, WorkGraphRun, WorkNodeExecution
 from graphs.planning.append_review import ApprovalWait, run_approval_wait
+from graphs.planning.dag_specs import IMPORT_ORG_NODE
 from graphs.reads.graph import NOT_STARTED, run_failure_roles
 from graphs.runs.accounting import Spend, spend_by_run
 from graphs.runs.facts import RunProgress, latest_by_node, node_owners, progress_from_statuses, runs_latest_first
@@ -98,6 +99,19 @@ class Stage:
     @property
     def node_count(self) -> int:
         return self.counted.total if self.counted is not None else len(self.nodes)
+
+    @property
+    def title(self) -> str:
+        return stage_title(self.org_node)
+
+
+def stage_title(org_node: str) -> str:
+    """A stage's heading in words: an imported DAG spec's nodes are its own stage, any other is named after
+    its org node ("code_reviewer" reads "Code reviewer")."""
+    if org_node == IMPORT_ORG_NODE:
+        return "Imported DAG spec"
+    words = org_node.replace("_", " ").replace("-", " ").strip()
+    return words[:1].upper() + words[1:] if words else org_node
 
 
 @dataclass(frozen=True)
