@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from graphs.models import WorkGraphRun, WorkNodeExecution
-from graphs.reads.run_lists import runs_for_user
+from graphs.reads.run_lists import run_rows, runs_for_user
 from tests import factories
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
@@ -44,3 +45,17 @@ def test_a_part_of_a_node_id_is_found_from_the_trigram_index(alice, many_attempt
     plan = runs[:25].explain()
     assert "execution_node_trigram" in plan, plan
     assert "Seq Scan on graphs_worknodeexecution" not in plan, plan
+
+
+def test_a_pages_matched_attempts_are_read_by_run_not_from_the_trigram_index(alice, many_attempts):
+    runs = list(runs_for_user(alice)[:25])
+    with CaptureQueriesContext(connection) as queries:
+        rows = run_rows(runs, node_text="UNIT")
+    assert [[attempt.node_id for attempt in row.matched] for row in rows if row.matched] == [["coder_unit"]]
+    [sql] = [query["sql"] for query in queries.captured_queries if "LOWER(" in query["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}")
+        plan = "\n".join(row for (row,) in cursor.fetchall())
+    # The page's 25 runs' attempts, not every attempt in the table whose node id holds the text.
+    assert "execution_node_trigram" not in plan, plan

@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from graphs.models import (
@@ -190,10 +191,14 @@ def run_rows(runs: Sequence[WorkGraphRun], *, node_text: str = "") -> list[RunRo
 
 
 def _attempts_matching(run_ids: list[Any], text: str) -> dict[Any, list[MatchedAttempt]]:
+    # The page's runs' few attempts are read by run and their node ids tested one by one. Tested as
+    # ``icontains`` (``UPPER(node_id) LIKE``), PostgreSQL would also read every attempt of every run whose
+    # node id holds the text from the trigram index to intersect it with them: 22,000 for ``feature_4``.
     rows = (
-        WorkNodeExecution.objects.filter(run__in=run_ids, node_id__icontains=text)
+        WorkNodeExecution.objects.filter(run__in=run_ids)
+        .alias(node_lower=Lower("node_id")).filter(node_lower__contains=text.lower())
         .exclude(node_id__startswith=PLANNING_NODE_ID)
-        .order_by("run", "node_id", "attempt")
+        .order_by("run_id", "node_id", "attempt")
         .values_list("run_id", "node_exec_id", "node_id", "attempt", "status")
     )
     matched: dict[Any, list[MatchedAttempt]] = defaultdict(list)
