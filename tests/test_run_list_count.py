@@ -11,9 +11,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from graphs.models import Project, ProjectMembership, WorkGraphRun
+from graphs.models import Project, ProjectMembership, WorkGraphRun, WorkNodeExecution
 from graphs.reads.paging import BoundedPaginator
 from graphs.reads.run_lists import runs_for_user
+from graphs.runs.facts import LATEST_RUN_FIRST
 from tests import factories
 from tests.clients import signed_in
 from tests.run_builders import many_runs
@@ -108,3 +109,36 @@ def test_the_count_of_a_filter_matching_every_run_stops_after_the_ones_it_counts
     [limit] = aggregate["Plans"]
     # Every seeded run has a validator's attempt: the count reads 51 of the 3,000, not all of them.
     assert (aggregate["Node Type"], limit["Node Type"], limit["Actual Rows"]) == ("Aggregate", "Limit", AHEAD + 1)
+
+
+def _shown(client, query: str) -> list[str]:
+    """The runs the list shows, by id, in its order."""
+    return re.findall(r'<tr data-run-id="([^"]+)"', client.get(f"/runs/{query}").content.decode())
+
+
+def _searched_runs(task, count: int, node_id: str) -> list[str]:
+    """``count`` runs of ``task`` with an attempt of ``node_id`` among theirs, newest first, by id."""
+    many_runs(task, count)
+    runs = list(WorkGraphRun.objects.filter(task=task).order_by(*LATEST_RUN_FIRST))
+    WorkNodeExecution.objects.bulk_create([WorkNodeExecution(run=run, node_id=node_id, subagent_type="coder",
+                                                             status="succeeded") for run in runs])
+    return [str(run.pk) for run in runs]
+
+
+def test_a_search_counted_to_its_end_reads_its_matches_once_and_its_page_by_key(client, project, task):
+    newest = _searched_runs(task, 40, "coder_unit")
+    many_runs(factories.TaskFactory(project=project), 30)
+    with CaptureQueriesContext(connection) as queries:
+        assert _shown(client, "?q=UNIT&page=2") == newest[25:]
+    searched = [query["sql"] for query in queries.captured_queries if "%UNIT%" in query["sql"]]
+    # The count finds the matching runs and keeps the page's keys; the page's runs are read by them.
+    assert len(searched) == (1 if connection.vendor == "postgresql" else 2)
+    assert _said(client, "?q=UNIT")[0] == "40 runs"
+
+
+def test_a_search_past_the_count_shows_its_newest_runs_found_run_by_run(client, alice, task):
+    newest = _searched_runs(task, 120, "coder_unit")
+    assert _shown(client, "?q=coder_u") == newest[:25]
+    assert _shown(client, "?q=coder_u&page=3") == newest[50:75]
+    assert _said(client, "?q=coder_u")[0] == "More than 50 runs"
+    assert _shown(client, "?q=coder_u") == [str(run.pk) for run in runs_for_user(alice, text="coder_u")[:25]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -22,7 +24,7 @@ from graphs.projects.roles import ACTIONS, project_role
 from graphs.reads.access import projects_for_user
 from graphs.reads.live import runs_fingerprint_read
 from graphs.reads.paging import BoundedPaginator
-from graphs.reads.run_lists import run_list_org_nodes, run_rows, runs_for_user, runs_in_flight
+from graphs.reads.run_lists import run_list_org_nodes, run_rows, runs_by_key, runs_for_user, runs_in_flight
 from graphs.reads.task_lists import (
     latest_run_progress,
     projects_spend,
@@ -157,7 +159,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET, projects=projects, org_nodes=run_list_org_nodes(request.user))
     filters = form.selector_filters()
     runs = runs_for_user(request.user, **filters)
-    page = BoundedPaginator(runs, RUNS_PER_PAGE, ahead=RUNS_COUNTED_AHEAD).get_page(request.GET.get("page"))
+    # A search reads its matches once: the count keeps the page's keys, or, past the count, the page is
+    # found run by run (graphs.reads.paging.BoundedPaginator).
+    searched = {"by_key": partial(runs_by_key, request.user),
+                "capped_list": runs_for_user(request.user, **filters, text_per_run=True)} if filters["text"] else {}
+    page = BoundedPaginator(runs, RUNS_PER_PAGE, ahead=RUNS_COUNTED_AHEAD, **searched).get_page(
+        request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     return render(

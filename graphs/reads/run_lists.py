@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -48,6 +48,7 @@ def runs_for_user(
     min_cost_usd: Decimal | None = None,
     text: str = "",
     experiment: int | None = None,
+    text_per_run: bool = False,
 ) -> QuerySet[WorkGraphRun]:
     """The runs of the projects the user is a member of, newest first, narrowed by each filter given.
 
@@ -63,7 +64,9 @@ def runs_for_user(
       it (``coder`` and ``unit`` both find ``coder_unit``), in any case; a planned node that never ran
       is not found. Node ids are looked up in the attempts, never read out of manifests: on PostgreSQL
       from the trigram index on them (``execution_node_trigram``), which answers a substring as an
-      exact id is answered from a b-tree.
+      exact id is answered from a b-tree. With ``text_per_run``, each run's own attempts are tested as
+      the runs are read instead: for a search known to match thousands of runs, whose page is then
+      found among the newest few hundred.
 
     Each filter is a condition of the one query, so a page of the list costs the same whatever the
     number of runs. The manifests are left unread: ``manifest_nodes`` is counted by the database.
@@ -96,10 +99,23 @@ def runs_for_user(
     if text:
         # Two sets each found once and hashed (the tasks whose title holds it, the runs with an attempt of a
         # node whose id does), not a condition across the run and its joined task, for which PostgreSQL
-        # would join every run to every task to test it, nor one correlated to each run, read per run.
+        # would join every run to every task to test it, nor one correlated to each run, read per run —
+        # unless asked: a search matching thousands of runs finds a page's sooner run by run, newest first.
         titled = Task.objects.filter(title__icontains=text).order_by().values("pk")
-        runs = runs.filter(Q(task_id__in=titled) | Q(pk__in=_runs_with_node_matching(text)))
+        if text_per_run:
+            # A scalar subquery, which PostgreSQL runs for each run it reads; an EXISTS it may still hash.
+            runs = runs.alias(node_found=Subquery(attempts.filter(node_id__icontains=text).order_by().values("pk")[:1]))
+            nodes = Q(node_found__isnull=False)
+        else:
+            nodes = Q(pk__in=_runs_with_node_matching(text))
+        runs = runs.filter(Q(task_id__in=titled) | nodes)
     return runs_latest_first(runs)
+
+
+def runs_by_key(user: AbstractBaseUser, keys: list[Any]) -> list[WorkGraphRun]:
+    """The runs of ``keys`` that the user may see, as ``runs_for_user`` gives them, in no order: a page
+    whose runs' keys are known (``graphs.reads.paging.BoundedPaginator``) read by them alone."""
+    return list(runs_for_user(user).filter(pk__in=keys).order_by())
 
 
 def _runs_with_node_matching(text: str) -> QuerySet[WorkNodeExecution]:
