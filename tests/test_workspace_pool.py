@@ -254,6 +254,34 @@ def test_a_worktree_given_back_after_its_commit_is_that_commit_and_is_taken_ther
         assert git(second.path, "rev-parse", "HEAD").strip() == commit
 
 
+def test_a_committed_worktree_is_swept_from_its_commit_on_and_its_give_back_walks_it_no_more(
+        repo, tmp_path, monkeypatch):
+    walked = []
+    real = pool.tree_swept
+
+    def recorded(path: Path):
+        walked.append(path)
+        return real(path)
+
+    monkeypatch.setattr(pool, "tree_swept", recorded)
+    with held(repo, tmp_path, "main") as worktree:
+        ignored_and_edited(worktree.path)
+        commit = _commit_everything(worktree)
+        worktree_committed(worktree, commit)
+        worktree.state.sweeping.result()  # under way while the block still holds the worktree
+        assert walked == [worktree.path]
+    assert walked == [worktree.path]
+    assert tree_of(worktree.path) == head_tree(repo, commit)
+
+
+def test_a_worktree_of_its_own_beyond_the_pool_is_not_swept_when_committed(repo, tmp_path):
+    with held(repo, tmp_path, "main", size=0) as worktree:
+        commit = _commit_everything(worktree)
+        worktree_committed(worktree, commit)
+        assert worktree.state.sweeping is None  # it is removed, not given back
+    assert not worktree.path.exists()
+
+
 class Cancelled(Exception):
     """What an attempt's cancel raises through its workspace's block."""
 

@@ -30,9 +30,11 @@ committed everything in it (``worktree_committed``: ``git add --all`` and the co
 touch it) holds nothing tracked that differs from its head, so when the sweep found nothing either it
 needs no checkout: what is left is only what its index does not hold. When the sweep counted as many
 regular files, symlinks and folders as the index holds, and nothing else, nothing is left; otherwise
-``git clean`` deletes it. And ``n.clean`` names the commit the worktree was left clean at: an attempt
-taking it at that very commit — a chain's next node, at the head the one before landed — finds it
-ready, with no checkout.
+``git clean`` deletes it. Since nothing runs in such a worktree after its commit, its sweep and the
+listing of its index begin as the commit is written, on threads of their own, while the landing moves
+the branch and records the change; the give-back waits for them. And ``n.clean`` names the commit the
+worktree was left clean at: an attempt taking it at that very commit — a chain's next node, at the head
+the one before landed — finds it ready, with no checkout.
 """
 
 from __future__ import annotations
@@ -41,11 +43,10 @@ import fcntl
 import hashlib
 import logging
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ from graphs.workspaces.git import (
     repository_locked,
 )
 from graphs.workspaces.git_view import git_view_held
+from graphs.workspaces.sweeps import INDEX_LISTING, Swept, index_counts, tree_swept
 
 logger = logging.getLogger(__name__)
 
@@ -71,9 +73,6 @@ WORKTREE_CONFIG: tuple[str, ...] = (
     "core.fileMode=true", "core.symlinks=true", "core.trustctime=true", "core.checkStat=default",
     "core.ignoreStat=false", "feature.manyFiles=true",
 )
-# A sweep's walk is system calls, most of its time spent in the kernel: several walks at once keep both
-# cores busy and finish a large tree in half the time of one.
-SWEEP_WALKS = 4
 
 
 @dataclass
@@ -88,6 +87,10 @@ class WorktreeState:
     native: Any = None
     # The change libgit2 staged, until anything runs in the worktree (graphs.workspaces.libgit.folder_touched).
     staged: Any = None
+    # Whether it is a slot of the pool, given back rather than removed; and, once committed, its give-back's
+    # sweep under way.
+    pooled: bool = False
+    sweeping: _Sweeping | None = None
 
 
 @dataclass(frozen=True)
@@ -105,9 +108,12 @@ class Worktree:
 def worktree_committed(worktree: Worktree, head: str) -> None:
     """Say that ``head`` now holds everything in the worktree but what git ignores or cannot see (the
     holder's ``git add --all`` and commit were the last to touch it), so giving it back need not check
-    its tracked files out again."""
+    its tracked files out again. A pooled worktree's give-back sweep begins now: nothing runs in it after
+    its commit."""
     worktree.state.head = head
     worktree.state.committed = True
+    if worktree.state.pooled:
+        worktree.state.sweeping = _Sweeping(worktree, counted=True)
 
 
 @contextmanager
@@ -123,6 +129,7 @@ def worktree_held(top: Path, revision: str, *, root: Path, size: int, spare: Pat
             continue
         with lock:
             worktree = _slot_take(top, folder, slot, revision)
+            worktree.state.pooled = True
             try:
                 with git_view_held(worktree.path, worktree.git_dir):
                     yield worktree
@@ -247,9 +254,10 @@ def _mark_read(clean_mark: Path) -> str | None:
 def _slot_give_back(worktree: Worktree, clean_mark: Path) -> None:
     """Leave the slot clean at its own head, or delete its worktree."""
     state = worktree.state
+    sweeping, state.sweeping = state.sweeping, None
     try:
         if _intact(worktree):
-            _worktree_reset(worktree, state.head, sweep=True, committed=state.committed)
+            _worktree_reset(worktree, state.head, sweep=True, committed=state.committed, sweeping=sweeping)
             clean_mark.write_text(state.head)
             return
     except (WorkspaceError, OSError) as error:
@@ -279,23 +287,21 @@ def _intact(worktree: Worktree) -> bool:
     return links[0].read_text().strip() == str(dot_git) and links[1].read_text().strip() == "../.."
 
 
-def _worktree_reset(worktree: Worktree, revision: str, *, sweep: bool, committed: bool = False) -> None:
+def _worktree_reset(worktree: Worktree, revision: str, *, sweep: bool, committed: bool = False,
+                    sweeping: _Sweeping | None = None) -> None:
     """Move the worktree to ``revision``: nothing of an attempt's left when ``sweep``, else (the worktree
     given back clean) only the files that differ rewritten. A ``committed`` worktree at ``revision``
     whose sweep finds nothing git cannot see keeps its tracked files as they are and loses only what is
     not in its index: nothing at all, when it holds just the files and folders its index does, else what
-    ``git clean -ffdx`` deletes."""
+    ``git clean -ffdx`` deletes. ``sweeping`` is its sweep begun as it was committed."""
     if not sweep:
         _checkout(worktree, revision)
         return
-    # The index is listed while the tree is walked: each waits on its own process.
-    with ThreadPoolExecutor(max_workers=1) as listing:
-        indexed = listing.submit(_index_counts, worktree) if committed else None
-        found = _sweep(worktree.path)
-        if indexed is not None and not found.unseen:
-            if found.others != 0 or (found.files, found.symlinks, found.folders) != indexed.result():
-                _clean(worktree)
-            return
+    found, indexed = (sweeping or _Sweeping(worktree, counted=committed)).result()
+    if committed and not found.unseen:
+        if found.others != 0 or (found.files, found.symlinks, found.folders) != indexed:
+            _clean(worktree)
+        return
     for path in found.unseen:
         tree_delete(worktree.path / os.fsdecode(path))
     _checkout(worktree, revision)
@@ -313,83 +319,21 @@ def _clean(worktree: Worktree) -> None:
         raise WorkspaceError(f"git clean failed: {done.stderr.decode(errors='replace').strip()}")
 
 
-@dataclass(frozen=True)
-class _Swept:
-    """A walk of a worktree below its top. ``unseen`` is what ``git clean`` and ``git checkout`` would
-    leave — a ``.git`` below the top, and folders and files whose permissions are not those a checkout
-    gives (git sets only a file's executable bit); then how many regular files, symlinks, folders and
-    other entries (fifos, sockets, devices) it holds."""
+class _Sweeping:
+    """A worktree's sweep (``graphs.workspaces.sweeps``) and, when ``counted``, the counts of its index,
+    each under way on a thread of its own from the moment it is made."""
 
-    unseen: list[bytes]
-    files: int
-    symlinks: int
-    folders: int
-    others: int
+    def __init__(self, worktree: Worktree, *, counted: bool) -> None:
+        threads = ThreadPoolExecutor(max_workers=2)
+        self.found: Future[Swept] = threads.submit(tree_swept, worktree.path)
+        self.indexed: Future[tuple[int, int, int] | None] | None = (
+            threads.submit(_index_counts, worktree) if counted else None)
+        threads.shutdown(wait=False)
 
-
-def _sweep(path: Path) -> _Swept:
-    """Walk the worktree below its top in ``SWEEP_WALKS`` processes at once, each over a share of the
-    top's entries (its ``.git`` file aside)."""
-    top = os.fsencode(path) + b"/"
-    starts = sorted(top + name for name in os.listdir(top) if name != b".git")
-    shares = [starts[walk::SWEEP_WALKS] for walk in range(SWEEP_WALKS) if starts[walk::SWEEP_WALKS]]
-    with ThreadPoolExecutor(max_workers=SWEEP_WALKS) as walks:
-        records = [record for share in walks.map(_walk, shares) for record in share]
-    named = [record for record in records if len(record) > 1]
-    return _Swept(
-        unseen=[record[1 + len(top):] for record in named if record[:1] in b"gu"],
-        files=records.count(b"f"), symlinks=records.count(b"l"), folders=records.count(b"d"),
-        others=records.count(b"o"),
-    )
-
-
-def _walk(starts: list[bytes]) -> list[bytes]:
-    """One ``find`` over ``starts`` (absolute paths, read from its stdin, so no name is ever taken for an
-    option): a record of each entry, named only when it needs a name."""
-    folder, plain, executable = (f"{0o777 & ~_UMASK:o}", f"{0o666 & ~_UMASK:o}", f"{0o777 & ~_UMASK:o}")
-    done = subprocess.run(
-        ["find", "-files0-from", "-",
-         "(", "-name", ".git", "-prune", "-printf", "g%p\\0", ")",
-         "-o", "(", "-type", "d", "(", "!", "-perm", folder, "-printf", "u%p\\0", "-o", "-printf", "d\\0", ")", ")",
-         "-o", "(", "-type", "f", "(", "-perm", plain, "-o", "-perm", executable, ")", "-printf", "f\\0", ")",
-         "-o", "(", "-type", "f", "-printf", "u%p\\0", ")",
-         "-o", "(", "-type", "l", "-printf", "l\\0", ")",
-         "-o", "-printf", "o\\0"],
-        input=b"\0".join(starts), capture_output=True, check=False,
-    )
-    if done.returncode != 0:
-        raise WorkspaceError(f"could not list the worktree: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout.split(b"\0")
+    def result(self) -> tuple[Swept, tuple[int, int, int] | None]:
+        """The sweep, and the index's counts (None when not counted or not countable), once both are done."""
+        return self.found.result(), self.indexed.result() if self.indexed is not None else None
 
 
 def _index_counts(worktree: Worktree) -> tuple[int, int, int] | None:
-    """How many regular files, symlinks and folders (those holding them, up to the top) the worktree's
-    index holds, or None when it holds anything else — a submodule, or an entry unmerged or marked
-    skip-worktree — which no count of a folder's entries can be held to."""
-    args = ("ls-files", "-z", "--stage", "-t")
-    listed = git_checked(worktree_git_run(worktree, *args), args, raw=True)
-    # Each entry is "<tag> <mode> <object> <stage>\t<path>" ended by a NUL, which no path holds.
-    entries = b"\0" + listed
-    regular = entries.count(b"\0H 100644 ") + entries.count(b"\0H 100755 ")
-    symlinks = entries.count(b"\0H 120000 ")
-    if regular + symlinks != listed.count(b"\0"):
-        return None
-    folders: set[bytes] = set()
-    for parent in {entry.partition(b"\t")[2].rpartition(b"/")[0] for entry in listed.split(b"\0")}:
-        while parent and parent not in folders:
-            folders.add(parent)
-            parent = parent.rpartition(b"/")[0]
-    return regular, symlinks, len(folders)
-
-
-def _umask() -> int:
-    """The process's umask, read without setting it (``os.umask`` would change it for every thread)."""
-    try:
-        status = Path("/proc/self/status").read_text()
-    except OSError:
-        return 0o022
-    found = re.search(r"^Umask:\s+([0-7]+)$", status, re.MULTILINE)
-    return int(found.group(1), 8) if found else 0o022
-
-
-_UMASK = _umask()
+    return index_counts(git_checked(worktree_git_run(worktree, *INDEX_LISTING), INDEX_LISTING, raw=True))
