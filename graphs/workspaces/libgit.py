@@ -8,6 +8,10 @@ the changed paths are the diff of the staged tree against ``HEAD``, and the comm
 ``HEAD`` and the move of the run's branch are written by libgit2 — the branch under its ref lock, only
 from the head the landing was built on, as ``git update-ref <ref> <new> <old>`` does.
 
+A pooled worktree's index stays in memory after its landing writes it, for the next hold of that worktree in
+the same process, which reads it again only when a git process has rewritten it since (libgit2 compares
+the file's time, size and inode with those it wrote).
+
 Staging walks the whole worktree, so its result is kept too: the write-set check's changed paths and the
 landing's commit are one staging, one walk and one tree, unless something ran in the worktree between
 them. Whatever the console runs or writes in an attempt's folder — an agent call, a command, a validator's
@@ -75,12 +79,16 @@ for _level in SEARCH_PATHS:
 # worktree given back leaves nothing here.
 _KEPT: weakref.WeakValueDictionary[Path, Any] = weakref.WeakValueDictionary()
 _KEPT_LOCK = threading.Lock()
+# The repository and index libgit2 last wrote to disk, by a pooled worktree's git directory and its inode (a
+# worktree added again under the same name is another); taken out while a hold uses them.
+_WRITTEN: dict[tuple[Path, int], tuple[pygit2.Repository, pygit2.Index]] = {}
 
 
 @dataclass
 class Staged:
     """A worktree's change staged in memory: the tree it makes, the ``HEAD`` it was made on, and the paths
-    it adds, changes or deletes; ``folder`` is the worktree's, whose state keeps it."""
+    it adds, changes or deletes; ``folder`` is the worktree's, whose state keeps it, and ``git_dir`` its git
+    directory."""
 
     repository: pygit2.Repository
     index: pygit2.Index
@@ -89,6 +97,7 @@ class Staged:
     tree: str
     paths: list[str]
     folder: Path | None = None
+    git_dir: Path | None = None
 
 
 def backend_allows(top: Path) -> bool:
@@ -107,6 +116,9 @@ def staged(worktree: Any) -> Staged | None:
     try:
         repository, index = worktree.state.native or _opened(worktree)
         worktree.state.native = (repository, index)
+        with _KEPT_LOCK:
+            # Staging changes it in memory only: what is kept is what is on disk.
+            _WRITTEN.pop(_written_key(worktree.git_dir), None)
         index.add_all()
         tree = index.write_tree(repository)
         head = repository.revparse_single("HEAD").peel(pygit2.Commit)
@@ -121,7 +133,7 @@ def staged(worktree: Any) -> Staged | None:
         worktree.state.native = None
         return None
     change = Staged(repository=repository, index=index, head=str(head.id), head_tree=str(head.tree_id),
-                    tree=str(tree), paths=paths, folder=Path(worktree.path))
+                    tree=str(tree), paths=paths, folder=Path(worktree.path), git_dir=Path(worktree.git_dir))
     with _KEPT_LOCK:
         worktree.state.staged = change
         _KEPT[change.folder] = worktree.state
@@ -143,6 +155,10 @@ def staged_commit(change: Staged, message: str) -> str:
     commit, or "" when the tree is ``HEAD``'s. The staging kept becomes what staging again would find:
     the commit, and no change on it."""
     change.index.write()
+    with _KEPT_LOCK:
+        state = _KEPT.get(change.folder) if change.folder is not None else None
+        if state is not None and state.pooled and change.git_dir is not None:
+            _WRITTEN[_written_key(change.git_dir)] = (change.repository, change.index)
     if change.tree == change.head_tree:
         return ""
     identity = _signature()
@@ -214,10 +230,25 @@ def _converted(repository: pygit2.Repository, path: str) -> bool:
 
 def _opened(worktree: Any) -> tuple[pygit2.Repository, pygit2.Index]:
     """The worktree's repository as the console pins it — its git directory as git made it, its work tree
-    where the console put it, never a ``.git`` the agent could rewrite — and its index read once."""
+    where the console put it, never a ``.git`` the agent could rewrite — and its index read once: the one
+    written last, read again only when a git process has rewritten it since."""
+    with _KEPT_LOCK:
+        kept = _WRITTEN.pop(_written_key(worktree.git_dir), None)
+    if kept is not None and kept[0].workdir == f"{worktree.path}/":
+        kept[1].read(False)
+        return kept
     repository = pygit2.Repository(str(worktree.git_dir), RepositoryOpenFlag.NO_SEARCH)
     repository.workdir = str(worktree.path)
     return repository, repository.index
+
+
+def _written_key(git_dir: Path) -> tuple[Path, int]:
+    """A git directory's key in ``_WRITTEN``: its path, without a trailing slash, and its inode."""
+    git_dir = Path(os.path.normpath(git_dir))
+    try:
+        return git_dir, git_dir.stat().st_ino
+    except OSError:
+        return git_dir, 0
 
 
 def _common(top: Path) -> pygit2.Repository:
