@@ -1,13 +1,16 @@
 """The advance after one attempt, told cheaply for wide fan-ins: which rows it reads, and whether a
-dependant is ready, blocked or still waiting — without reading every dependency's row."""
+dependant is ready, blocked or still waiting — without reading every dependency's row, nor taking the
+run lock while the dependants wait or are only to be queued."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from graphs.engine.claims import Continuation, queued_attempt_claim
+from graphs.engine.jobs import node_execute_submit
 from graphs.engine.record import Recorder
 from graphs.engine.state import (
     LATEST_FIELDS,
@@ -19,11 +22,16 @@ from graphs.engine.state import (
     upstream_bad,
     upstream_done,
 )
+from graphs.engine.statements import row_update
+from graphs.logs.events import node_states_emit
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.runs.facts import latest_by_node
 
 # How many of a fan-in's dependencies are checked alone before all of them (see dependencies_verdict).
 _ACTIVE_PROBE = 8
+# How many dependants a leaf queues itself without the run lock; more take the locked path, whose
+# queue hands out a few jobs at a time (scheduler.FAN_OUT_JOBS).
+_READY_UNLOCKED = 4
 
 
 def feeds_only_fan_ins(shape: GraphShape, node_id: str) -> bool:
@@ -36,16 +44,19 @@ def fan_in_leaf_settled(
     *, run_id: Any, node_id: str, record: Recorder, shape: GraphShape, continuation: Continuation | None = None,
 ) -> bool:
     """Commit the result of a node whose dependants all wait on other nodes too, then look — without the
-    run lock — whether every dependant still waits on an active dependency. Return True when so: no
-    advance is needed, and the lock every leaf of a wide fan-in would otherwise queue on is not taken.
+    run lock — whether each pending dependant still waits on an active dependency or is ready now, and
+    queue the ready ones. Return True when every pending one was settled so: no advance is needed, and
+    the lock every node of a wide or layered graph would otherwise queue on is not taken.
 
     Safe because every finisher commits before it looks: of two dependencies finishing at once, the one
     that commits last sees the other's result, so a dependant that becomes ready is always seen by
-    someone, who takes the locked path (it is queued only while pending, so never twice). The run's
-    status and manifest version are read after the commit, with the rows, for the same reason: an
-    append advances the run after committing its new nodes, so whichever of the two comes second sees
-    the other; a version other than ``shape``'s (the one the attempt ran with) answers False. Anything
-    but "waiting", or no pending dependant at all, answers False: the caller takes the locked path.
+    someone, who queues it (only while pending, so never twice). The run's status and manifest version
+    are read after the commit, with the rows, for the same reason: an append advances the run after
+    committing its new nodes, so whichever of the two comes second sees the other; a version other than
+    ``shape``'s (the one the attempt ran with) answers False. A dependant to block, more ready ones than
+    ``_READY_UNLOCKED``, one ready that the continuing worker could run itself (the locked path claims
+    it for it: no broker round trip), or no pending dependant at all (the stage may be over) answer
+    False: the caller takes the locked path.
 
     With ``continuation``, a queued sibling is claimed for the continuing worker in the transaction that
     records this result: one commit for both. When every dependant waits on that sibling too, nothing
@@ -70,15 +81,40 @@ def fan_in_leaf_settled(
     if finished is None or not upstream_done(shape.manifest, node_id, finished["status"]):
         return False
     run = WorkGraphRun(pk=run_id)  # all the checks below need of the run is its id
-    waiting = False
+    pending = False
+    ready: list[dict] = []
     for dependant in dependants:
         row = known.get(dependant)
         if row is None or row["status"] != Status.PENDING:
             continue
-        if dependencies_verdict(run, shape, dependant, known=known) != "waiting":
+        verdict = dependencies_verdict(run, shape, dependant, known=known)
+        if verdict == "blocked":
             return False
-        waiting = True
-    return waiting
+        if verdict == "ready":
+            ready.append(row)
+        pending = True
+    if len(ready) > _READY_UNLOCKED or (ready and continuation is not None and continuation.claimed is None):
+        return False
+    node_states_emit(run_id=run_id, rows=[row for row in ready if _queued_unlocked(row)])
+    return pending
+
+
+def _queued_unlocked(row: dict) -> bool:
+    """Queue a pending dependant found ready, without the run lock, and hand it to the executor; return
+    whether this call queued it.
+
+    The conditional update decides: of two dependencies finishing at once that both find it ready, one
+    queues it. A stop that cancels the run's waiting attempts meanwhile either comes first (the update
+    finds it cancelled) or cancels it queued, as any queued attempt.
+    """
+    now = timezone.now()
+    if row_update(WorkNodeExecution, pk=row["pk"], where={"status": Status.PENDING},
+                  values={"status": Status.QUEUED, "ready_at": now}) != 1:
+        return False
+    row["status"] = Status.QUEUED
+    delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
+    node_execute_submit(node_exec_id=row["pk"], delay=max(delay, 0.0))
+    return True
 
 
 def _held_back_by_claim(

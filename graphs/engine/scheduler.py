@@ -34,6 +34,7 @@ from graphs.engine.state import (
     GraphShape,
     RunStatus,
     Status,
+    any_active_left,
     graph_shape,
     latest_rows,
     progress_count,
@@ -187,8 +188,11 @@ def advance_after(
     if record is not None and shape_hint is not None and feeds_only_fan_ins(shape_hint, node_id):
         if fan_in_leaf_settled(run_id=run_id, node_id=node_id, record=_both(record, close_log), shape=shape_hint,
                                continuation=continuation):
+            if progress_due(run_id):
+                _progress_emit(WorkGraphRun(pk=run_id), progress_count(WorkGraphRun(pk=run_id), shape_hint))
             return
         record = close_log = None
+    recount = False
     with run_locked(run_id, with_manifest=False) as run:
         if record is not None:
             record()
@@ -198,9 +202,13 @@ def advance_after(
             # after it: only the full pass finds them.
             _advance_all(run, graph_shape(run))
         elif run.status == RunStatus.RUNNING:
-            _advance_locked(run, node_id=node_id, continuation=continuation)
+            recount = _advance_locked(run, node_id=node_id, continuation=continuation)
         if close_log is not None and (continuation is None or continuation.claimed is None):
             close_log()
+    if recount:
+        # After the commit: counting reads every node of the run, which the other workers finishing
+        # nodes would otherwise wait on, queued behind the run lock.
+        _progress_emit(run, progress_count(run, graph_shape(run)))
 
 
 def _both(first: Recorder, then: Callable[[], None] | None) -> Recorder:
@@ -213,15 +221,20 @@ def _both(first: Recorder, then: Callable[[], None] | None) -> Recorder:
     return both
 
 
-def _advance_locked(run: WorkGraphRun, *, node_id: str, continuation: Continuation | None) -> None:
-    """The body of ``advance_after``, under the run lock, once the attempt's end is recorded."""
+def _advance_locked(run: WorkGraphRun, *, node_id: str, continuation: Continuation | None) -> bool:
+    """The body of ``advance_after``, under the run lock, once the attempt's end is recorded. Return
+    whether the run's progress is to be counted and sent once the lock is released.
+
+    What it reads is the node's own dependants and their other dependencies, whatever the run's size:
+    the whole run is read only at the stage's end, once no node's latest attempt is active.
+    """
     shape = graph_shape(run)
     dependants = shape.dependants.get(node_id, [])
     known = latest_rows(run, node_ids=rows_to_read(shape, node_id, dependants), runnable=continuation is not None)
     finished = known.get(node_id)
     if finished is None or not upstream_done(shape.manifest, node_id, finished["status"]):
         _advance_all(run, shape)
-        return
+        return False
     ready: list[dict] = []
     waiting = False
     for dependant in dependants:
@@ -231,19 +244,21 @@ def _advance_locked(run: WorkGraphRun, *, node_id: str, continuation: Continuati
         verdict = dependencies_verdict(run, shape, dependant, known=known)
         if verdict == "blocked":
             _advance_all(run, shape)
-            return
+            return False
         if verdict == "ready":
             ready.append(row)
         waiting = waiting or verdict == "waiting"
     node_states_emit(run_id=run.pk, rows=queue(run, ready, now=timezone.now(), continuation=continuation))
-    # An attempt just queued, or a dependant waiting on an active dependency, means the stage goes on;
-    # counting the run's rows then only serves the progress figure, refreshed at most twice a second.
-    if (ready or waiting) and not progress_due(run.pk):
-        return
+    # An attempt just queued, a dependant waiting on an active dependency, or any node's latest attempt
+    # still active (an index lookup) means the stage goes on: counting the run's rows then only serves
+    # the progress figure, refreshed at most twice a second, after the commit.
+    if ready or waiting or any_active_left(run):
+        return progress_due(run.pk)
     progress = progress_count(run, shape)
     _progress_emit(run, progress)
     if progress.active == 0:
         stage_end_check(run, shape, latest_rows(run))
+    return False
 
 
 def queue(run: WorkGraphRun, ready: list[dict], *, now, continuation: Continuation | None = None) -> list[dict]:

@@ -21,7 +21,7 @@ from graphs.domain import manifest_graph
 from graphs.engine.statements import row_locked_read, rows_read
 from graphs.models import PLANNING_NODE_ID, Skill, WorkGraphRun, WorkNodeExecution
 from graphs.runs.evidence import node_required_for_completion
-from graphs.runs.facts import RunProgress, latest_by_node, node_owners, run_progress_counted
+from graphs.runs.facts import RunProgress, latest_attempts, latest_by_node, node_owners, run_progress_counted
 
 Status = WorkNodeExecution.Status
 Cause = WorkNodeExecution.Cause
@@ -146,6 +146,12 @@ def _latest_states(run: WorkGraphRun) -> QuerySet:
 
 def any_active(run: WorkGraphRun, node_ids: Sequence[str]) -> bool:
     return _latest_states(run).filter(node_id__in=node_ids, top_active=F("top")).exists()
+
+
+def any_active_left(run: WorkGraphRun) -> bool:
+    """Whether any node's latest attempt is still active (pending, queued or running): found from the
+    index on the attempts' run and status, where counting every node's latest attempt reads the run."""
+    return latest_attempts(run.executions.filter(status__in=WorkNodeExecution.ACTIVE_STATUSES)).exists()
 
 
 def progress_due(run_id: Any) -> bool:
