@@ -59,8 +59,9 @@ def task_for_member(user: AbstractBaseUser, task_id: Any) -> tuple[Task, str]:
     return _member_or_404(user, task, lambda t: t.project_id)
 
 
-def run_for_member(user: AbstractBaseUser, run_id: Any) -> tuple[WorkGraphRun, str]:
-    run = WorkGraphRun.objects.select_related("task__project").filter(pk=run_id).first()
+def run_for_member(user: AbstractBaseUser, run_id: Any, *, defer: tuple[str, ...] = ()) -> tuple[WorkGraphRun, str]:
+    """The run and the user's role in its project (404 unless a member), its ``defer`` fields left unread."""
+    run = WorkGraphRun.objects.select_related("task__project").defer(*defer).filter(pk=run_id).first()
     return _member_or_404(user, run, lambda r: r.task.project_id)
 
 

@@ -25,19 +25,23 @@ from graphs.reads.run_lists import run_changed_files
 from graphs.reads.run_notices import run_notices
 from graphs.reads.todo_tree import run_stage
 from graphs.runs.accounting import spend_of
-from graphs.runs.facts import manifest_node_count, run_progress_counted
+from graphs.runs.facts import run_node_total, run_progress_counted
+
+# The page and its live regions count the manifest's nodes in the database and read nothing else of it;
+# graph.json reads it only past its tag (a revisit of an unchanged run is answered 304 without it).
+UNREAD_BY_THE_PAGE = ("graph_manifest",)
 
 
 @login_required
 def run_graph(request: HttpRequest, run_id) -> HttpResponse:
-    run, role = run_for_member(request.user, run_id)
+    run, role = run_for_member(request.user, run_id, defer=UNREAD_BY_THE_PAGE)
     return render(request, "console/run_graph.html", _run_graph_regions(run, role))
 
 
 @login_required
 def run_graph_live(request: HttpRequest, run_id) -> HttpResponse:
     """The run graph page's live regions alone: what its script swaps in when the run reports a change."""
-    run, role = run_for_member(request.user, run_id)
+    run, role = run_for_member(request.user, run_id, defer=UNREAD_BY_THE_PAGE)
     response = render(request, "console/run_graph_live.html", _run_graph_regions(run, role))
     patch_cache_control(response, private=True, no_store=True)
     return response
@@ -71,7 +75,7 @@ def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
         "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
         "can_review": can(role, "review_plan"), "can_review_change": can(role, "review_change"),
         "spend": spend_of(run.executions.all()),
-        "progress": run_progress_counted(run_id=run.pk, total=manifest_node_count(run.graph_manifest)),
+        "progress": run_progress_counted(run_id=run.pk, total=run_node_total(run)),
         "workspace": workspace, "changed_files": run_changed_files(run, workspace) if workspace else [],
         "dag_spec": run_dag_spec(run), "notices": run_notices(run),
         "diff_shown": diff_shown(workspace), "approval_wait": run_approval_wait(run),
@@ -84,18 +88,20 @@ def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
 @login_required
 def run_graph_json(request: HttpRequest, run_id) -> HttpResponse:
     """The run's graph, compact (graphs.reads.graph_json), tagged: a browser that holds the graph as
-    it is now is answered 304 and draws what it holds, and checks again on every fetch (no-cache)."""
-    run, _ = run_for_member(request.user, run_id)
+    it is now is answered 304 and draws what it holds, and checks again on every fetch (no-cache).
+    ``?whole=1`` asks for every node's record of a run the page opens folded into stages."""
+    run, _ = run_for_member(request.user, run_id, defer=UNREAD_BY_THE_PAGE)
+    whole = request.GET.get("whole") == "1"
     # Read before the graph: a change landing in between leaves the body tagged older than it is, so
     # it is fetched again next time; read after, a body could be kept past a change it does not show.
-    etag = run_graph_etag(run)
+    etag = run_graph_etag(run, whole=whole)
     headers = HttpResponse()
     headers["ETag"] = etag
     patch_cache_control(headers, private=True, no_cache=True)
     not_modified = get_conditional_response(request, etag=etag, response=headers)
     if not_modified is not headers:
         return not_modified
-    graph = run_graph_with_layout(run=run)
+    graph = run_graph_with_layout(run=run, whole=whole)
     response = JsonResponse(graph_compact(graph), json_dumps_params={"separators": (",", ":")})
     patch_cache_control(response, private=True, no_cache=True)
     # A drawing with no layout yet has had one queued by this request: untagged, the next visit asks

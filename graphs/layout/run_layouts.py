@@ -34,7 +34,8 @@ from graphs.layout.compute import (
 )
 from graphs.logs.events import RunEvent
 from graphs.models import PLANNING_NODE_ID, RunLayout, WorkGraphRun
-from graphs.reads.graph import run_graph_data
+from graphs.reads.graph import run_graph_data, run_graph_statuses
+from graphs.runs.facts import run_node_total
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,8 @@ def run_layout_refresh(*, run_id: Any) -> RunLayout | None:
         return None
     run = WorkGraphRun.objects.filter(pk=run_id).first()
     if run is None:
+        return None
+    if run_graph_collapses(run):
         return None
     drawing = layout_input(run_graph_data(run))
     if not 0 < layout_work_nodes(drawing) <= MAX_WORK_NODES:
@@ -146,14 +149,27 @@ def _previous_layout(*, run: WorkGraphRun, node_ids: set[str]) -> dict[str, Any]
     return None
 
 
-def run_graph_with_layout(*, run: WorkGraphRun) -> dict[str, Any]:
+def run_graph_with_layout(*, run: WorkGraphRun, whole: bool = False) -> dict[str, Any]:
     """graph.json: the run's graph (``run_graph_data``) and, under ``layout``, what the server has laid
-    out of it (``run_layout_served``). A drawing with no layout yet gets one queued."""
+    out of it (``run_layout_served``). A drawing with no layout yet gets one queued. A run of more work
+    nodes than the page draws at once (``run_graph_collapses``) is opened folded into stages, which
+    need its nodes' statuses alone (``run_graph_statuses``, not laid out), unless ``whole`` is asked for."""
+    if run_graph_collapses(run):
+        graph = run_graph_data(run) if whole else run_graph_statuses(run)
+        graph["layout"] = {"state": "off" if not settings.WORKGRAPH_SERVER_LAYOUT else "skipped", "error": "",
+                           "placed": None}
+        return graph
     graph = run_graph_data(run)
     graph["layout"] = run_layout_served(run=run, graph=graph)
     if graph["layout"]["state"] == "missing":
         run_layout_submit(run_id=run.pk)
     return graph
+
+
+def run_graph_collapses(run: WorkGraphRun) -> bool:
+    """Whether the run has more work nodes than the page draws at once: it opens folded into stages, and
+    the server lays none of it out."""
+    return run_node_total(run) > MAX_WORK_NODES
 
 
 def run_layout_served(*, run: WorkGraphRun, graph: Mapping[str, Any]) -> dict[str, Any]:

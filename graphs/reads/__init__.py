@@ -12,7 +12,8 @@ does not grow with the number of nodes. Run facts (latest attempts, owners, prog
 - ``todo_tree`` — the task page's to-do tree, and a run's failed attempts by category;
 - ``task_runs`` — the task page's facts across its runs: each run's artifacts, the Outcome and its run, the
   last verdict an earlier run reached, why no new run can be made now;
-- ``graph`` — a run's graph for the visualizer (``graph.json``), and its nodes' failure roles;
+- ``graph`` — a run's graph for the visualizer (``graph.json``), whole or, for a run the page opens collapsed
+  into stages, its nodes' statuses alone; and its nodes' failure roles;
 - ``graph_json`` — graph.json as it is sent: without the fields at their defaults, and the tag a revisit is
   answered 304 to;
 - ``executions`` — one attempt, one planning call, and the commands a run's plan runs, as pages show them;

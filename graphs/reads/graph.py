@@ -1,4 +1,5 @@
-"""A run's graph for the visualizer (``graph.json``), and the failure role of each of its nodes."""
+"""A run's graph for the visualizer (``graph.json``), whole or by status alone, and the failure role of each
+of its nodes."""
 
 from __future__ import annotations
 
@@ -63,14 +64,7 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
         if isinstance(edge, dict) and "from" in edge and "to" in edge
     ]
     return {
-        # The attempt statuses the page reads as finished and as under way: the models' own sets.
-        "statuses": {"finished": sorted(WorkNodeExecution.FINISHED_STATUSES),
-                     "active": sorted(WorkNodeExecution.ACTIVE_STATUSES)},
-        "run": {
-            "run_id": str(run.run_id), "status": run.status, "manifest_version": run.manifest_version,
-            "task_id": str(run.task_id), "error": run.error, "error_code": run.error_code,
-            "max_cost_usd": _float(run.max_cost_usd),
-        },
+        **_graph_head(run),
         "nodes": nodes,
         "edges": edges,
         "attempts": [
@@ -84,6 +78,61 @@ def run_graph_data(run: WorkGraphRun) -> dict[str, Any]:
             }
             for row in rows
         ],
+    }
+
+
+def run_graph_statuses(run: WorkGraphRun) -> dict[str, Any]:
+    """graph.json of a run the page opens folded into stages: ``run_graph_data`` with each work node's
+    id, stage (``org_node``), kind, status and number of attempts alone, its planning calls whole, no
+    edges nor attempts, and ``collapsed`` true: what the page's one box per stage counts, and what live
+    events update. The page fetches the whole graph when a stage is opened or the timeline shown.
+
+    Two queries whatever the graph size: the planning calls, and each attempt's node, number, status
+    and org node (the run is already loaded).
+    """
+    manifest = run.graph_manifest or {}
+    planning = list(
+        WorkNodeExecution.objects.filter(run=run, node_id__startswith=PLANNING_NODE_ID)
+        .order_by("created_at", "attempt")
+        .values("node_exec_id", "node_id", "attempt", "status", "subagent_type", "started_at", "finished_at",
+                "output_payload__new_node_ids")
+    )
+    # Each node's (latest attempt, its status, its org node) and how many attempts it has: tuples, not
+    # dicts, as there are as many as the run has attempts.
+    latest: dict[str, tuple[int, str, str]] = {}
+    attempts_count: dict[str, int] = defaultdict(int)
+    for node_id, attempt, status, subagent_type in (
+        WorkNodeExecution.objects.filter(run=run).exclude(node_id__startswith=PLANNING_NODE_ID)
+        .values_list("node_id", "attempt", "status", "subagent_type")
+    ):
+        attempts_count[node_id] += 1
+        if node_id not in latest or attempt > latest[node_id][0]:
+            latest[node_id] = (attempt, status, subagent_type)
+    owners = node_owners(
+        ((row["status"], row["subagent_type"], row["output_payload__new_node_ids"]) for row in planning), manifest
+    )
+    nodes = [_planning_node(row) for row in planning]
+    for spec in manifest.get("nodes", []):
+        node_id = spec["node_id"]
+        _, status, subagent_type = latest.get(node_id, (0, NOT_STARTED, ""))
+        nodes.append({
+            "node_id": node_id, "org_node": owners.get(node_id) or subagent_type or "",
+            "kind": "catalog" if "artifact_type" in spec else "generic",
+            "status": status, "attempts": attempts_count[node_id],
+        })
+    return {**_graph_head(run), "collapsed": True, "nodes": nodes, "edges": [], "attempts": []}
+
+
+def _graph_head(run: WorkGraphRun) -> dict[str, Any]:
+    return {
+        # The attempt statuses the page reads as finished and as under way: the models' own sets.
+        "statuses": {"finished": sorted(WorkNodeExecution.FINISHED_STATUSES),
+                     "active": sorted(WorkNodeExecution.ACTIVE_STATUSES)},
+        "run": {
+            "run_id": str(run.run_id), "status": run.status, "manifest_version": run.manifest_version,
+            "task_id": str(run.task_id), "error": run.error, "error_code": run.error_code,
+            "max_cost_usd": _float(run.max_cost_usd),
+        },
     }
 
 

@@ -24,7 +24,7 @@ from graphs.models import RunLayout, WorkGraphRun, WorkNodeExecution
 from graphs.runs.vocabulary import NOT_STARTED
 
 # Part of the tag: bumped when the payload's shape changes, so no browser keeps a body of the old shape.
-PAYLOAD_FORMAT = 3
+PAYLOAD_FORMAT = 4
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "run": {"error": "", "error_code": "", "max_cost_usd": None},
@@ -68,8 +68,9 @@ def _without_defaults(record: dict[str, Any], defaults: dict[str, Any]) -> dict[
     }
 
 
-def run_graph_etag(run: WorkGraphRun) -> str:
-    """The tag of the run's graph.json: another one whenever anything the payload shows has changed.
+def run_graph_etag(run: WorkGraphRun, *, whole: bool = False) -> str:
+    """The tag of the run's graph.json (``whole``: of every node's record, asked for apart): another one
+    whenever anything the payload shows has changed.
 
     An attempt's status only moves forward (pending, queued, running, then an end), so the count of
     attempts in each status changes with every status change since the last visit, however many;
@@ -87,7 +88,7 @@ def run_graph_etag(run: WorkGraphRun) -> str:
     )
     layouts = RunLayout.objects.filter(run=run).aggregate(rows=Count("pk"), changed=Max("updated_at"))
     shown = (
-        PAYLOAD_FORMAT, settings.WORKGRAPH_SERVER_LAYOUT, str(run.pk), run.status, run.manifest_version,
+        PAYLOAD_FORMAT, whole, settings.WORKGRAPH_SERVER_LAYOUT, str(run.pk), run.status, run.manifest_version,
         run.error, run.error_code, str(run.max_cost_usd), sorted(counted.items()), sorted(layouts.items()),
     )
     return '"' + hashlib.sha256(repr(shown).encode()).hexdigest()[:32] + '"'

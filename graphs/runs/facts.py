@@ -177,6 +177,14 @@ class ManifestNodeCount(Func):
         return self.as_sql(compiler, connection, template=template, **extra_context)
 
 
+def run_node_total(run: WorkGraphRun) -> int:
+    """How many nodes ``run``'s manifest holds: counted from the manifest when it is loaded, else by the
+    database, which then sends a number and not the manifest (3.7 MB at 10,000 nodes)."""
+    if "graph_manifest" not in run.get_deferred_fields():
+        return manifest_node_count(run.graph_manifest)
+    return WorkGraphRun.objects.filter(pk=run.pk).values_list(ManifestNodeCount(), flat=True).get()
+
+
 def runs_progress(runs: Iterable[WorkGraphRun]) -> dict[Any, RunProgress]:
     """Each run's progress by run_id (one query whatever the number of runs and nodes)."""
     return runs_progress_counted(totals={run.pk: manifest_node_count(run.graph_manifest) for run in runs})

@@ -40,9 +40,10 @@ const regions = liveRegions({
 
 // graph.json is tagged (ETag) and never taken from the cache unchecked: while the run is as the browser
 // last fetched it, the server answers 304 and the body comes from the HTTP cache; after any change,
-// the new graph.
-async function fetchGraph() {
-  const response = await fetch(container.dataset.graphUrl, { credentials: "same-origin", signal: AbortSignal.timeout(30_000) });
+// the new graph. `whole`: every node's record of a run whose graph.json comes collapsed into stages.
+async function fetchGraph({ whole = false } = {}) {
+  const url = whole ? `${container.dataset.graphUrl}?whole=1` : container.dataset.graphUrl;
+  const response = await fetch(url, { credentials: "same-origin", signal: AbortSignal.timeout(30_000) });
   if (!response.ok) throw new Error(`graph.json answered ${response.status}`);
   latestData = payloadExpanded(await response.json());
   return latestData;
@@ -116,6 +117,7 @@ window.addEventListener("popstate", followUrl);
 const graph = createRunGraph(container, {
   onSelect: selectNode,
   onView: (view) => history.replaceState(null, "", urlWith({ view: view === "timeline" ? view : null })),
+  fetchWhole: () => fetchGraph({ whole: true }),
 });
 
 // A node the drawing does not have yet (a planning call just made, an appended or looped-back node):

@@ -34,6 +34,8 @@ const ON_FAILURE = "on_failure";
  * @property {Attempt[]} attempts
  * @property {Map<string, Attempt>} attemptsByExec
  * @property {Set<string>} finished  the attempt statuses that end an attempt (graph.json's `statuses`)
+ * @property {boolean} collapsed  whether the payload held each work node's status alone, without edges or
+ *   attempts (a run the page opens collapsed into stages; graphs/reads/graph.py's run_graph_statuses)
  */
 
 /**
@@ -85,6 +87,7 @@ export function modelFromPayload(payload) {
     attempts,
     attemptsByExec: new Map(attempts.map((attempt) => [attempt.node_exec_id, attempt])),
     finished: new Set(payload.statuses?.finished ?? []),
+    collapsed: Boolean(payload.collapsed),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The run graph visualizer: public entry point.
  *
- *   const graph = createRunGraph(containerEl, { onSelect(nodeId) { ... } });
+ *   const graph = createRunGraph(containerEl, { onSelect(nodeId) { ... }, fetchWhole: () => ... });
  *   await graph.load(payload);       // graph.json
  *   graph.updateNodes(event.nodes);  // live `nodes` events
  *   await graph.append(payload);     // graph.json refetched after `nodes_appended`
@@ -27,6 +27,10 @@
  * the stage is drawn narrowed or wrapped to it (layout-tighten.js, layout-wrap.js): a view of the layout,
  * which itself stays as placed.
  *
+ * A run of more work nodes than SIZE_GUARD opens collapsed into stages, one box each, counted from its
+ * nodes' statuses: its graph.json is that alone (`collapsed`, graphs/reads/graph.py's run_graph_statuses),
+ * and the whole graph (`fetchWhole`) is fetched once a stage is opened or the timeline shown.
+ *
  * This module loads, appends and updates the run; run-graph-screen.js keeps the drawing on screen
  * (renderer, pan and zoom, following the run as it grows) and run-graph-chrome.js builds the toolbar,
  * stage and legend.
@@ -39,6 +43,7 @@ import { directionEstimated, directionMeasured, layoutFit, layoutFitting } from 
 import { buildChrome, directionPicked, directionRemember, showDirection } from "./run-graph-chrome.js";
 import { keepsEveryPosition, servedLayout, startingLayout } from "./run-graph-layouts.js";
 import { createScreen } from "./run-graph-screen.js";
+import { nextTask, whenIdle } from "./scheduling.js";
 import { WRAP_MAX, collapsedScene, graphSceneFitted } from "./scene-graph.js";
 import { timelineScene } from "./scene-timeline.js";
 
@@ -53,9 +58,10 @@ const SIZE_GUARD = 5000;
  * @param {string[]} [options.highlight]  node_ids drawn with a highlight ring (e.g. what a planning call added)
  * @param {boolean} [options.compact]  no toolbar and no legend: a mini graph (wheel, drag and keys still work)
  * @param {string} [options.elkUrl]  URL of elkjs's elk.bundled.js (default: /static/vendor/elkjs/)
+ * @param {() => Promise<object>} [options.fetchWhole]  graph.json with every node's record (for a collapsed one)
  */
 export function createRunGraph(
-  container, { onSelect = () => {}, onView = () => {}, highlight = [], compact = false, elkUrl } = {},
+  container, { onSelect = () => {}, onView = () => {}, highlight = [], compact = false, elkUrl, fetchWhole } = {},
 ) {
   const client = layoutClient(elkUrl);
   const ui = buildChrome(container, compact);
@@ -72,8 +78,8 @@ export function createRunGraph(
   const announced = new Set();
   let destroyed = false;
   let queue = Promise.resolve();
-  /** Live updates that arrive while an append is being placed, replayed onto the new model. */
-  let buffered = null;
+  /** Live updates that arrive while a newer graph.json is fetched or placed, replayed onto its model: a list each. */
+  const buffers = new Set();
 
   const screen = createScreen(container, ui, {
     onActivate: activate,
@@ -229,13 +235,15 @@ export function createRunGraph(
    * @param {object} payload
    */
   function append(payload) {
-    buffered = [];
+    const buffer = buffering();
     return serial(async () => {
       const next = modelFromPayload(payload);
       if (!model || next.order.length > SIZE_GUARD || stages) {
         model = next;
-        replayBuffered();
+        replay(buffer);
+        timelineDirty = true;
         if (stages) showStages();
+        if (screen.view === "timeline") refreshTimeline();
         return;
       }
       served = servedLayout(payload);
@@ -247,7 +255,7 @@ export function createRunGraph(
       const added = next.order.filter((id) => !model.nodes.has(id)).length;
       model = next;
       layout = placed;
-      replayBuffered();
+      replay(buffer);
       // Appended nodes come into view: the drawing is fitted again unless the user moved it, who
       // is told how many nodes were added instead (the hint fits on click).
       const follow = !userMoved("graph");
@@ -272,9 +280,24 @@ export function createRunGraph(
     });
   }
 
-  function replayBuffered() {
-    if (buffered && buffered.length) modelApplyUpdates(model, buffered);
-    buffered = null;
+  function buffering() {
+    const buffer = [];
+    buffers.add(buffer);
+    return buffer;
+  }
+
+  function replay(buffer) {
+    buffers.delete(buffer);
+    if (buffer.length) modelApplyUpdates(model, buffer);
+  }
+
+  /** Replaces a collapsed model (no edges, no attempts) by the whole graph's, with the updates since its fetch. */
+  async function wholeModel() {
+    if (!model.collapsed) return;
+    const buffer = buffering();
+    const payload = await fetchWhole().finally(() => buffers.delete(buffer));
+    model = modelFromPayload(payload);
+    replay(buffer);
   }
 
   /**
@@ -285,7 +308,7 @@ export function createRunGraph(
    */
   function updateNodes(updates) {
     if (!model) return;
-    if (buffered) buffered.push(...updates);
+    for (const buffer of buffers) buffer.push(...updates);
     const changed = modelApplyUpdates(model, updates);
     if (stageModel) modelApplyUpdates(stageModel, updates);
     if (!changed) return;
@@ -311,6 +334,15 @@ export function createRunGraph(
 
   function refreshTimeline() {
     if (!model || !timelineDirty) return;
+    if (!model.collapsed) return drawTimeline();
+    // The timeline draws every attempt, which a collapsed graph.json leaves out.
+    serial(async () => {
+      await wholeModel();
+      if (!destroyed && screen.view === "timeline") drawTimeline();
+    });
+  }
+
+  function drawTimeline() {
     timelineDirty = false;
     show("timeline", timelineScene(model, { width: ui.stage.clientWidth }), { refit: !screen.scene("timeline") });
   }
@@ -324,6 +356,9 @@ export function createRunGraph(
   }
 
   async function drawStage(index) {
+    say(`Laying out ${stages[index].ids.length.toLocaleString("en")} nodes of ${stages[index].org}…`);
+    if (model.collapsed) await serial(wholeModel);
+    if (destroyed || !stages?.[index]) return;
     const members = new Set(stages[index].ids);
     const pick = (ids) => ids.filter((id) => members.has(id)).map((id) => model.nodes.get(id));
     stageModel = modelFromPayload({
@@ -332,7 +367,6 @@ export function createRunGraph(
       edges: [...model.dataEdges, ...model.loopEdges].filter((edge) => members.has(edge.from) && members.has(edge.to)),
       attempts: model.attempts.filter((attempt) => members.has(attempt.node_id)),
     });
-    say(`Laying out ${members.size.toLocaleString("en")} nodes of ${stages[index].org}…`);
     const direction = directionPicked()
       || directionEstimated(stageModel, ui.stage.clientWidth || 1, ui.stage.clientHeight || 1);
     const placed = await layoutPlace({ plan: layoutPlan({ model: stageModel, previous: null, direction }), client });
@@ -363,15 +397,4 @@ export function createRunGraph(
   }
 
   return { load, append, updateNodes, setView, fit, destroy };
-}
-
-/** @returns {Promise<void>} resolved in a later task, so the browser can handle input and draw between */
-function nextTask() {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
-/** Runs `job` when the main thread is idle (Safari has no requestIdleCallback: a short delay). */
-function whenIdle(job) {
-  if (window.requestIdleCallback) window.requestIdleCallback(job, { timeout: 5000 });
-  else setTimeout(job, 200);
 }
