@@ -14,14 +14,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max, Q, QuerySet
 
 from graphs.domain import manifest_graph
 from graphs.engine.statements import row_locked_read, rows_read
 from graphs.models import PLANNING_NODE_ID, Skill, WorkGraphRun, WorkNodeExecution
 from graphs.runs.evidence import node_required_for_completion
-from graphs.runs.facts import RunProgress, latest_attempts, latest_by_node, node_owners, run_progress_counted
+from graphs.runs.facts import (
+    RunProgress,
+    latest_attempts,
+    latest_by_node,
+    node_owners,
+    progress_from_statuses,
+    run_progress_counted,
+)
 
 Status = WorkNodeExecution.Status
 Cause = WorkNodeExecution.Cause
@@ -167,7 +174,17 @@ def progress_due(run_id: Any) -> bool:
 
 
 def progress_count(run: WorkGraphRun, shape: GraphShape) -> RunProgress:
-    return run_progress_counted(run_id=run.pk, total=len(shape.position))
+    """The run's progress, counted from each node's latest attempt.
+
+    On PostgreSQL the latest attempts are read in one pass over the index on (run, node, attempt
+    descending): the grouped count's anti-join, planned for a freshly loaded run before its table has
+    statistics, compares every row of the run with every other (3.4 s at 1,000 nodes).
+    """
+    if connection.vendor != "postgresql":
+        return run_progress_counted(run_id=run.pk, total=len(shape.position))
+    statuses = (run.executions.exclude(node_id__startswith=PLANNING_NODE_ID).order_by("node_id", "-attempt")
+                .distinct("node_id").values_list("status", flat=True))
+    return progress_from_statuses(statuses, total=len(shape.position))
 
 
 def upstream_bad(manifest: dict, node_id: str, status: str) -> bool:
