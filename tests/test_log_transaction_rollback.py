@@ -4,9 +4,12 @@ its own lines are written again marked ``rolled_back`` (what they told of did no
 
 from __future__ import annotations
 
-import pytest
-from django.db import transaction
+import threading
 
+import pytest
+from django.db import connection, transaction
+
+from graphs.logs import transacted, writer
 from graphs.logs.store import log_append, log_file_close, log_writes_wait
 from graphs.models import ExecutionLogFile
 from tests.log_lines import running_with_log, stored
@@ -66,3 +69,29 @@ def test_a_close_rolled_back_with_its_lines_leaves_the_log_open_to_close_again(e
     assert _stored(execution) == [(1, "before", False), (2, "recorded", True), (3, "lost instead", False)]
     header = ExecutionLogFile.objects.get(pk=execution.pk)
     assert (header.status, header.last_seq, header.line_count) == ("closed", 3, 3)
+
+
+def test_a_line_numbered_in_a_transaction_is_left_to_it_by_the_writer(execution, monkeypatch):
+    # The writer drains between the line's numbering and its transaction's write, as it may at any moment.
+    real_write = transacted.caller_transaction_write
+
+    def drained_first(log_id, **kwargs):
+        def drain() -> None:
+            try:
+                writer._writer._drain_once()
+            finally:
+                connection.close()
+
+        drainer = threading.Thread(target=drain)
+        drainer.start()
+        drainer.join()
+        real_write(log_id, **kwargs)
+
+    monkeypatch.setattr(transacted, "caller_transaction_write", drained_first)
+    log_append(execution=execution, event="agent_output", text="before")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        log_append(execution=execution, event="agent_output", text="in the transaction")
+        raise RuntimeError("the commit never came")
+    log_file_close(execution=execution)
+
+    assert _stored(execution) == [(1, "before", False), (2, "in the transaction", True)]

@@ -48,6 +48,9 @@ def caller_transaction_write(log_id: Any, *, close: bool = False) -> None:
     try:
         writer._batch_store(batch)
     except BaseException:
+        # Not stored in the transaction: the writer stores them (it leaves a line marked transacted alone).
+        for item in batch.lines:
+            item.transacted = False
         writer._batch_return(batch)
         raise
     writer._batch_forget(batch)

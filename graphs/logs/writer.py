@@ -82,6 +82,7 @@ def _batch_take(*, limit: int, only: Any = None, close: bool = False, held: bool
     """Take lines to write (all of one log with ``only``) and the closes that may go with them.
 
     A log closes with the batch that takes its last lines, once no other batch holds lines of it.
+    The writer's batches (not ``only``) stop at a line numbered in a caller's transaction.
     Logs whose header could not be seen go in batches of their own (``held``), so they never hold
     back the others.
     """
@@ -94,6 +95,10 @@ def _batch_take(*, limit: int, only: Any = None, close: bool = False, held: bool
         for log in logs:
             before = len(log.in_flight)
             while log.pending and len(lines) < limit:
+                if only is None and log.pending[0].transacted:
+                    # Numbered in a caller's transaction, which stores it next (``transacted``): stored
+                    # here, on the writer's connection, it would outlive that transaction's rollback.
+                    break
                 item = log.pending.popleft()
                 log.in_flight.append(item)
                 lines.append(item)
