@@ -52,7 +52,7 @@ def test_a_run_that_succeeds_in_the_embedded_mode_is_delivered_as_a_pull_request
     assert remote_head(served.remote, workspace.branch) == workspace.head_commit != workspace.base_commit
     (pull,) = served.github.pulls
     assert (pull["head"]["ref"], pull["base"]["ref"], pull["title"]) == (workspace.branch, "main", task.title)
-    assert pull["body"].startswith("Export the monthly report as CSV.") and "**validator**" in pull["body"]
+    assert pull["body"].startswith("Export the monthly report as CSV.") and "**Validator**" in pull["body"]
     assert (delivery.pull_request_number, delivery.pull_request_url) == (pull["number"], pull["html_url"])
     assert served.github.violations == [] and TOKEN not in git(repo, "config", "--list")
 
