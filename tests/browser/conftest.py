@@ -111,6 +111,33 @@ def chromium() -> Iterator[Browser]:
         yield browser
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
+    """A browser test that fails keeps what each of its open pages showed: a screenshot and the HTML, named in
+    the report with the page's address, so a failure seen once can be read afterwards."""
+    report = yield
+    browser = item.funcargs.get("chromium") if hasattr(item, "funcargs") else None
+    if report.when == "call" and report.failed and browser is not None:
+        report.sections.append(("open pages", "\n".join(_pages_kept(browser, item.name))))
+    return report
+
+
+def _pages_kept(browser: Browser, test_name: str) -> list[str]:
+    kept_in = ARTIFACTS / "failed"
+    kept_in.mkdir(parents=True, exist_ok=True)
+    said = []
+    pages = [page for context in browser.contexts for page in context.pages]
+    for number, page in enumerate(pages):
+        stem = kept_in / f"{test_name}-{number}"
+        try:
+            page.screenshot(path=str(stem.with_suffix(".png")), full_page=True, timeout=30_000)
+            stem.with_suffix(".html").write_text(page.content())
+            said.append(f"{page.url}: {stem}.png and .html")
+        except Exception as error:  # a page that crashed or hangs: say so, and keep the test's own failure
+            said.append(f"{page.url}: not kept ({error})")
+    return said
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
