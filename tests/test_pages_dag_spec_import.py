@@ -7,7 +7,9 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from graphs.models import Task, WorkGraphRun
 from tests.clients import signed_in
@@ -87,6 +89,17 @@ def test_the_run_page_download_gives_the_spec_back(project, alice):
     response = signed_in(alice).get(f"/runs/{run.run_id}/dag-spec.json")
     assert response["Content-Disposition"] == 'attachment; filename="backend-test-dag.json"'
     assert json.loads(response.content) == json.loads(BACKEND_TEST_SPEC.read_text())
+
+
+def test_the_run_page_names_its_spec_without_reading_the_documents(project, alice):
+    client = signed_in(alice)
+    client.post(_page(project), {"spec_file": _spec_upload(), "prompt_files": _prompt_uploads()})
+    run = WorkGraphRun.objects.get()
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(f"/runs/{run.run_id}/").content.decode()
+    assert 'title="Imported from backend-test-dag.json">Download DAG spec</a>' in page
+    reads = [query["sql"] for query in queries.captured_queries if 'FROM "graphs_dagspec"' in query["sql"]]
+    assert reads and not [sql for sql in reads if '"graphs_dagspec"."spec"' in sql or "prompt_files" in sql]
 
 
 def test_a_project_without_commands_says_its_shell_tasks_will_not_run(project, alice, commands_allowed):

@@ -77,7 +77,7 @@ def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
         "spend": spend_of(run.executions.all()),
         "progress": run_progress_counted(run_id=run.pk, total=run_node_total(run)),
         "workspace": workspace, "changed_files": run_changed_files(run, workspace) if workspace else [],
-        "dag_spec": run_dag_spec(run), "notices": run_notices(run),
+        "dag_spec": run_dag_spec(run, documents=False), "notices": run_notices(run),
         "diff_shown": diff_shown(workspace), "approval_wait": run_approval_wait(run),
         # The controls go back to the page, also when the live regions alone were fetched.
         "next_url": reverse("run_graph", args=[run.run_id]),

@@ -129,13 +129,15 @@ def _planning_record(*, run: WorkGraphRun, spec: Mapping[str, Any], manifest: di
     )
 
 
-def run_dag_spec(run: WorkGraphRun) -> DagSpec | None:
-    """The spec ``run`` was imported from — a fork's is its origin's — or None when it was planned."""
+def run_dag_spec(run: WorkGraphRun, *, documents: bool = True) -> DagSpec | None:
+    """The spec ``run`` was imported from — a fork's is its origin's — or None when it was planned. Without
+    ``documents``, its spec and prompt files are left unread: what names it (a 10,000-task spec is megabytes)."""
     seen: set[Any] = set()
     current: WorkGraphRun | None = run
+    specs = DagSpec.objects.all() if documents else DagSpec.objects.defer("spec", "prompt_files")
     while current is not None and current.pk not in seen:
         seen.add(current.pk)
-        found = DagSpec.objects.filter(run_id=current.pk).first()
+        found = specs.filter(run_id=current.pk).first()
         if found is not None or current.forked_from_id is None:
             return found
         current = WorkGraphRun.objects.filter(pk=current.forked_from_id).only("run_id", "forked_from_id").first()
