@@ -58,7 +58,8 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _trace(phoenix, run: WorkGraphRun, *, expected: int) -> list[dict[str, Any]]:
-    """The spans of the run's trace in Phoenix, once it holds at least ``expected`` of them."""
+    """The spans of the run's trace in Phoenix, once it holds at least ``expected`` of them and the run's own
+    span, the root: it ends after every span under it, so Phoenix may take it in after they have come."""
     assert telemetry_flush(TIMEOUT)
     run.refresh_from_db()
     assert len(run.trace_id) == 32
@@ -66,7 +67,7 @@ def _trace(phoenix, run: WorkGraphRun, *, expected: int) -> list[dict[str, Any]]
 
     def arrived() -> bool:
         found[:] = [span for span in phoenix.spans() if span["context"]["trace_id"] == run.trace_id]
-        return len(found) >= expected
+        return len(found) >= expected and any(not span.get("parent_id") for span in found)
 
     wait_until(arrived, timeout=TIMEOUT, poll=0.5,
                message=lambda: f"{len(found)} of {expected} spans in Phoenix: {[s['name'] for s in found]}")
