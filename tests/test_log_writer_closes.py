@@ -17,6 +17,7 @@ from graphs.logs import writer
 from graphs.logs.store import log_append, log_file_close, log_file_close_soon, log_file_open, log_read, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkGraphRun
 from tests import factories
+from tests.celery_worker import wait_until
 from tests.run_builders import edges_for, latest, node, planned_run
 
 
@@ -150,8 +151,15 @@ def test_lines_another_thread_appends_before_the_header_commits_are_stored_by_th
         inside = [line["event"] for line in log_read(log_file=execution.log_file)]
 
     # A line the writer thread was trying to store at the close (and could not, the header unseen) is
-    # back in its queue: it stores it once the header commits, in its place.
-    assert log_writes_wait(timeout=10)
-    stored = list(ExecutionLogLine.objects.filter(log_file_id=execution.pk).order_by("seq").values_list("seq", "event"))
+    # back in its queue: it stores it once the header commits, in its place. Its log may be held back as
+    # one whose header is missing until the writer's next try (log_writes_wait does not wait for those).
     assert inside == ["node_start", *["agent_output"] * 20, "node_completed"]
+    stored: list[tuple[int, str]] = []
+
+    def all_stored() -> bool:
+        rows = ExecutionLogLine.objects.filter(log_file_id=execution.pk).order_by("seq")
+        stored[:] = rows.values_list("seq", "event")
+        return len(stored) == len(inside)
+
+    wait_until(all_stored, timeout=30, message=lambda: f"stored: {stored}")
     assert stored == list(enumerate(inside, start=1))
