@@ -19,6 +19,7 @@ from graphs.engine.state import (
     Status,
     any_active,
     latest_rows,
+    start_delay,
     upstream_bad,
     upstream_done,
 )
@@ -112,8 +113,7 @@ def _queued_unlocked(row: dict) -> bool:
                   values={"status": Status.QUEUED, "ready_at": now}) != 1:
         return False
     row["status"] = Status.QUEUED
-    delay = (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
-    node_execute_submit(node_exec_id=row["pk"], delay=max(delay, 0.0))
+    node_execute_submit(node_exec_id=row["pk"], delay=max(start_delay(row, now), 0.0))
     return True
 
 

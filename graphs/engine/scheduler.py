@@ -41,6 +41,7 @@ from graphs.engine.state import (
     progress_due,
     run_locked,
     skill_pks,
+    start_delay,
     subagent_by_node,
     upstream_bad,
     upstream_done,
@@ -272,7 +273,7 @@ def queue(run: WorkGraphRun, ready: list[dict], *, now, continuation: Continuati
         return []
     kept = None
     if continuation is not None and continuation.claimed is None:
-        kept = next((row for row in ready if _start_delay(row, now) <= 0), None)
+        kept = next((row for row in ready if start_delay(row, now) <= 0), None)
         if kept is not None and _claim_for(continuation, run=run, row=kept, now=now):
             kept["status"] = Status.RUNNING
         else:
@@ -285,7 +286,7 @@ def queue(run: WorkGraphRun, ready: list[dict], *, now, continuation: Continuati
     handed_out = 0
     for row in queued:
         row["status"] = Status.QUEUED
-        delay = _start_delay(row, now)
+        delay = start_delay(row, now)
         if delay > 0:
             node_execute_submit(node_exec_id=row["pk"], delay=delay)
         elif handed_out < FAN_OUT_JOBS:
@@ -295,10 +296,6 @@ def queue(run: WorkGraphRun, ready: list[dict], *, now, continuation: Continuati
             run_dispatch_submit(run_id=run.pk, delay=DISPATCH_EVERY_SECONDS)
             handed_out += 1
     return ready
-
-
-def _start_delay(row: dict, now) -> float:
-    return (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
 
 
 def _claim_for(continuation: Continuation, *, run: WorkGraphRun, row: dict, now) -> bool:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
@@ -159,6 +160,11 @@ def any_active_left(run: WorkGraphRun) -> bool:
     """Whether any node's latest attempt is still active (pending, queued or running): found from the
     index on the attempts' run and status, where counting every node's latest attempt reads the run."""
     return latest_attempts(run.executions.filter(status__in=WorkNodeExecution.ACTIVE_STATUSES)).exists()
+
+
+def start_delay(row: dict, now: datetime) -> float:
+    """How long a ready attempt (a row as ``latest_rows`` reads it) waits before it may start: its backoff."""
+    return (row["not_before"] - now).total_seconds() if row["not_before"] else 0.0
 
 
 def progress_due(run_id: Any) -> bool:
