@@ -127,6 +127,9 @@ class _Log:
     in_flight: list[_Line] = field(default_factory=list)
     closes: list[threading.Event] = field(default_factory=list)
     header_missing_since: float | None = None
+    # The transaction that made its header committed: a batch that failed on the header failed before
+    # that, and is not held back for it (``writer.header_committed``).
+    header_seen: bool = False
     # Stored, and waiting for an earlier line to be told first (see ``_batch_tell``).
     untold: list[_Line] = field(default_factory=list)
     close_untold: bool = False

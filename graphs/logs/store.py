@@ -15,9 +15,10 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
@@ -61,6 +62,10 @@ def log_file_create(*, node_exec_id: Any, project_id: Any) -> ExecutionLogFile:
     created = rows._insert_ignoring_conflicts(ExecutionLogFile, [log_file], conflict=["log_file_id"])
     if created:
         writer._logs.fresh(log_file.pk)
+        if connection.in_atomic_block:
+            # Until this commits, the writer cannot see the header, and holds back the lines another
+            # thread appends meanwhile; the commit lets them go at once instead of at its next try.
+            transaction.on_commit(partial(writer.header_committed, log_file.pk))
     return log_file
 
 

@@ -323,7 +323,7 @@ class _Writer:
         with _logs.lock:
             for log_id in log_ids - present:
                 log = _logs.logs.get(log_id)
-                if log is None:
+                if log is None or log.header_seen:
                     continue
                 if log.header_missing_since is None:
                     log.header_missing_since = now
@@ -337,6 +337,20 @@ class _Writer:
 
 
 _writer = _Writer()
+
+
+def header_committed(log_id: Any) -> None:
+    """The caller's transaction that made log ``log_id``'s header committed: what the writer held back
+    for that header goes in its next drain, and ``log_writes_wait`` waits for it."""
+    with _logs.lock:
+        log = _logs.logs.get(log_id)
+        if log is None:
+            return
+        log.header_seen = True
+        held = log.header_missing_since is not None
+        log.header_missing_since = None
+    if held:
+        _writer.wake(block=False)
 
 
 def _forget_after_fork() -> None:
