@@ -11,8 +11,15 @@ from django.db import DatabaseError, connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from graphs.engine.claims import CLAIMED_FIELDS
 from graphs.engine.state import RUN_FIELDS
-from graphs.engine.statements import attempt_next_queued_lock, row_locked_read, row_update, rows_read
+from graphs.engine.statements import (
+    attempt_latest_claim,
+    attempt_next_queued_lock,
+    row_locked_read,
+    row_update,
+    rows_read,
+)
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from tests.run_builders import edges_for, node, planned_run
 
@@ -182,3 +189,42 @@ def test_a_queued_attempt_another_worker_holds_is_skipped(run):
         other.join()
 
     assert seen == ["c"]
+
+
+def _claim_b(run: WorkGraphRun, now, *, after: tuple[str, int] = ("a", 1)) -> WorkNodeExecution | None:
+    values = {"status": "running", "ready_at": now, "started_at": now, "heartbeat_at": now, "worker": "w1"}
+    return attempt_latest_claim(run_id=run.pk, node_id="b", after=after, manifest_version=run.manifest_version,
+                                now=now, values=values, names=CLAIMED_FIELDS)
+
+
+def test_a_chains_next_node_is_claimed_only_while_every_condition_of_the_locked_advance_holds(run):
+    """Its latest attempt pending and out of its backoff, the ended attempt still its node's latest, the
+    run running, not asked to stop, at the manifest version the attempt ran with: else nothing changes."""
+    now = timezone.now()
+    WorkGraphRun.objects.filter(pk=run.pk).update(status="running")
+    run.executions.filter(node_id="a").update(status="succeeded")
+    refusals = [
+        lambda: WorkGraphRun.objects.filter(pk=run.pk).update(cancel_requested_at=now),
+        lambda: WorkGraphRun.objects.filter(pk=run.pk).update(manifest_version=run.manifest_version + 1),
+        lambda: WorkGraphRun.objects.filter(pk=run.pk).update(status="failed"),
+        lambda: WorkNodeExecution.objects.create(run=run, node_id="a", attempt=2, cause="loop_back"),
+        lambda: run.executions.filter(node_id="b").update(not_before=now + timedelta(seconds=5)),
+        lambda: run.executions.filter(node_id="b").update(status="cancelled"),
+    ]
+    for refusal in refusals:
+        with transaction.atomic():
+            refusal()
+            assert _claim_b(run, now) is None
+            assert run.executions.get(node_id="b").worker == ""
+            transaction.set_rollback(True)
+
+    # Of two attempts of the node, the latest is the one claimed, read back as the claim wrote it.
+    WorkNodeExecution.objects.create(run=run, node_id="b", attempt=2, cause="loop_back", subagent_type="coder",
+                                     input_payload={"feedback": ["ü"]})
+    claimed = _claim_b(run, now)
+    assert (claimed.node_id, claimed.attempt, claimed.cause, claimed.status, claimed.worker) == (
+        "b", 2, "loop_back", "running", "w1")
+    assert (claimed.input_payload, claimed.started_at, claimed.cost_usd) == ({"feedback": ["ü"]}, now, None)
+    assert claimed.get_deferred_fields() >= {"output_payload", "judgment_result"}
+    assert run.executions.get(node_id="b", attempt=1).status == "pending"
+    assert _claim_b(run, now) is None

@@ -25,7 +25,7 @@ from graphs.engine.attempt_commands import attempt_command_run, command_output_f
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.change_review import attempt_check_brief, attempt_review_brief, attempt_review_wait_recorder
 from graphs.engine.changes import ChangeKeeper, change_land, change_review_hold, workspace_judgment
-from graphs.engine.claims import Continuation, continuing, queued_attempt_claim
+from graphs.engine.claims import Continuation, chain_next, chain_next_claimed, continuing, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.external import attempt_external_wait
 from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
@@ -190,10 +190,14 @@ def _attempt_run(
     try:
         # A success's log closes in the transaction that records it (one commit for both), unless the
         # advance claims a dependant for this worker: the log then closes on the closer thread (an
-        # fsync and an UPDATE) while that dependant runs here.
-        advance_after(run_id=run.run_id, node_id=execution.node_id, record=record,
-                      close_log=close_log if record is not None else None, continuation=continuation,
-                      shape_hint=shape)
+        # fsync and an UPDATE) while that dependant runs here. A chain's node claims its one dependant
+        # without the run lock; failing that, its end is recorded and the locked advance records nothing.
+        chain = chain_next(shape, execution.node_id) if None not in (record, continuation, shape) else None
+        if chain is None or not chain_next_claimed(execution, dependant=chain, record=record, close_log=close_log,
+                                                   continuation=continuation, shape=shape):
+            advance_after(run_id=run.run_id, node_id=execution.node_id, record=None if chain else record,
+                          close_log=close_log if record is not None and chain is None else None,
+                          continuation=continuation, shape_hint=shape)
         advanced = True
     except (OperationalError, InterfaceError) as error:
         # Nothing of the failed transaction is kept: a result it was to record is lost with it.
@@ -211,7 +215,8 @@ def _attempt_run(
     if continuation is None or continuation.claimed is None:
         return None, _NOTHING_HANDED
     following = continuation.claimed
-    # The run as the advance read it under its lock, with the task and project this attempt loaded.
+    # The run as the advance read it (under its lock, or as this attempt had it when a chain's claim
+    # found it unchanged), with the task and project this attempt loaded.
     following.run.task = run.task
     # A chain's next node needs this attempt's output; a fan-out's next leaf, the root's output this
     # attempt read.

@@ -187,3 +187,53 @@ def attempt_next_queued_lock(
     run_values = _values(_columns(WorkGraphRun, run_attnames, alias), row[len(attnames):])
     execution.run = WorkGraphRun.from_db(alias, run_attnames, run_values)
     return execution
+
+
+def _name_sql(model: type[Model], name: str) -> str:
+    return connection.ops.quote_name(_field(model, name).column)
+
+
+@functools.cache
+def _latest_claim_sql(names: tuple[str, ...], values: tuple[str, ...], alias: str) -> str:
+    attempt = functools.partial(_name_sql, WorkNodeExecution)
+    own = functools.partial(_column_sql, WorkNodeExecution)
+    run = functools.partial(_column_sql, WorkGraphRun)
+    table = _table_sql(WorkNodeExecution)
+    assignments = ", ".join(f"{attempt(name)} = %s" for name in values)
+    # The attempt's columns are qualified by its table in WHERE (the subqueries read the same table
+    # under another name) and bare in RETURNING, the only way SQLite takes them there.
+    node_rows = f"FROM {table} other WHERE other.{attempt('run')} = %s AND other.{attempt('node_id')} = %s"
+    return (
+        f"UPDATE {table} SET {assignments}"  # noqa: S608
+        f" WHERE {own('pk')} = (SELECT other.{attempt('pk')} {node_rows}"
+        f" ORDER BY other.{attempt('attempt')} DESC LIMIT 1)"
+        f" AND {own('status')} = %s AND ({own('not_before')} IS NULL OR {own('not_before')} <= %s)"
+        f" AND NOT EXISTS (SELECT 1 {node_rows} AND other.{attempt('attempt')} > %s)"
+        f" AND EXISTS (SELECT 1 FROM {_table_sql(WorkGraphRun)} WHERE {run('pk')} = %s AND {run('status')} = %s"
+        f" AND {run('cancel_requested_at')} IS NULL AND {run('manifest_version')} = %s)"
+        f" RETURNING {', '.join(attempt(name) for name in names)}"
+    )
+
+
+def attempt_latest_claim(
+    *, run_id: Any, node_id: str, after: tuple[str, int], manifest_version: int, now: datetime,
+    values: Mapping[str, Any], names: Sequence[str],
+) -> WorkNodeExecution | None:
+    """Write ``values`` on ``node_id``'s latest attempt — if it is pending and may start at ``now``, the
+    attempt ``after`` names (a node and attempt number) is still that node's latest, and the run is
+    running, not asked to stop, at ``manifest_version`` — and return it with ``names`` as written;
+    None when any of these does not hold. One statement: the conditional update that claims a chain's
+    next node, with the reads that decide it (see graphs.engine.chains)."""
+    attnames = _attnames(WorkNodeExecution, tuple(names))
+    field = functools.partial(_field, WorkNodeExecution)
+    run_pk = field("run").get_db_prep_value(run_id, connection)
+    params = [field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    params += [run_pk, node_id, WorkNodeExecution.Status.PENDING.value, field("not_before").get_db_prep_value(
+        now, connection), run_pk, after[0], after[1], run_pk, WorkGraphRun.Status.RUNNING.value, manifest_version]
+    with connection.cursor() as cursor:
+        cursor.execute(_latest_claim_sql(attnames, tuple(values), connection.alias), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values_read = _values(_columns(WorkNodeExecution, attnames, connection.alias), row)
+    return WorkNodeExecution.from_db(connection.alias, attnames, values_read)
