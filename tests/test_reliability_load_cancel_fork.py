@@ -160,9 +160,10 @@ def test_fifty_runs_at_once_all_succeed_on_two_workers_while_the_pages_answer(pr
     _assert_every_node_succeeded_once(runs, manifest)
     jobs = {worker.name: len(_JOB_DONE.findall(worker.log_text())) for worker in pair}
     # Both workers took their share. A job runs a dependant it readied itself while it is young (the
-    # engine's continuation), so there are fewer jobs than nodes, and at least one per run.
+    # engine's continuation), so there are fewer jobs than nodes, and at least one per run; a run's end
+    # past the limit of runs at once submits one more, admitting a queued run.
     assert all(jobs.values()), jobs
-    assert LOAD_RUNS <= sum(jobs.values()) <= LOAD_RUNS * 20, jobs
+    assert LOAD_RUNS <= sum(jobs.values()) <= LOAD_RUNS * 21, jobs
     durations = [
         (run.finished_at - run.started_at).total_seconds()
         for run in WorkGraphRun.objects.filter(pk__in=[run.pk for run in runs])

@@ -40,6 +40,7 @@ from graphs.reads.executions import execution_detail, planning_calls
 from graphs.reads.run_lists import RunRow, run_rows, runs_for_user
 from graphs.reads.todo_tree import FailureGroup, run_failures
 from graphs.runs.accounting import spend_by_org_node, spend_of
+from graphs.runs.admission import run_queue_position
 
 router = Router(tags=["runs"])
 MAX_LOG_PAGE = 1000
@@ -211,13 +212,14 @@ def _run_out(run) -> dict:
     fields = (
         "run_id", "task_id", "status", "manifest_version", "graph_manifest", "pipeline", "stage", "error", "error_code",
         "max_cost_usd",
-        "forked_from_id", "fork_node_id", "fork_edit", "review_decision", "review_comment", "created_at", "started_at",
-        "finished_at",
+        "forked_from_id", "fork_node_id", "fork_edit", "review_decision", "review_comment", "created_at", "queued_at",
+        "started_at", "finished_at",
     )
     spend = spend_of(run.executions.all())
     wait = run_approval_wait(run)
     return {
         **{name: getattr(run, name) for name in fields}, "executions": executions,
+        "queue_position": run_queue_position(run),
         "awaiting_approval_of": None if wait is None else {
             "stage": wait.stage, "label": wait.label, "planning_node_exec_ids": wait.planning_execution_ids},
         "append_reviews": [

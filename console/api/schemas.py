@@ -203,6 +203,10 @@ class RunOut(Schema):
         ..., description="Every append that waited for a reviewer (projects that require plan approval), oldest first."
     )
     created_at: datetime
+    queued_at: datetime | None = Field(..., description="When it was started past the limit of runs at once and"
+                                                        " queued; null for a run admitted at once.")
+    queue_position: int | None = Field(..., description="While the run is queued, its place: 1 is admitted next;"
+                                                        " null otherwise.")
     started_at: datetime | None
     finished_at: datetime | None
     executions: list[ExecutionOut]

@@ -3,6 +3,8 @@ call and goes back to a page saying what happened, or why the console refused.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -23,6 +25,7 @@ from graphs.models import WorkGraphRun
 from graphs.planning.append_review import APPEND_STAGE, run_approval_wait
 from graphs.planning.dag_specs import task_dag_spec
 from graphs.reads.task_runs import RUN_UNDER_WAY
+from graphs.runs.admission import run_queue_position
 
 
 @login_required
@@ -67,7 +70,15 @@ def run_start_view(request: HttpRequest, run_id) -> HttpResponse:
         messages.error(request, f"The budget was refused: {_form_errors(budget)}")
         return redirect("task_detail", task_id=run.task_id)
     return _act(request, run, lambda: run_start(run=run, max_cost_usd=budget.cleaned_data["max_cost_usd"]),
-                "The run has started.")
+                lambda: _started_words(run))
+
+
+def _started_words(run: WorkGraphRun) -> str:
+    run.refresh_from_db(fields=["status", "queued_at"])
+    position = run_queue_position(run)
+    if position is None:
+        return "The run has started."
+    return f"The run is queued, position {position}: it starts when a run under way ends."
 
 
 @login_required
@@ -131,8 +142,10 @@ def run_review_view(request: HttpRequest, run_id, decision: str) -> HttpResponse
     return _act(request, run, approve, success, to="run_graph", go_back=False)
 
 
-def _carry_out(request: HttpRequest, action, success: str, *, level: int = messages.SUCCESS) -> None:
-    """Run ``action``; tell the person ``success``, or why the console refused."""
+def _carry_out(request: HttpRequest, action, success: str | Callable[[], str], *,
+               level: int = messages.SUCCESS) -> None:
+    """Run ``action``; tell the person ``success`` (or what it returns, once the action is done), or why
+    the console refused."""
     try:
         action()
     except TaskBusyError:
@@ -140,11 +153,12 @@ def _carry_out(request: HttpRequest, action, success: str, *, level: int = messa
     except WorkGraphError as error:
         messages.error(request, str(error))
     else:
-        messages.add_message(request, level, success)
+        messages.add_message(request, level, success() if callable(success) else success)
 
 
 def _act(
-    request: HttpRequest, run: WorkGraphRun, action, success: str, *, to: str = "task_detail", go_back: bool = True
+    request: HttpRequest, run: WorkGraphRun, action, success: str | Callable[[], str], *, to: str = "task_detail",
+    go_back: bool = True,
 ) -> HttpResponse:
     """Carry out ``action``; then go back to the page the form was on (its ``next``), else to ``to``."""
     _carry_out(request, action, success)

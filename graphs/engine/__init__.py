@@ -5,7 +5,8 @@ modules, each with one reason to change:
 
 - ``state`` — the run lock, the graph's shape, the nodes' latest rows, the progress throttle;
 - ``statements`` — the statements every node of a run sends, written once per process;
-- ``scheduler`` — start and advance a run, queue and dispatch attempts (``fan_in``: the cheap
+- ``scheduler`` — start (or queue, past the limit of runs at once) and advance a run, admit queued
+  runs, queue and dispatch attempts (``fan_in``: the cheap
   advance after a leaf of a wide fan-in; ``claims``: a queued attempt claimed for a worker about to be
   free, without a broker message);
 - ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes;
@@ -59,7 +60,7 @@ from graphs.engine.recovery import (
     run_fail_on_internal_error,
     run_fork,
 )
-from graphs.engine.scheduler import run_advance, run_dispatch_job, run_start
+from graphs.engine.scheduler import run_advance, run_dispatch_job, run_start, runs_admit_job
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ JOB_HANDLERS: dict[str, Callable[[str], None]] = {
     Job.PLAN_FRESH: _run_job(Job.PLAN_FRESH, plan_fresh_job),
     Job.PLAN_APPEND: _run_job(Job.PLAN_APPEND, plan_append_job),
     Job.REAP: reap_job,
+    Job.RUNS_ADMIT: runs_admit_job,
     Job.EXTERNAL_DEADLINE: external_deadline_job,
     Job.GAP_ROUND: _run_job(Job.GAP_ROUND, gap_round_job),
 }

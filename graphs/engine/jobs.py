@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from graphs.executors import REAP_JOB, job_submit
+from graphs.runs.admission import RUNS_ADMIT_JOB
 
 
 class Job(StrEnum):
@@ -21,6 +22,7 @@ class Job(StrEnum):
     EXTERNAL_DEADLINE = "external_deadline"
     GAP_ROUND = "gap_round"
     REAP = REAP_JOB
+    RUNS_ADMIT = RUNS_ADMIT_JOB
 
 
 def node_execute_submit(*, node_exec_id: Any, delay: float = 0.0) -> None:

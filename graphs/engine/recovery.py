@@ -20,7 +20,7 @@ from graphs.engine.external import external_waits_check
 from graphs.engine.finish import run_finish
 from graphs.engine.jobs import node_execute_submit, pipeline_plan_submit, plan_fresh_submit
 from graphs.engine.on_fail import transient_retry_create
-from graphs.engine.scheduler import run_advance, run_start
+from graphs.engine.scheduler import run_advance, run_start, runs_admit
 from graphs.engine.state import (
     Cause,
     RunStatus,
@@ -186,8 +186,9 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     cause ``transient_retry`` (a dead worker is an infrastructure failure, not the node's fault).
     Queued attempts whose job was lost are handed to the executor again; claiming is idempotent.
     Logs a killed worker left open on finished attempts are closed. Runs whose next step was lost
-    are taken up again: advanced, started or planned (``_lost_run_steps_resume``). External nodes'
-    attempts waiting for a report have no worker to lose: they are timed out past their deadline
+    are taken up again: advanced, started or planned (``_lost_run_steps_resume``), and queued runs
+    admitted while slots are free (``runs_admit``: the job a run's end submits may have been lost). External
+    nodes' attempts waiting for a report have no worker to lose: they are timed out past their deadline
     instead (``external_waits_check``).
     """
     if stale_after is None:
@@ -210,6 +211,7 @@ def executions_reap(*, stale_after: timedelta | None = None) -> list[str]:
     _lost_jobs_resubmit(stale_after=stale_after)
     logs_left_open_close(finished_before=cutoff)
     _lost_run_steps_resume(cutoff=cutoff)
+    runs_admit()
     return reaped
 
 

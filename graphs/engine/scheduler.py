@@ -52,6 +52,7 @@ from graphs.logs.events import node_states_emit, run_event_emit
 from graphs.logs.store import log_file_create
 from graphs.models import WorkGraphRun, WorkNodeExecution
 from graphs.runs.accounting import ACCOUNTING_DEFAULTS
+from graphs.runs.admission import run_admissible_next, run_admission_open
 from graphs.runs.facts import RunProgress, progress_from_statuses
 from graphs.runs.status import run_status_set
 
@@ -67,11 +68,47 @@ def run_start(*, run: WorkGraphRun, max_cost_usd: Decimal | None = None) -> None
     """Start a ready run: a pending first attempt for every manifest node, then schedule what is ready.
     ``max_cost_usd`` replaces the budget the run was planned with (its project's).
 
+    While the console runs its limit of runs (``graphs.runs.admission``) the run is ``queued`` instead,
+    its budget stored: ``runs_admit`` starts it once a running run ends.
+
     Any other status is refused (``InvalidTransitionError``): a run still planning, awaiting approval,
-    rejected, running or ended cannot be started.
+    rejected, queued, running or ended cannot be started.
     """
     budget = {"max_cost_usd": max_cost_usd} if max_cost_usd is not None else {}
-    _nodes_start(run_id=run.run_id, allowed=RunStatus.READY, **budget)
+    with transaction.atomic():
+        if not run_admission_open():
+            with run_locked(run.run_id, with_manifest=False) as locked:
+                _startable_check(locked, allowed=RunStatus.READY)
+                run_status_set(run=locked, status=RunStatus.QUEUED, queued_at=timezone.now(), **budget)
+            return
+        _nodes_create(run_id=run.run_id, allowed=RunStatus.READY, **budget)
+    run_advance(run_id=run.run_id)
+
+
+def runs_admit() -> list[Any]:
+    """Start queued runs, the first queued first, while fewer than the limit run; return their ids.
+
+    Each is admitted in a transaction of its own under the admission lock: never more runs running
+    than the limit, nor a run started twice. A run whose cancel came first is passed over.
+    """
+    admitted: list[Any] = []
+    refused: set[Any] = set()
+    while True:
+        try:
+            with transaction.atomic():
+                run_id = run_admissible_next(skip=frozenset(refused))
+                if run_id is None:
+                    return admitted
+                _nodes_create(run_id=run_id, allowed=RunStatus.QUEUED)
+        except InvalidTransitionError:
+            refused.add(run_id)
+            continue
+        admitted.append(run_id)
+        run_advance(run_id=run_id)
+
+
+def runs_admit_job(_: str = "") -> None:
+    runs_admit()
 
 
 def run_stage_start(*, run: WorkGraphRun) -> None:
@@ -86,10 +123,20 @@ def run_append_start(*, run: WorkGraphRun) -> None:
 
 def _nodes_start(*, run_id: Any, allowed: str, **fields: Any) -> None:
     """Create a pending first attempt for every manifest node that has none, then schedule what is ready."""
+    _nodes_create(run_id=run_id, allowed=allowed, **fields)
+    run_advance(run_id=run_id)
+
+
+def _startable_check(locked: WorkGraphRun, *, allowed: str) -> None:
+    if locked.status != allowed or locked.cancel_requested_at is not None:
+        current = "cancelling" if locked.cancel_requested_at is not None else locked.state_label()
+        raise InvalidTransitionError(entity="run", current=current, requested=RunStatus.RUNNING)
+
+
+def _nodes_create(*, run_id: Any, allowed: str, **fields: Any) -> None:
+    """Create a pending first attempt for every manifest node that has none; the run goes running."""
     with run_locked(run_id) as locked:
-        if locked.status != allowed or locked.cancel_requested_at is not None:
-            current = "cancelling" if locked.cancel_requested_at is not None else locked.state_label()
-            raise InvalidTransitionError(entity="run", current=current, requested=RunStatus.RUNNING)
+        _startable_check(locked, allowed=allowed)
         known = set(locked.executions.values_list("node_id", flat=True).distinct())
         missing = [n for n in manifest_graph.manifest_node_ids(locked.graph_manifest) if n not in known]
         subagents = subagent_by_node(locked)
@@ -112,7 +159,6 @@ def _nodes_start(*, run_id: Any, allowed: str, **fields: Any) -> None:
         node_states_emit(run_id=locked.pk, rows=created)
         run_status_set(run=locked, status=RunStatus.RUNNING, started_at=locked.started_at or timezone.now(),
                        finished_at=None, **fields)
-    run_advance(run_id=run_id)
 
 
 def run_advance(*, run_id: Any) -> None:

@@ -29,6 +29,9 @@ class WorkGraphRun(models.Model):
         PLANNING_FAILED = "planning_failed", "Planning failed"
         AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
         READY = "ready", "Ready"
+        # Started while the console ran its limit of runs (WORKGRAPH_MAX_ACTIVE_RUNS): it waits, first come
+        # first served, for a running run to end (graphs.runs.admission).
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
@@ -98,6 +101,11 @@ class WorkGraphRun(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    queued_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When it was started and queued behind the runs under way; kept once it is admitted"
+                  " (started_at), so the wait can be read.",
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     trace_id = models.CharField(
@@ -130,7 +138,9 @@ class WorkGraphRun(models.Model):
             models.Index(fields=["task", "created_at"], name="run_budget_stopped",
                           condition=Q(status="failed", error_code="budget_exceeded")),
             models.Index(fields=["task"], name="run_under_way",
-                          condition=Q(status__in=["planning", "awaiting_approval", "ready", "running"])),
+                          condition=Q(status__in=["planning", "awaiting_approval", "ready", "queued", "running"])),
+            # The runs waiting for admission, first come first served (graphs.runs.admission).
+            models.Index(fields=["queued_at", "run_id"], name="run_queued", condition=Q(status="queued")),
         ]
 
     def __str__(self) -> str:

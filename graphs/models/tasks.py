@@ -26,6 +26,7 @@ class Task(models.Model):
         PLANNING = "planning", "Planning"
         AWAITING_APPROVAL = "awaiting_approval", "Awaiting approval"
         READY = "ready", "Ready"
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         INCOMPLETE = "incomplete", "Incomplete"

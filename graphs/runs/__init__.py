@@ -1,6 +1,7 @@
 """Facts about runs, read and written the same way by the engine, the pages and the API.
 
 - ``status`` — a run's and its task's status, their transitions, stop reasons;
+- ``admission`` — how many runs run at once, and the queue of the runs started past that limit;
 - ``facts`` — the latest run, latest attempt, latest usable output, owners and progress;
 - ``evidence`` — what a node's output must show, and a run left incomplete;
 - ``accounting`` — what agent calls cost, by attempt, run, task and project;

@@ -2,7 +2,7 @@
 
 A task's status is derived from its runs, never set on its own: ``draft`` while it has none, then
 whatever its latest run (a fork is the latest run) says — ``planning``, ``awaiting_approval``,
-``ready``, ``running``, ``succeeded``, ``failed`` (planning failed, too), ``rejected`` (a reviewer
+``ready``, ``queued``, ``running``, ``succeeded``, ``failed`` (planning failed, too), ``rejected`` (a reviewer
 turned its plan or an append down) or ``cancelled``; a failed
 run stopped only by required nodes that lack evidence leaves its task ``incomplete``. Every status
 write goes through ``run_status_set``, which refreshes the task in the same transaction.
@@ -25,6 +25,7 @@ from graphs.logs.events import node_states_emit, run_event_emit
 from graphs.logs.store import log_append, log_file_close
 from graphs.models import Task, WorkGraphRun, WorkNodeExecution
 from graphs.notifications import run_status_notify
+from graphs.runs.admission import run_left_running
 from graphs.runs.evidence import run_incompleteness
 from graphs.runs.facts import runs_latest_first, task_latest_run
 from graphs.telemetry.export import run_ended
@@ -39,6 +40,7 @@ _TASK_STATUS_OF_RUN = {
     RunStatus.PLANNING_FAILED: Task.Status.FAILED,
     RunStatus.AWAITING_APPROVAL: Task.Status.AWAITING_APPROVAL,
     RunStatus.READY: Task.Status.READY,
+    RunStatus.QUEUED: Task.Status.QUEUED,
     RunStatus.RUNNING: Task.Status.RUNNING,
     RunStatus.SUCCEEDED: Task.Status.SUCCEEDED,
     RunStatus.FAILED: Task.Status.FAILED,
@@ -58,8 +60,10 @@ def run_status_set(
     """Move ``run`` to ``status`` — only from one of ``allowed_from``, when given — with ``fields``;
     announce it and let its task follow. Return whether the run moved.
 
-    A finished status stamps ``finished_at`` unless ``fields`` sets it. ``run`` is updated in place.
+    A finished status stamps ``finished_at`` unless ``fields`` sets it. ``run`` is updated in place. A
+    run leaving ``running`` (as ``run`` says) frees its slot for the oldest queued run once this commits.
     """
+    leaves_running = run.status == RunStatus.RUNNING and status != RunStatus.RUNNING
     values: dict[str, Any] = {"status": status, **fields}
     if error is not None:
         values["error"] = storable(error)
@@ -73,6 +77,8 @@ def run_status_set(
             return False
         for name, value in values.items():
             setattr(run, name, value)
+        if leaves_running:
+            run_left_running()
         announced = {name: values[name] for name in ("error", "error_code") if name in values}
         run_event_emit(run_id=run.pk, event="run_status", status=status, **announced)
         run_status_notify(run=run, status=status, **announced)
