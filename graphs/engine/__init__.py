@@ -8,7 +8,7 @@ modules, each with one reason to change:
 - ``scheduler`` — start (or queue, past the limit of runs at once) and advance a run, admit queued
   runs, queue and dispatch attempts (``fan_in``: the cheap
   advance after a leaf of a wide fan-in; ``claims``: a queued attempt claimed for a worker about to be
-  free, without a broker message);
+  free, without a broker message, and a chain's next node claimed without the run lock);
 - ``attempt`` — claim, run and record one attempt (``calls``: its agent calls; ``record``: the writes;
   ``classify``: a failed attempt classified by the rules, then the judge agent);
 - ``attempt_commands`` — the commands an attempt runs, a command node's own and a command judgment's;
