@@ -15,8 +15,11 @@ rows: the 10,000-node run's are ``tests.bench.scale_big_graph.rows`` and the cha
 - **200 runs at once** (``runs_at_once``): 200 tasks' runs of a 20-node graph (a root, three layers
   of six, a join) started together on one Celery worker of 4 prefork processes, the offline agent
   answering at once. From each attempt's ``ready_at`` (its dependencies met) to its ``started_at``
-  (claimed by a worker): the p95, and the longest wait against the median. Meanwhile the dashboard
-  and the runs list are asked for in turn, each answer timed.
+  (claimed by a worker): the p95, and the longest wait against the median. ``MAX_ACTIVE_RUNS`` of
+  them run at once (``WORKGRAPH_MAX_ACTIVE_RUNS``; ``SCALE_MAX_ACTIVE_RUNS`` sets another), the others
+  queued, first come first served: a node is ready once its run is admitted, and each run's wait from
+  queued to admitted is given too (0 for a run admitted at once). Meanwhile the dashboard and the runs
+  list are asked for in turn, each answer timed.
 - **The runs list at 100,000 runs** (``runs_list_at_scale``): ``seed_runs`` makes them (a member's
   project, 1,000 more in a project it may not see), vacuumed and analysed as autovacuum would; each
   filter's page is asked for ``REPEATS`` times through the Django test client, and its p95 taken.
@@ -37,7 +40,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils import timezone
 
 from graphs.engine import run_start
@@ -49,10 +52,14 @@ from tests.bench.report import load_average, p95
 from tests.celery_worker import broker_create, broker_delete, wait_until, worker_env, worker_start
 from tests.run_builders import edges_for, node, planned_run
 
-Row = tuple[str, str, str, bool]
+# met: None for a row measured without a target of its own.
+Row = tuple[str, str, str, bool | None]
 
 RUNS_AT_ONCE = 200
 WORKER_PROCESSES = 4
+# Runs running at once: one per process, so a node made ready waits only behind the ready nodes of four
+# runs (up to 24), not of every run started.
+MAX_ACTIVE_RUNS = int(os.environ.get("SCALE_MAX_ACTIVE_RUNS", WORKER_PROCESSES))
 AT_ONCE_TIMEOUT = 1800.0
 TARGET_WAIT_P95_S = 1.0
 TARGET_LONGEST_OVER_MEDIAN = 10.0
@@ -95,7 +102,10 @@ def runs_at_once(*, log_dir: Path) -> list[Row]:
     broker = broker_create(prefix="workgraph-scale")
     previous = executor_set(broker.executor())
     worker = worker_start(name="scale", concurrency=WORKER_PROCESSES, log_dir=log_dir, env=worker_env(
-        broker=broker, WORKGRAPH_AGENT="offline", WORKGRAPH_OFFLINE_LINE_DELAY="0", WORKGRAPH_OFFLINE_CALL_SECONDS="0"))
+        broker=broker, WORKGRAPH_AGENT="offline", WORKGRAPH_OFFLINE_LINE_DELAY="0", WORKGRAPH_OFFLINE_CALL_SECONDS="0",
+        WORKGRAPH_MAX_ACTIVE_RUNS=str(MAX_ACTIVE_RUNS)))
+    limit = override_settings(WORKGRAPH_MAX_ACTIVE_RUNS=MAX_ACTIVE_RUNS)
+    limit.enable()
     client = Client()
     client.force_login(user)
     urls = ["/", "/runs/"]
@@ -118,9 +128,12 @@ def runs_at_once(*, log_dir: Path) -> list[Row]:
     finally:
         stop.set()
         worker.stop()
+        limit.disable()
         executor_set(previous)
         broker_delete(broker)
     succeeded = WorkGraphRun.objects.filter(pk__in=ids, status="succeeded").count()
+    admissions = WorkGraphRun.objects.filter(pk__in=ids).values_list("queued_at", "started_at")
+    queued = [(started - queued_at).total_seconds() if queued_at else 0.0 for queued_at, started in admissions]
     attempts = WorkNodeExecution.objects.filter(run__in=ids).exclude(node_id__startswith=PLANNING_NODE_ID)
     claimed = attempts.filter(started_at__isnull=False, ready_at__isnull=False).values("ready_at", "started_at")
     waits = [(row["started_at"] - row["ready_at"]).total_seconds() for row in claimed]
@@ -132,6 +145,9 @@ def runs_at_once(*, log_dir: Path) -> list[Row]:
          f"{succeeded} of {RUNS_AT_ONCE}", f"{RUNS_AT_ONCE} of {RUNS_AT_ONCE}", succeeded == RUNS_AT_ONCE),
         ("… a node ready → claimed, p95", f"{p95(waits) * 1000:,.0f} ms (median {median * 1000:,.0f} ms)",
          f"< {TARGET_WAIT_P95_S * 1000:,.0f} ms", p95(waits) < TARGET_WAIT_P95_S),
+        (f"… a run queued → admitted, p95 (at most {MAX_ACTIVE_RUNS} running)",
+         f"{p95(queued):,.1f} s (median {statistics.median(queued):,.1f} s, longest {max(queued):,.1f} s;"
+         f" {sum(1 for wait in queued if wait)} of {RUNS_AT_ONCE} queued)", "no target", None),
         ("… the longest wait of a ready node ÷ the median", f"{longest / median:,.1f}x ({longest:,.1f} s)",
          f"< {TARGET_LONGEST_OVER_MEDIAN:g}x", longest / median < TARGET_LONGEST_OVER_MEDIAN),
         ("… the dashboard meanwhile, p95", f"{p95(dashboard) * 1000:,.0f} ms ({len(dashboard)} answers)",
@@ -199,7 +215,7 @@ def _other_rows(module: str, label: str) -> list[Row]:
 
 def markdown(rows: list[Row]) -> str:
     lines = ["| metric | measured | target | met |", "|---|---|---|---|"]
-    lines += [f"| {metric} | {measured} | {target} | {'yes' if met else 'no'} |"
+    lines += [f"| {metric} | {measured} | {target} | {'—' if met is None else 'yes' if met else 'no'} |"
               for metric, measured, target, met in rows]
     return "\n".join(lines)
 
