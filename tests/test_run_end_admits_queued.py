@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from graphs.engine import run_start
+from graphs.engine import run_start, run_wait_finished
+from graphs.executors import ThreadExecutor, executor_set
 from graphs.models import WorkGraphRun
 from graphs.runs.status import run_status_set
 from tests import factories
@@ -71,3 +72,19 @@ def test_an_end_with_nobody_queued_submits_no_job(project, inline_executor, sett
     run_status_set(run=run, status=WorkGraphRun.Status.CANCELLED, allowed_from=[WorkGraphRun.Status.RUNNING])
 
     assert inline_executor.pending() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_the_embedded_mode_the_runs_past_the_limit_all_run_once_a_slot_frees(project, scripted_runner, settings):
+    settings.WORKGRAPH_MAX_ACTIVE_RUNS = 1
+    previous = executor_set(ThreadExecutor(workers=2))
+    try:
+        runs = [_planned(project) for _ in range(3)]
+        for run in runs:
+            run_start(run=run)
+        ended = [run_wait_finished(run_id=run.pk, timeout=60) for run in runs]
+    finally:
+        executor_set(previous)
+
+    assert [run.status for run in ended] == ["succeeded"] * 3
+    assert ended[0].finished_at <= ended[1].started_at and ended[1].finished_at <= ended[2].started_at
