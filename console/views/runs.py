@@ -25,7 +25,6 @@ from graphs.reads.run_lists import run_changed_files
 from graphs.reads.run_notices import run_notices
 from graphs.reads.todo_tree import run_stage
 from graphs.runs.accounting import spend_of
-from graphs.runs.admission import run_queue_position
 from graphs.runs.facts import run_node_total, run_progress_counted
 
 # The page and its live regions count the manifest's nodes in the database and read nothing else of it;
@@ -73,7 +72,6 @@ def _run_graph_regions(run: WorkGraphRun, role: str | None) -> dict[str, Any]:
     workspace = RunWorkspace.objects.filter(run=run).first()
     return {
         "run": run, "task": run.task, "role": role, "can_fork": can(role, "fork_run") and run.is_forkable(),
-        "queue_position": run_queue_position(run),
         "can_cancel": can(role, "cancel_run"), "can_start": can(role, "start_run"),
         "can_review": can(role, "review_plan"), "can_review_change": can(role, "review_change"),
         "spend": spend_of(run.executions.all()),

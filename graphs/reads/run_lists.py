@@ -29,7 +29,8 @@ from graphs.runs.facts import ManifestNodeCount, RunProgress, runs_latest_first,
 
 
 def runs_in_flight(user: AbstractBaseUser) -> QuerySet[WorkGraphRun]:
-    active = [WorkGraphRun.Status.PLANNING, WorkGraphRun.Status.RUNNING, WorkGraphRun.Status.AWAITING_APPROVAL]
+    active = [WorkGraphRun.Status.PLANNING, WorkGraphRun.Status.QUEUED, WorkGraphRun.Status.RUNNING,
+              WorkGraphRun.Status.AWAITING_APPROVAL]
     return (
         WorkGraphRun.objects.filter(task__project__memberships__user=user, status__in=active)
         .select_related("task__project")
