@@ -19,6 +19,7 @@ from django.core.cache import cache
 from django.db import connections
 
 from graphs.agents import runner_register
+from graphs.engine import scheduler
 from graphs.executors import InlineExecutor, executor_set
 from graphs.logs.store import log_writer_stop
 from graphs.workspaces.sandbox import bwrap_problem
@@ -222,6 +223,20 @@ def claude_cli(settings, claude_fixture):
     settings.WORKGRAPH_CLAUDE_BIN = str(FAKE_CLAUDE)
     settings.WORKGRAPH_TRANSIENT_RETRIES = 0
     return claude_fixture
+
+
+@pytest.fixture
+def locked(monkeypatch) -> list[object]:
+    """The run ids the scheduler takes the run lock of, in order."""
+    taken: list[object] = []
+    run_locked = scheduler.run_locked
+
+    def counting(run_id, **kwargs):
+        taken.append(run_id)
+        return run_locked(run_id, **kwargs)
+
+    monkeypatch.setattr(scheduler, "run_locked", counting)
+    return taken
 
 
 @pytest.fixture

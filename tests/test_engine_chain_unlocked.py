@@ -7,26 +7,12 @@ import pytest
 from django.db.models import F
 
 from graphs.domain import manifest as manifest_lib
-from graphs.engine import attempt, run_start, scheduler
+from graphs.engine import attempt, run_start
 from graphs.models import WorkGraphRun
 from graphs.runs.status import run_stop
 from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def locked(monkeypatch) -> list[object]:
-    """The run ids the scheduler takes the run lock of, in order."""
-    taken: list[object] = []
-    run_locked = scheduler.run_locked
-
-    def counting(run_id, **kwargs):
-        taken.append(run_id)
-        return run_locked(run_id, **kwargs)
-
-    monkeypatch.setattr(scheduler, "run_locked", counting)
-    return taken
 
 
 def _chain(task, length: int) -> WorkGraphRun:
@@ -67,11 +53,7 @@ def test_a_stop_during_a_chain_node_leaves_its_dependant_unclaimed(task, scripte
     run_start(run=run)
     inline_executor.drain()
 
-    rows = latest(run)
-    assert [rows[f"n{i}"].status for i in range(4)] == ["succeeded", "succeeded", "cancelled", "cancelled"]
-    assert scripted_runner.node_calls() == [("n0", 1), ("n1", 1)]
-    ended = WorkGraphRun.objects.get(pk=run.pk)
-    assert (ended.status, ended.error_code) == (status, error_code)
+    _stopped_after_n1(run, scripted_runner, status=status, error_code=error_code)
 
 
 @pytest.mark.parametrize("stop", sorted(STOPS))
@@ -95,11 +77,7 @@ def test_a_stop_just_after_a_chain_node_claimed_its_dependant_still_ends_the_run
     run_start(run=run)
     inline_executor.drain()
 
-    rows = latest(run)
-    assert [rows[f"n{i}"].status for i in range(4)] == ["succeeded", "succeeded", "cancelled", "cancelled"]
-    assert scripted_runner.node_calls() == [("n0", 1), ("n1", 1)]
-    ended = WorkGraphRun.objects.get(pk=run.pk)
-    assert (ended.status, ended.error_code) == (status, error_code)
+    _stopped_after_n1(run, scripted_runner, status=status, error_code=error_code)
 
 
 def test_a_chain_node_that_fails_loops_back_under_the_lock(task, scripted_runner, inline_executor):
@@ -150,3 +128,12 @@ def test_a_node_appended_behind_a_chain_node_after_its_claim_still_runs(
     assert rows["n1"].worker == rows["n0"].worker  # claimed with n0's result
     assert rows["after_n0"].status == "succeeded"
     assert WorkGraphRun.objects.get(pk=run.pk).status == "succeeded"
+
+
+def _stopped_after_n1(run: WorkGraphRun, scripted_runner, *, status: str, error_code: str) -> None:
+    """n0 and n1 ran, once each; what follows was cancelled and the run ended as the stop asked."""
+    rows = latest(run)
+    assert [rows[f"n{i}"].status for i in range(4)] == ["succeeded", "succeeded", "cancelled", "cancelled"]
+    assert scripted_runner.node_calls() == [("n0", 1), ("n1", 1)]
+    ended = WorkGraphRun.objects.get(pk=run.pk)
+    assert (ended.status, ended.error_code) == (status, error_code)

@@ -18,20 +18,6 @@ from tests.run_builders import edges_for, latest, node, planned_run
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def locked(monkeypatch) -> list[object]:
-    """The run ids the scheduler takes the run lock of, in order."""
-    taken: list[object] = []
-    run_locked = scheduler.run_locked
-
-    def counting(run_id, **kwargs):
-        taken.append(run_id)
-        return run_locked(run_id, **kwargs)
-
-    monkeypatch.setattr(scheduler, "run_locked", counting)
-    return taken
-
-
 def test_no_leaf_takes_the_run_lock_and_the_join_runs_once(task, scripted_runner, inline_executor, locked):
     """The last leaf finds the join ready and queues it itself, without the run lock."""
     leaves = ["a", "b", "c"]
