@@ -7,6 +7,7 @@ import { diffViewsShow } from "./diff-view.js";
 import { reviewDiffsMount } from "./review-diff.js";
 import { statusChip } from "./status-chip.js";
 import { attemptFinished } from "./status-vocabulary.js";
+import { afterPress, pressedWithin } from "./press.js";
 
 diffViewsShow();
 reviewDiffsMount();
@@ -67,6 +68,11 @@ async function partsFetch() {
   for (const part of fresh.querySelectorAll("[data-live-part]")) {
     const current = document.querySelector(`[data-live-part="${part.dataset.livePart}"]`);
     if (!current) continue;
+    // A part pressed in keeps its element until the release's click has gone to it; then it is asked again.
+    if (pressedWithin(current)) {
+      afterPress(refreshParts);
+      continue;
+    }
     // A form a person may be typing in stays while it offers the same (its data-live-typed).
     if (current.dataset.liveTyped !== undefined && current.dataset.liveTyped === part.dataset.liveTyped) continue;
     // A part the reader unfolded stays unfolded.
@@ -75,7 +81,9 @@ async function partsFetch() {
     current.replaceWith(document.adoptNode(part));
   }
   for (const region of fresh.querySelectorAll("[data-live-region][id]")) {
-    document.getElementById(region.id)?.replaceWith(document.adoptNode(region));
+    const current = document.getElementById(region.id);
+    if (current && pressedWithin(current)) afterPress(refreshParts);
+    else current?.replaceWith(document.adoptNode(region));
   }
   diffViewsShow(document.getElementById("changes") ?? document);
   const status = document.querySelector("#exec-status .status")?.dataset.status;

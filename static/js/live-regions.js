@@ -3,9 +3,9 @@
 // single source of markup and of the rules behind it.
 //
 // A region holding a person's pending action is never replaced under them: while the confirm dialog is
-// open for a form in it, while a field in it has the focus, or while a field in it holds typed input,
-// it keeps its element (marked `data-live-stale`) and the refresh is tried again once that ends — the
-// dialog closes, the focus leaves, or after a second. So Cancel, Approve, Reject, Fork and Start submit
+// open for a form in it, while a field in it has the focus, while a field in it holds typed input, or
+// while a press began in it is under way (press.js), it keeps its element (marked `data-live-stale`) and
+// the refresh is tried again once that ends — the dialog closes, the focus leaves, or after a second. So Cancel, Approve, Reject, Fork and Start submit
 // the form the person filled in, still connected. Every applied refresh counts up
 // `data-live-renders` on <html>, so tests and people can tell the page is following (the navigation's
 // inbox count, refreshed on its own, counts up `data-inbox-renders` instead).
@@ -14,6 +14,8 @@
 // it starts has gathered (GATHER_MS), and while changes keep coming the page fetches at most once every
 // MIN_INTERVAL_MS. A storm of events costs the server one render of each region a second per open page,
 // and the page still follows it rather than waiting for the storm to end.
+
+import { pressedWithin } from "./press.js";
 
 const RETRY_MS = 1000;
 const GATHER_MS = 150;
@@ -24,7 +26,7 @@ const FETCH_TIMEOUT_MS = 15_000;
 
 /** Whether `region` holds a pending action that a re-render would drop. */
 export function regionBusy(region) {
-  if (region.querySelector("form[data-confirm-pending]")) return true;
+  if (region.querySelector("form[data-confirm-pending]") || pressedWithin(region)) return true;
   const active = document.activeElement;
   if (active && region.contains(active) && active.matches("input, textarea, select")) return true;
   for (const field of region.querySelectorAll("input:not([type=hidden]), textarea")) {

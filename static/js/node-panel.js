@@ -5,9 +5,13 @@
 // fetched whenever the run reports a change to its node (a new attempt, another status), the run's own
 // status changes, or the node's log says the attempt finished, and swapped in whole. A fetch overtaken by
 // a later one is dropped, so the panel ends on the latest facts; sections the reader unfolded stay open.
+// An answer that says what the panel already shows leaves its elements as they are (a selection, a link
+// being pressed), and a press under way inside the panel holds the swap until its release (press.js).
+// Each answer handled counts up `data-answers` on the panel's body, so tests and people can tell it follows.
 // The script's own part is the attempt's log, streamed into the list the server leaves at the panel's end.
 import { connectLog } from "./live.js";
 import { describeLine } from "./log-line.js";
+import { afterPress, pressedWithin } from "./press.js";
 
 function el(tag, attrs = {}, text = "") {
   const node = document.createElement(tag);
@@ -22,6 +26,14 @@ export function nodePanelMount({ panel, title, body, panelUrl }) {
   let shown = null; // {execId, status} of the attempt drawn
   let generation = 0;
   let log = null; // {execId, connection, list}
+  let drawnWords = null; // the server's last panel drawn, as words()
+
+  // A panel's markup with its form tokens left out: each answer masks the token afresh.
+  function words(fresh) {
+    const copy = fresh.cloneNode(true);
+    for (const token of copy.querySelectorAll("input[name=csrfmiddlewaretoken]")) token.removeAttribute("value");
+    return copy.outerHTML;
+  }
 
   function logClose() {
     log?.connection.close();
@@ -80,10 +92,27 @@ export function nodePanelMount({ panel, title, body, panelUrl }) {
     if (!fresh) {
       // The server could not be asked: say so, keeping what was drawn for when it answers again.
       body.dataset.state = "error";
+      drawnWords = null;
       return;
     }
     if (fresh.dataset.nodeId !== nodeId) return;
-    draw(fresh);
+    answered(fresh, mine);
+  }
+
+  function answered(fresh, mine) {
+    if (mine !== generation) return;
+    if (pressedWithin(body)) {
+      body.dataset.waitsForRelease = "true";
+      afterPress(() => answered(fresh, mine));
+      return;
+    }
+    delete body.dataset.waitsForRelease;
+    const said = words(fresh);
+    if (said !== drawnWords) {
+      draw(fresh);
+      drawnWords = said;
+    }
+    body.dataset.answers = String(Number(body.dataset.answers || 0) + 1);
   }
 
   return {
@@ -92,6 +121,7 @@ export function nodePanelMount({ panel, title, body, panelUrl }) {
       if (id !== nodeId) {
         logClose();
         shown = null;
+        drawnWords = null;
         title.textContent = id;
         body.replaceChildren();
       }
@@ -102,6 +132,7 @@ export function nodePanelMount({ panel, title, body, panelUrl }) {
       panel.hidden = true;
       nodeId = null;
       shown = null;
+      drawnWords = null;
       generation += 1;
       logClose();
     },
