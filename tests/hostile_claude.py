@@ -10,6 +10,7 @@ read in the attempt's output what the agent could reach.
 
 import glob
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -181,9 +182,29 @@ def retarget_git(targets):
                        "git commit": _git_refused(["git", *identity, "commit", "-m", "retargeted"])})
 
 
+_MAPPED = []
+
+
+def link_and_map(targets):
+    """Change a tracked file through a hard link it then removes, another through a shared mapping written
+    after its file is closed (kept until the process ends), and try to link a file of its home in."""
+    os.link("src/app.py", "other-name")
+    with open("other-name", "a") as other:
+        other.write("# through another name\n")
+    os.remove("other-name")
+    with open("README.md", "r+b") as readme:
+        mapped = mmap.mmap(readme.fileno(), 0)
+    mapped[0:3] = b"ONE"
+    _MAPPED.append(mapped)
+    home_file = os.path.join(os.environ.get("HOME", "/nonexistent"), "from-home")
+    with open(home_file, "w") as planted:
+        planted.write("linked in from the home folder\n")
+    return json.dumps({"hard link from home": _try(lambda: os.link(home_file, "from-home") or "linked")})
+
+
 ACTS = {name: act for name, act in globals().items() if callable(act) and name in {
     "read_secrets", "read_file", "list_folder", "write_outside", "redirect_git", "delete_git", "plant_repository",
-    "plant_nested_repository", "escaping_symlinks", "plant_git", "retarget_git"}}
+    "plant_nested_repository", "escaping_symlinks", "plant_git", "retarget_git", "link_and_map"}}
 
 
 def main():

@@ -26,6 +26,10 @@ ROOT_DIR = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
+    return pool_repository(tmp_path)
+
+
+def pool_repository(tmp_path: Path) -> Path:
     """A repository whose ``main`` ignores ``*.log`` and has a script and a folder of two files, and a
     ``next`` branch one commit on."""
     folder = repository_create(tmp_path / "repo")

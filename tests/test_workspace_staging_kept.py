@@ -1,5 +1,5 @@
 """Through libgit2 an attempt's change is staged once: the write-set check's changed paths and the landing's
-commit are one walk of the worktree. What the attempt's judge writes there after the check — an agent's
+commit are one staging of the worktree. What the attempt's judge writes there after the check — an agent's
 call, a command — is staged afresh and lands with the change. A pooled worktree's index, written by its
 landing, is not read from disk again by the next attempt that holds it in the same process, unless a git
 process rewrote it meanwhile."""
@@ -20,17 +20,23 @@ WRITES_NOTES = "import pathlib; pathlib.Path('judge-notes.md').write_text('check
 
 
 @pytest.fixture
-def walks(monkeypatch, settings) -> list[int]:
-    """One item for each time libgit2 walked a worktree to stage it."""
+def stagings(monkeypatch, settings) -> list[int]:
+    """One item for each time libgit2 staged a worktree: walking it whole, or the paths its watch saw touched."""
     settings.WORKGRAPH_GIT_BACKEND = "auto"
     seen: list[int] = []
-    real = pygit2.Index.add_all
+    real_walk, real_touched = pygit2.Index.add_all, libgit.touched_staged
 
-    def counted(index, *args, **kwargs):
+    def walked(index, *args, **kwargs):
         seen.append(1)
-        return real(index, *args, **kwargs)
+        return real_walk(index, *args, **kwargs)
 
-    monkeypatch.setattr(pygit2.Index, "add_all", counted)
+    def touched(*args, **kwargs):
+        done = real_touched(*args, **kwargs)
+        seen.extend([1] if done else [])
+        return done
+
+    monkeypatch.setattr(pygit2.Index, "add_all", walked)
+    monkeypatch.setattr(libgit, "touched_staged", touched)
     return seen
 
 
@@ -46,18 +52,18 @@ def _landed(repo_task, inline_executor, spec: dict) -> tuple[str, list[str]]:
     return row.status, changed
 
 
-def test_an_attempt_whose_judge_runs_nothing_walks_its_worktree_once(repo_task, inline_executor, scripted_runner,
-                                                                    walks):
+def test_an_attempt_whose_judge_runs_nothing_stagings_its_worktree_once(repo_task, inline_executor, scripted_runner,
+                                                                    stagings):
     scripted_runner.replies[("node", "build")] = writes("docs/guide.md", "# Guide\n")
 
     status, changed = _landed(repo_task, inline_executor, node("build", write_set=["docs/**"]))
 
     assert status == "succeeded" and changed == ["docs/guide.md"]
-    assert len(walks) == 1
+    assert len(stagings) == 1
 
 
 def test_what_a_judge_agent_writes_after_the_write_set_check_lands_with_the_change(repo_task, inline_executor,
-                                                                                  scripted_runner, walks):
+                                                                                  scripted_runner, stagings):
     scripted_runner.replies[("node", "build")] = writes("docs/guide.md", "# Guide\n")
 
     def judge_writes(call) -> str:
@@ -69,11 +75,11 @@ def test_what_a_judge_agent_writes_after_the_write_set_check_lands_with_the_chan
     status, changed = _landed(repo_task, inline_executor, node("build", judgment={"kind": "llm"}))
 
     assert status == "succeeded" and changed == ["docs/guide.md", "judge-notes.md"]
-    assert len(walks) == 2
+    assert len(stagings) == 2
 
 
 def test_what_a_command_judgment_writes_after_the_write_set_check_lands_with_the_change(
-    repo_task, commands_allowed, inline_executor, scripted_runner, walks
+    repo_task, commands_allowed, inline_executor, scripted_runner, stagings
 ):
     scripted_runner.replies[("node", "build")] = writes("docs/guide.md", "# Guide\n")
     spec = node("build", judgment={"kind": "command", "command": python(WRITES_NOTES), "timeout_seconds": 60})
@@ -81,7 +87,7 @@ def test_what_a_command_judgment_writes_after_the_write_set_check_lands_with_the
     status, changed = _landed(repo_task, inline_executor, spec)
 
     assert status == "succeeded" and changed == ["docs/guide.md", "judge-notes.md"]
-    assert len(walks) == 2
+    assert len(stagings) == 2
 
 
 @pytest.fixture
@@ -100,7 +106,7 @@ def worktree_opens(monkeypatch) -> list[str]:
 
 
 def test_a_chains_next_node_stages_on_the_index_the_node_before_wrote(repo_task, inline_executor, scripted_runner,
-                                                                      walks, worktree_opens):
+                                                                      stagings, worktree_opens):
     scripted_runner.replies[("node", "first")] = writes("docs/first.md", "# First\n")
     scripted_runner.replies[("node", "second")] = writes("docs/second.md", "# Second\n")
     nodes = [node("first"), node("second", "first")]
@@ -115,10 +121,10 @@ def test_a_chains_next_node_stages_on_the_index_the_node_before_wrote(repo_task,
     assert git(folder, "diff", "--name-only", f"{run.workspace.base_commit}..{run.workspace.branch}").split() == [
         "docs/first.md", "docs/second.md"]
     assert git(folder, "show", "--name-only", "--format=", run.workspace.branch).split() == ["docs/second.md"]
-    assert len(walks) == 2 and len(worktree_opens) == 1
+    assert len(stagings) == 2 and len(worktree_opens) == 1
 
 
-def test_an_index_a_git_checkout_rewrote_is_read_again(repo_task, inline_executor, scripted_runner, walks):
+def test_an_index_a_git_checkout_rewrote_is_read_again(repo_task, inline_executor, scripted_runner, stagings):
     scripted_runner.replies[("node", "first")] = writes("docs/first.md", "# First\n")
     scripted_runner.replies[("node", "second")] = writes("docs/second.md", "# Second\n")
     _landed(repo_task, inline_executor, node("first"))

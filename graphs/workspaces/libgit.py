@@ -3,10 +3,12 @@ gives exactly what the console's git CLI gives; the CLI everywhere else.
 
 The git CLI path (``graphs.workspaces.worktrees``) starts a git process for each step, and each reads
 the worktree's whole index again. Here the index is read once per hold of a worktree and kept in memory:
-staging is libgit2's ``add_all`` (git's ``add --all``: it re-reads only the files whose stat changed),
-the changed paths are the diff of the staged tree against ``HEAD``, and the commit, the worktree's
-``HEAD`` and the move of the run's branch are written by libgit2 — the branch under its ref lock, only
-from the head the landing was built on, as ``git update-ref <ref> <new> <old>`` does.
+staging is libgit2's ``add_all`` (git's ``add --all``: it re-reads only the files whose stat changed) —
+or, in a pooled worktree whose watch knows what was touched (``graphs.workspaces.watches``), those paths
+alone (``graphs.workspaces.touched``), with no look at the others — the changed paths are the diff of
+the staged tree against ``HEAD``, and the commit, the worktree's ``HEAD`` and the move of the run's
+branch are written by libgit2 — the branch under its ref lock, only from the head the landing was built
+on, as ``git update-ref <ref> <new> <old>`` does.
 
 A pooled worktree's index stays in memory after its landing writes it, for the next hold of that worktree in
 the same process, which reads it again only when a git process has rewritten it since (libgit2 compares
@@ -53,6 +55,8 @@ from pygit2.enums import AttrCheck, ConfigLevel, FileMode, RepositoryOpenFlag
 from pygit2.errors import check_error
 
 from graphs.workspaces.git import COMMITTER, repository_git_dir, repository_git_run
+from graphs.workspaces.touched import touched_staged
+from graphs.workspaces.watches import touched
 
 BACKENDS = ("auto", "cli")
 # gitattributes(5) under which git rewrites a file's content as it stages it; libgit2 knows some of them and
@@ -119,7 +123,9 @@ def staged(worktree: Any) -> Staged | None:
         with _KEPT_LOCK:
             # Staging changes it in memory only: what is kept is what is on disk.
             _WRITTEN.pop(_written_key(worktree.git_dir), None)
-        index.add_all()
+        changed = touched(worktree)
+        if changed is None or not touched_staged(repository, index, Path(worktree.path), changed):
+            index.add_all()
         tree = index.write_tree(repository)
         head = repository.revparse_single("HEAD").peel(pygit2.Commit)
         deltas = list(head.tree.diff_to_tree(repository[tree]).deltas)

@@ -35,6 +35,12 @@ listing of its index begin as the commit is written, on threads of their own, wh
 the branch and records the change; the give-back waits for them. And ``n.clean`` names the commit the
 worktree was left clean at: an attempt taking it at that very commit — a chain's next node, at the head
 the one before landed — finds it ready, with no checkout.
+
+Where this process watches the worktree (``graphs.workspaces.watches``) and its attempt was committed
+through libgit2, the give-back looks at the touched paths alone (``graphs.workspaces.touched``): what the
+index does not hold there is deleted, and nothing walks the tree; anything else there, and it is reset as
+above. A worktree this process left clean at the very commit asked for, but saw touched since, is reset
+whole when taken, whatever its clean mark says.
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ from graphs.workspaces.git import (
 )
 from graphs.workspaces.git_view import git_view_held
 from graphs.workspaces.sweeps import INDEX_LISTING, Swept, index_counts, tree_swept
+from graphs.workspaces.touched import touched_leftovers
+from graphs.workspaces.watches import touched, watch_clean, watch_dirty, watch_dropped
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +99,8 @@ class WorktreeState:
     # sweep under way.
     pooled: bool = False
     sweeping: _Sweeping | None = None
+    # What watches it for the paths an attempt touched (graphs.workspaces.watches); None where it is walked.
+    watch: Any = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,7 @@ def worktree_committed(worktree: Worktree, head: str) -> None:
     its commit."""
     worktree.state.head = head
     worktree.state.committed = True
-    if worktree.state.pooled:
+    if worktree.state.pooled and _touched_known(worktree) is None:
         worktree.state.sweeping = _Sweeping(worktree, counted=True)
 
 
@@ -231,15 +241,20 @@ def _slot_take(top: Path, folder: Path, slot: int, revision: str) -> Worktree:
     worktree = _slot_recorded(top, path, record, head=revision)
     if worktree is not None:
         try:
-            if clean_at != revision:
-                _worktree_reset(worktree, revision, sweep=clean_at is None)
+            # Left clean at this very commit, and watched since: anything touched means the mark lies.
+            dirty = watch_dirty(worktree, revision)
+            if clean_at != revision or dirty:
+                _worktree_reset(worktree, revision, sweep=clean_at is None or dirty)
+            watch_clean(worktree, revision, held=True)
             return worktree
         except (WorkspaceError, OSError) as error:
             logger.info("the pooled worktree %s is made again: %s", path, error)
+        watch_dropped(worktree)
     record.unlink(missing_ok=True)
     worktree_remove(top, path)
     worktree = worktree_add(top, path, revision)
     record.write_text(worktree.dot_git)
+    watch_clean(worktree, revision, held=True)
     return worktree
 
 
@@ -257,12 +272,33 @@ def _slot_give_back(worktree: Worktree, clean_mark: Path) -> None:
     sweeping, state.sweeping = state.sweeping, None
     try:
         if _intact(worktree):
-            _worktree_reset(worktree, state.head, sweep=True, committed=state.committed, sweeping=sweeping)
+            if sweeping is not None or not _touched_given_back(worktree):
+                _worktree_reset(worktree, state.head, sweep=True, committed=state.committed, sweeping=sweeping)
             clean_mark.write_text(state.head)
+            watch_clean(worktree, state.head, held=False)
             return
     except (WorkspaceError, OSError) as error:
         logger.info("the pooled worktree %s is deleted: %s", worktree.path, error)
+    watch_dropped(worktree)
     worktree_remove(worktree.top, worktree.path)
+
+
+def _touched_given_back(worktree: Worktree) -> bool:
+    """Give back a worktree committed through libgit2 looking only at what its watch says was touched:
+    what its index does not hold there deleted; False (nothing done) when that is not known for certain or
+    not enough, and the worktree is reset as it would be without a watch."""
+    changed = _touched_known(worktree) if worktree.state.committed else None
+    leftovers = touched_leftovers(worktree.state.native[1], worktree.path, changed) if changed is not None else None
+    if leftovers is None:
+        return False
+    for path in leftovers:
+        tree_delete(worktree.path / path)
+    return True
+
+
+def _touched_known(worktree: Worktree) -> set[str] | None:
+    """What the worktree's watch saw touched, where its index is libgit2's in memory to compare it with."""
+    return touched(worktree) if worktree.state.native is not None else None
 
 
 def _slot_recorded(top: Path, path: Path, record: Path, *, head: str) -> Worktree | None:

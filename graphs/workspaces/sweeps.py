@@ -55,7 +55,7 @@ def tree_swept(path: Path) -> Swept:
 def _walk(starts: list[bytes]) -> list[bytes]:
     """One ``find`` over ``starts`` (absolute paths, read from its stdin, so no name is ever taken for an
     option): a record of each entry, named only when it needs a name."""
-    folder, plain, executable = (f"{0o777 & ~_UMASK:o}", f"{0o666 & ~_UMASK:o}", f"{0o777 & ~_UMASK:o}")
+    folder, plain, executable = (f"{mode:o}" for mode in checkout_modes())
     done = subprocess.run(
         ["find", "-files0-from", "-",
          "(", "-name", ".git", "-prune", "-printf", "g%p\\0", ")",
@@ -69,6 +69,11 @@ def _walk(starts: list[bytes]) -> list[bytes]:
     if done.returncode != 0:
         raise WorkspaceError(f"could not list the worktree: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout.split(b"\0")
+
+
+def checkout_modes() -> tuple[int, int, int]:
+    """The permissions a checkout gives a folder, a file and an executable file, under this process's umask."""
+    return 0o777 & ~_UMASK, 0o666 & ~_UMASK, 0o777 & ~_UMASK
 
 
 def index_counts(listed: bytes) -> tuple[int, int, int] | None:
