@@ -54,7 +54,11 @@ RUN_LAYERS = int(os.environ.get("SCALE_RUN_LAYERS", "10"))
 WORKER_PROCESSES = 4
 # A manifest's bounds (WORKGRAPH_MAX_NODES, WORKGRAPH_MAX_DEPTH) as an operator running such graphs sets them.
 BOUNDS = {"WORKGRAPH_MAX_NODES": str(LAYERS * WIDTH), "WORKGRAPH_MAX_DEPTH": str(LAYERS)}
-ROUNDS = 3
+# Each side's runs of the shape after its warm-up, taking turns (``SCALE_RUN_ROUNDS``: one is what a sitting
+# of the whole 10,000 nodes has time for).
+ROUNDS = int(os.environ.get("SCALE_RUN_ROUNDS", "3"))
+# The warm-up run's layers: enough to start every worker process, load the code and fill the caches.
+WARM_UP_LAYERS = 3
 PAGE_REPEATS = 10
 RUN_TIMEOUT = 3600.0
 
@@ -234,7 +238,8 @@ def _floor_worker_start(*, redis_url: str, queue: str, log_dir: Path) -> Worker:
 
 
 def runs(project: Project, *, log_dir: Path, layers: int = RUN_LAYERS, rounds: int = ROUNDS) -> Runs:
-    """The shape run ``rounds`` times by each side, taking turns, after one warm-up run each."""
+    """The shape run ``rounds`` times by each side, taking turns, after one warm-up run each of
+    ``WARM_UP_LAYERS`` layers."""
     engine_broker = broker_create(prefix="workgraph-scale-big")
     floor_broker = broker_create(prefix="workgraph-scale-big-floor")
     previous = executor_set(engine_broker.executor())
@@ -252,10 +257,11 @@ def runs(project: Project, *, log_dir: Path, layers: int = RUN_LAYERS, rounds: i
                    timeout=60, alive=floor_worker.process, message=lambda: floor_worker.log_text()[-4000:])
         with _PeakRss(engine_worker.process.pid) as peak:
             for turn in range(rounds + 1):
-                engine_s = _engine_run(project, layers=layers)
-                floor_s = _floor_run(layers)
+                size = layers if turn else min(layers, WARM_UP_LAYERS)  # the first turn warms both up
+                engine_s = _engine_run(project, layers=size)
+                floor_s = _floor_run(size)
                 os.sync()
-                if turn:  # the first turn warms both up
+                if turn:
                     engine.append(engine_s)
                     bare.append(floor_s)
                     with connection.cursor() as cursor:
