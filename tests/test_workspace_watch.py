@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from pathlib import Path
 
 import inotify_simple
@@ -134,3 +135,18 @@ def test_a_worktree_no_watch_could_be_had_for_is_walked_without_listing_it_again
         commit = _landed(second)
     assert len(tried) == 1
     assert tree_of(second.path) == head_tree(repo, commit)
+
+
+def test_the_watch_of_a_worktree_deleted_since_frees_its_inotify_instance(repo, tmp_path):
+    with held(repo, tmp_path, "main") as gone:
+        gone_watch = gone.state.watch
+    shutil.rmtree(tmp_path / "workspaces")
+    (tmp_path / "other").mkdir()
+    other = pool_repository(tmp_path / "other")
+
+    with held(other, tmp_path / "other", "main") as worktree:
+        assert worktree.state.watch is not None
+
+    assert str(gone.path) not in watches._WATCHES
+    with pytest.raises(ValueError):  # closed: its file descriptor is given back
+        gone_watch.notify.fileno()

@@ -243,6 +243,10 @@ def watch_clean(worktree: Any, head: str, *, held: bool) -> None:
     watch.clean_at, watch.held = head, held
     with _LOCK:
         _WATCHES[key] = watch
+        # A worktree deleted since (its repository's too) frees its inotify instance at once: instances are
+        # few a user (fs.inotify.max_user_instances), and other programs need theirs.
+        for name in [name for name, kept in _WATCHES.items() if not kept.held and not kept.top.is_dir()]:
+            _WATCHES.pop(name).close()
         idle = [name for name, kept in _WATCHES.items() if not kept.held]
         for name in idle[:max(0, len(_WATCHES) - MAX_WATCHED)]:
             _WATCHES.pop(name).close()
