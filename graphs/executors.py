@@ -102,14 +102,40 @@ class CeleryExecutor:
         the list holds every job that waits. A broker that cannot be asked (not Redis, or unreachable)
         says no: the worker goes on as if its run were alone, as it did before it could ask.
         """
+        return self.waiting_ask()()
+
+    def waiting_ask(self) -> Callable[[], bool]:
+        """``waiting``, asked now and answered by the function returned, which must be called once: the
+        LLEN goes out at once and its reply is read by that call, so the worker sends its node's
+        statements meanwhile instead of waiting for the broker first."""
         try:
             broker = self._broker
-            return broker is not None and bool(broker.llen(self._queue or current_app.conf.task_default_queue))
+            if broker is None:
+                return _none_waits
+            pool = broker.connection_pool
+            asking = pool.get_connection()
         except Exception:
-            # The worker asks once an attempt has run and before recording it: raising would leave the
-            # attempt running, its result unrecorded, until the reaper took it for lost.
-            logger.warning("could not ask the broker whether a job waits; going on as if none did", exc_info=True)
-            return False
+            _ask_failed()
+            return _none_waits
+        try:
+            asking.send_command("LLEN", self._queue or current_app.conf.task_default_queue)
+        except Exception:
+            pool.release(asking)
+            _ask_failed()
+            return _none_waits
+
+        def answer() -> bool:
+            try:
+                return bool(asking.read_response())
+            except Exception:
+                # A reply half read must not be the next command's: the connection starts afresh.
+                asking.disconnect()
+                _ask_failed()
+                return False
+            finally:
+                pool.release(asking)
+
+        return answer
 
     @cached_property
     def _broker(self) -> redis.Redis | None:
@@ -118,6 +144,16 @@ class CeleryExecutor:
             return None
         return redis.Redis.from_url(url, socket_timeout=BROKER_PROBE_TIMEOUT,
                                     socket_connect_timeout=BROKER_PROBE_TIMEOUT)
+
+
+def _none_waits() -> bool:
+    return False
+
+
+def _ask_failed() -> None:
+    # The worker asks once an attempt has run and before recording it: raising would leave the attempt
+    # running, its result unrecorded, until the reaper took it for lost.
+    logger.warning("could not ask the broker whether a job waits; going on as if none did", exc_info=True)
 
 
 class ThreadExecutor:
@@ -281,6 +317,17 @@ def executor_set(executor: Executor | None) -> Executor | None:
 def jobs_wait() -> bool:
     """Whether a job submitted to this process's executor waits for a worker now."""
     return executor_get().waiting()
+
+
+def jobs_wait_ask() -> Callable[[], bool]:
+    """``jobs_wait``, asked now and answered by the function returned, which must be called once: on a
+    Redis broker the question goes out at once and the call reads the reply (``CeleryExecutor.waiting_ask``);
+    elsewhere the answer is in hand at once."""
+    executor = executor_get()
+    if isinstance(executor, CeleryExecutor):
+        return executor.waiting_ask()
+    waits = executor.waiting()
+    return lambda: waits
 
 
 def job_submit(name: str, arg: str, *, delay: float = 0.0) -> None:

@@ -74,6 +74,22 @@ def test_with_nothing_waiting_the_worker_runs_its_run_on(task, scripted_runner, 
 def test_a_broker_that_cannot_be_asked_says_no_job_waits():
     assert not CeleryExecutor(broker_url="redis://127.0.0.1:1/0", queue="nowhere").waiting()
     assert not CeleryExecutor(broker_url="memory://", queue="nowhere").waiting()
+    assert not CeleryExecutor(broker_url="redis://127.0.0.1:1/0", queue="nowhere").waiting_ask()()
+
+
+def test_the_broker_asked_ahead_answers_each_question_on_the_connection_it_went_out_on(broker):
+    """A worker sends its question before its node's statements and reads the reply after them: each
+    reply is its own question's, and every connection goes back to the pool once read."""
+    executor = broker.executor()
+    client = redis.Redis.from_url(broker.url)
+    answers = []
+    for jobs in (0, 1, 0, 2, 0):
+        client.delete(broker.queue)
+        for number in range(jobs):
+            client.lpush(broker.queue, f"job {number}")
+        answers.append(executor.waiting_ask()())
+    assert answers == [False, True, False, True, False]
+    assert not executor._broker.connection_pool._in_use_connections
 
 
 def test_in_the_embedded_mode_a_job_waits_while_every_thread_is_busy():

@@ -20,7 +20,7 @@ from graphs.engine.statements import (
     row_update,
     rows_read,
 )
-from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.models import ExecutionLogFile, WorkGraphRun, WorkNodeExecution
 from tests.run_builders import edges_for, node, planned_run
 
 pytestmark = pytest.mark.django_db
@@ -193,8 +193,9 @@ def test_a_queued_attempt_another_worker_holds_is_skipped(run):
 
 def _claim_b(run: WorkGraphRun, now, *, after: tuple[str, int] = ("a", 1)) -> WorkNodeExecution | None:
     values = {"status": "running", "ready_at": now, "started_at": now, "heartbeat_at": now, "worker": "w1"}
-    return attempt_latest_claim(run_id=run.pk, node_id="b", after=after, manifest_version=run.manifest_version,
-                                now=now, values=values, names=CLAIMED_FIELDS)
+    claim = attempt_latest_claim(run_id=run.pk, node_id="b", after=after, manifest_version=run.manifest_version,
+                                 now=now, values=values, names=CLAIMED_FIELDS)
+    return claim.execution if claim is not None else None
 
 
 def test_a_chains_next_node_is_claimed_only_while_every_condition_of_the_locked_advance_holds(run):
@@ -228,3 +229,38 @@ def test_a_chains_next_node_is_claimed_only_while_every_condition_of_the_locked_
     assert claimed.get_deferred_fields() >= {"output_payload", "judgment_result"}
     assert run.executions.get(node_id="b", attempt=1).status == "pending"
     assert _claim_b(run, now) is None
+
+
+def test_a_chains_claim_makes_the_claimed_attempts_log_header_where_one_statement_can(run, task):
+    """On PostgreSQL the claim inserts the header as ``log_file_create`` would, and says whether it made
+    it; a claim refused makes none. Elsewhere it makes none, and says so, for the caller to make it."""
+    now = timezone.now()
+    WorkGraphRun.objects.filter(pk=run.pk).update(status="running")
+    run.executions.filter(node_id="a").update(status="succeeded")
+    values = {"status": "running", "ready_at": now, "started_at": now, "heartbeat_at": now, "worker": "w1"}
+
+    def claim(node_id: str):
+        return attempt_latest_claim(run_id=run.pk, node_id=node_id, after=("a", 1), now=now, values=values,
+                                    manifest_version=run.manifest_version, names=CLAIMED_FIELDS,
+                                    log_project_id=task.project_id)
+
+    WorkGraphRun.objects.filter(pk=run.pk).update(cancel_requested_at=now)
+    assert claim("b") is None
+    WorkGraphRun.objects.filter(pk=run.pk).update(cancel_requested_at=None)
+    assert not ExecutionLogFile.objects.exists()
+
+    b = run.executions.get(node_id="b")
+    c = run.executions.get(node_id="c")
+    ExecutionLogFile.objects.create(log_file_id=c.pk, node_exec=c, project_id=task.project_id, last_seq=3)
+    made, found = claim("b"), claim("c")
+    assert (made.execution.pk, found.execution.pk) == (b.pk, c.pk)
+    if connection.vendor != "postgresql":
+        assert (made.log_created, found.log_created) == (None, None)
+        assert list(ExecutionLogFile.objects.values_list("node_exec", flat=True)) == [c.pk]
+        return
+    assert (made.log_created, found.log_created) == (True, False)
+    header = ExecutionLogFile.objects.get(node_exec=b)
+    assert (header.pk, header.project_id, header.status, header.last_seq, header.format) == (
+        b.pk, task.project_id, "open", 0, "jsonl")
+    assert header.created_at is not None and header.closed_at is None
+    assert ExecutionLogFile.objects.get(node_exec=c).last_seq == 3

@@ -25,7 +25,7 @@ from graphs.engine.attempt_commands import attempt_command_run, command_output_f
 from graphs.engine.calls import attempt_agent_call
 from graphs.engine.change_review import attempt_check_brief, attempt_review_brief, attempt_review_wait_recorder
 from graphs.engine.changes import ChangeKeeper, change_land, change_review_hold, workspace_judgment
-from graphs.engine.claims import Continuation, chain_next, chain_next_claimed, continuing, queued_attempt_claim
+from graphs.engine.claims import chain_next, chain_next_claimed, continuation_ask, continuing, queued_attempt_claim
 from graphs.engine.classify import attempt_failure_classify
 from graphs.engine.external import attempt_external_wait
 from graphs.engine.judgment import AttemptJudgeRequest, judgment_run
@@ -178,7 +178,7 @@ def _attempt_run(
         logger.exception("node %s attempt %s crashed", execution.node_id, execution.attempt)
         attempt_crashed(execution, worker=me, error=error)
 
-    continuation = Continuation(worker=me, project_id=run.task.project_id) if continuing(continue_until) else None
+    asked = continuation = continuation_ask(continue_until, worker=me, project_id=run.task.project_id)
     log_closed = False
 
     def close_log() -> None:
@@ -195,6 +195,8 @@ def _attempt_run(
         chain = chain_next(shape, execution.node_id) if None not in (record, continuation, shape) else None
         if chain is None or not chain_next_claimed(execution, dependant=chain, record=record, close_log=close_log,
                                                    continuation=continuation, shape=shape):
+            if continuation is not None and not continuation.free():
+                continuation = None  # a job waits: what this advance readies goes through the executor
             advance_after(run_id=run.run_id, node_id=execution.node_id, record=None if chain else record,
                           close_log=close_log if record is not None and chain is None else None,
                           continuation=continuation, shape_hint=shape)
@@ -205,6 +207,8 @@ def _attempt_run(
         run_advance(run_id=run.run_id)
         continuation = None
     finally:
+        if asked is not None:
+            asked.free()  # the broker's answer is read whatever happened: its connection goes back to the pool
         if not (advanced and log_closed):
             if advanced and continuation is not None and continuation.claimed is not None:
                 log_file_close_soon(execution=execution)  # beside the dependant this worker runs next

@@ -31,9 +31,9 @@ from graphs.engine.state import (
     upstream_done,
 )
 from graphs.engine.statements import attempt_latest_claim, attempt_next_queued_lock, row_update
-from graphs.executors import jobs_wait
+from graphs.executors import jobs_wait, jobs_wait_ask
 from graphs.logs.events import node_states_emit, run_event_emit
-from graphs.logs.store import log_file_create
+from graphs.logs.store import log_file_create, log_file_inserted
 from graphs.models import WorkNodeExecution
 from graphs.runs.accounting import ACCOUNTING_FIELDS
 
@@ -49,10 +49,12 @@ CLAIMED_FIELDS = (
 
 @dataclass
 class Continuation:
-    """The worker an attempt of the run may be claimed for while it records or advances the last one."""
+    """The worker an attempt of the run may be claimed for while it records or advances the last one,
+    if ``free()`` says so (see ``continuation_ask``)."""
 
     worker: str
     project_id: Any
+    free: Callable[[], bool]
     claimed: WorkNodeExecution | None = None
 
 
@@ -61,6 +63,23 @@ def continuing(until: float | None) -> bool:
     ``time.monotonic()`` value; None: never), and while no job waits for a worker. When one does, the
     attempt goes through the executor behind it, first come first served."""
     return until is not None and time.monotonic() < until and not jobs_wait()
+
+
+def continuation_ask(until: float | None, *, worker: str, project_id: Any) -> Continuation | None:
+    """``continuing``, asked now: None past ``until``; else a continuation whose ``free()`` reads whether
+    no job waited when it was asked — the broker answering while the worker records its node (see
+    ``executors.jobs_wait_ask``). ``free()`` must be called at least once; it reads the answer once."""
+    if until is None or time.monotonic() >= until:
+        return None
+    waits = jobs_wait_ask()
+    answer: list[bool] = []
+
+    def free() -> bool:
+        if not answer:
+            answer.append(not waits())
+        return answer[0]
+
+    return Continuation(worker=worker, project_id=project_id, free=free)
 
 
 def queued_attempt_claim(*, run_id: Any, worker: str, project_id: Any) -> WorkNodeExecution | None:
@@ -121,21 +140,29 @@ def chain_next_claimed(
     """
     with transaction.atomic():
         status = record()
-        claimed = None
-        if status is not None and upstream_done(shape.manifest, execution.node_id, status):
+        claim = None
+        # The broker's answer is read once the end is recorded: it came back meanwhile.
+        if status is not None and upstream_done(shape.manifest, execution.node_id, status) and continuation.free():
             now = timezone.now()  # once this attempt has ended: the dependant starts after it
             values = {"status": Status.RUNNING, "ready_at": now, "started_at": now, "heartbeat_at": now,
                       "worker": continuation.worker}
-            claimed = attempt_latest_claim(
+            # The claim makes the dependant's log header too where it can, else it is made after it.
+            claim = attempt_latest_claim(
                 run_id=execution.run_id, node_id=dependant, after=(execution.node_id, execution.attempt),
-                manifest_version=shape.version, now=now, values=values, names=CLAIMED_FIELDS)
-        if claimed is None:
+                manifest_version=shape.version, now=now, values=values, names=CLAIMED_FIELDS,
+                log_project_id=continuation.project_id)
+        if claim is None:
             if close_log is not None:
                 close_log()
             return False
+        claimed = claim.execution
         # The run this attempt ran with: the claim found it as it was then, running and not asked to stop.
         claimed.run = execution.run
-        claimed._log_file_cache = log_file_create(node_exec_id=claimed.pk, project_id=continuation.project_id)
+        if claim.log_created is None:
+            claimed._log_file_cache = log_file_create(node_exec_id=claimed.pk, project_id=continuation.project_id)
+        else:
+            claimed._log_file_cache = log_file_inserted(node_exec_id=claimed.pk, project_id=continuation.project_id,
+                                                        created=claim.log_created)
         node_states_emit(run_id=execution.run_id, rows=[claimed])
         continuation.claimed = claimed
     if progress_due(execution.run_id):

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from django.db import connection
 from django.db.models import Field, Model
 
-from graphs.models import WorkGraphRun, WorkNodeExecution
+from graphs.models import ExecutionLogFile, WorkGraphRun, WorkNodeExecution
 
 M = TypeVar("M", bound=Model)
 
@@ -215,25 +215,75 @@ def _latest_claim_sql(names: tuple[str, ...], values: tuple[str, ...], alias: st
     )
 
 
+# The log header's fields that name its attempt: in the claim's statement, the attempt it claimed.
+_HEADER_OF_ATTEMPT = ("log_file_id", "node_exec")
+
+
+def _header_fields() -> list[Field]:
+    return [field for field in ExecutionLogFile._meta.concrete_fields if not getattr(field, "db_returning", False)]
+
+
+@functools.cache
+def _latest_claim_logged_sql(names: tuple[str, ...], values: tuple[str, ...], alias: str) -> str:
+    """The claim of ``_latest_claim_sql`` and, of the attempt it claims, the log header, in one statement
+    (PostgreSQL's data-modifying WITH): its last column says whether the header was made here."""
+    attempt = functools.partial(_name_sql, WorkNodeExecution)
+    pk = attempt("pk")
+    # Every other value is a parameter; cast to its column's type, as a SELECT list infers none.
+    header = [f"claimed.{pk}" if field.name in _HEADER_OF_ATTEMPT else f"CAST(%s AS {field.db_type(connection)})"
+              for field in _header_fields()]
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in _header_fields())
+    header_pk = _name_sql(ExecutionLogFile, "pk")
+    return (
+        f"WITH claimed AS ({_latest_claim_sql(names, values, alias)}),"  # noqa: S608
+        f" header AS (INSERT INTO {_table_sql(ExecutionLogFile)} ({columns}) SELECT {', '.join(header)}"
+        f" FROM claimed ON CONFLICT ({header_pk}) DO NOTHING RETURNING {header_pk})"
+        f" SELECT {', '.join(f'claimed.{attempt(name)}' for name in names)}, EXISTS (SELECT 1 FROM header)"
+        f" FROM claimed"
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An attempt claimed by ``attempt_latest_claim``; ``log_created``: whether the claim's statement
+    made its log header (True), found one (False), or was not to make one (None)."""
+
+    execution: WorkNodeExecution
+    log_created: bool | None
+
+
 def attempt_latest_claim(
     *, run_id: Any, node_id: str, after: tuple[str, int], manifest_version: int, now: datetime,
-    values: Mapping[str, Any], names: Sequence[str],
-) -> WorkNodeExecution | None:
+    values: Mapping[str, Any], names: Sequence[str], log_project_id: Any = None,
+) -> Claim | None:
     """Write ``values`` on ``node_id``'s latest attempt — if it is pending and may start at ``now``, the
     attempt ``after`` names (a node and attempt number) is still that node's latest, and the run is
     running, not asked to stop, at ``manifest_version`` — and return it with ``names`` as written;
     None when any of these does not hold. One statement: the conditional update that claims a chain's
-    next node, with the reads that decide it (see graphs.engine.chains)."""
+    next node, with the reads that decide it (see graphs.engine.claims).
+
+    With ``log_project_id``, on PostgreSQL the same statement creates the claimed attempt's log header
+    in that project (``INSERT … ON CONFLICT DO NOTHING``, as ``log_file_create``): one round trip fewer
+    for every node of a chain. Elsewhere the caller creates it."""
     attnames = _attnames(WorkNodeExecution, tuple(names))
     field = functools.partial(_field, WorkNodeExecution)
     run_pk = field("run").get_db_prep_value(run_id, connection)
     params = [field(name).get_db_prep_save(value, connection) for name, value in values.items()]
     params += [run_pk, node_id, WorkNodeExecution.Status.PENDING.value, field("not_before").get_db_prep_value(
         now, connection), run_pk, after[0], after[1], run_pk, WorkGraphRun.Status.RUNNING.value, manifest_version]
+    logged = log_project_id is not None and connection.vendor == "postgresql"
+    if logged:
+        header = ExecutionLogFile(project_id=log_project_id)
+        params += [field.get_db_prep_save(field.pre_save(header, add=True), connection)
+                   for field in _header_fields() if field.name not in _HEADER_OF_ATTEMPT]
+        sql = _latest_claim_logged_sql(attnames, tuple(values), connection.alias)
+    else:
+        sql = _latest_claim_sql(attnames, tuple(values), connection.alias)
     with connection.cursor() as cursor:
-        cursor.execute(_latest_claim_sql(attnames, tuple(values), connection.alias), params)
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
-    values_read = _values(_columns(WorkNodeExecution, attnames, connection.alias), row)
-    return WorkNodeExecution.from_db(connection.alias, attnames, values_read)
+    values_read = _values(_columns(WorkNodeExecution, attnames, connection.alias), row[: len(attnames)])
+    execution = WorkNodeExecution.from_db(connection.alias, attnames, values_read)
+    return Claim(execution=execution, log_created=bool(row[len(attnames)]) if logged else None)

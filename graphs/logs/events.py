@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from graphs.agents.base import TOKEN_FIELDS
 from graphs.domain.attempt_words import attempt_tool_failures
@@ -27,16 +28,46 @@ def run_event_listener_register(listener: Callable[[RunEvent], None]) -> None:
         _listeners.append(listener)
 
 
+@dataclass(eq=False)
+class _Delivery:
+    """An event to deliver once the transaction that emitted it commits."""
+
+    payload: RunEvent
+
+    def __call__(self) -> None:
+        _deliver(self.payload)
+
+
 def run_event_emit(*, run_id: Any, event: str, **data: Any) -> None:
-    payload: RunEvent = {"event": event, "run_id": str(run_id), **data}
-    transaction.on_commit(lambda: _deliver(payload))
+    transaction.on_commit(_Delivery({"event": event, "run_id": str(run_id), **data}))
 
 
 def node_states_emit(*, run_id: Any, rows: Iterable[Any]) -> None:
-    """Announce the current status of some node attempts (model instances or ``values()`` dicts)."""
+    """Announce the current status of some node attempts (model instances or ``values()`` dicts).
+
+    In a transaction whose last run event to deliver is already the same run's node statuses, from
+    the same savepoint, these join it: one event for a chain node's end and its dependant's claim, as
+    they commit together, and in the order they were emitted. Run events keep their order; what else
+    waits for the commit (a log's lines told to their watchers) is for other listeners."""
     nodes = [node_state(row) for row in rows]
-    if nodes:
-        run_event_emit(run_id=run_id, event="nodes", nodes=nodes)
+    if not nodes:
+        return
+    last = _last_delivery()
+    if last is not None and last.payload["event"] == "nodes" and last.payload["run_id"] == str(run_id):
+        last.payload["nodes"].extend(nodes)
+        return
+    run_event_emit(run_id=run_id, event="nodes", nodes=nodes)
+
+
+def _last_delivery() -> _Delivery | None:
+    """The run event this transaction delivers last once it commits, if it was emitted in the savepoint
+    now open (a savepoint rolled back takes its events with it: none may join one from outside it)."""
+    if not connection.in_atomic_block:
+        return None
+    for savepoints, hook, _ in reversed(connection.run_on_commit):
+        if isinstance(hook, _Delivery):
+            return hook if savepoints == set(connection.savepoint_ids) else None
+    return None
 
 
 def node_state(row: Any) -> dict[str, Any]:

@@ -60,6 +60,13 @@ def log_file_create(*, node_exec_id: Any, project_id: Any) -> ExecutionLogFile:
     """
     log_file = ExecutionLogFile(log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id)
     created = rows._insert_ignoring_conflicts(ExecutionLogFile, [log_file], conflict=["log_file_id"])
+    return log_file_inserted(node_exec_id=node_exec_id, project_id=project_id, created=bool(created))
+
+
+def log_file_inserted(*, node_exec_id: Any, project_id: Any, created: bool) -> ExecutionLogFile:
+    """The header of the log of an attempt known by its ids, which the caller's statement has just
+    inserted as ``log_file_create`` does (``created``), or found there; the writer is told as it is there."""
+    log_file = ExecutionLogFile(log_file_id=node_exec_id, node_exec_id=node_exec_id, project_id=project_id)
     if created:
         writer._logs.fresh(log_file.pk)
         if connection.in_atomic_block:
