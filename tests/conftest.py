@@ -21,6 +21,8 @@ from django.db import connections
 from graphs.agents import runner_register
 from graphs.engine import scheduler
 from graphs.executors import InlineExecutor, executor_set
+from graphs.logs import events
+from graphs.logs.events import run_event_listener_register
 from graphs.logs.store import log_writer_stop
 from graphs.workspaces.sandbox import bwrap_problem
 from tests import factories
@@ -187,6 +189,15 @@ def scripted_runner(settings):
     runner_register("scripted", lambda: runner)
     settings.WORKGRAPH_AGENT = "scripted"
     return runner
+
+
+@pytest.fixture
+def run_events_heard(monkeypatch) -> list[dict]:
+    """The run events delivered while the test runs, and to no other listener."""
+    delivered: list[dict] = []
+    monkeypatch.setattr(events, "_listeners", [])
+    run_event_listener_register(delivered.append)
+    return delivered
 
 
 @pytest.fixture

@@ -12,8 +12,6 @@ from django.urls import reverse
 
 from graphs.engine.review import REASON_NEEDED, run_plan_reject
 from graphs.errors import WorkGraphError
-from graphs.logs import events
-from graphs.logs.events import run_event_listener_register
 from graphs.models import WorkGraphRun
 from graphs.reads.live import run_snapshot_read
 from tests.clients import signed_in
@@ -23,20 +21,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def heard(monkeypatch):
-    """The run events delivered while the test runs."""
-    delivered: list[dict] = []
-    monkeypatch.setattr(events, "_listeners", [])
-    run_event_listener_register(delivered.append)
-    return delivered
-
-
-@pytest.fixture
 def waiting(task):
     return planned_run(task, {"nodes": [node("spec")], "edges": []}, status="awaiting_approval")
 
 
-def test_a_rejected_plan_ends_the_run_and_its_task_rejected_with_the_reviewers_words(waiting, task, bob, heard):
+def test_a_rejected_plan_ends_the_run_and_its_task_rejected_with_the_reviewers_words(waiting, task, bob,
+                                                                                      run_events_heard):
     run = run_plan_reject(run=waiting, reviewer=bob, comment="the plan skips the tests")
     task.refresh_from_db()
 
@@ -44,17 +34,17 @@ def test_a_rejected_plan_ends_the_run_and_its_task_rejected_with_the_reviewers_w
     assert run.error == "plan rejected by bob: the plan skips the tests" and run.finished_at is not None
     assert (task.status, task.outcome["run_status"], task.outcome["error"]) == ("rejected", "rejected", run.error)
     assert {"event": "run_status", "run_id": str(run.pk), "status": "rejected",
-            "error": run.error} in heard
+            "error": run.error} in run_events_heard
     assert not run.is_forkable() and run.is_finished()
 
 
 @pytest.mark.parametrize("comment", ["", "  \n "])
-def test_a_rejection_without_a_reason_is_refused_and_the_run_still_waits(waiting, bob, heard, comment):
+def test_a_rejection_without_a_reason_is_refused_and_the_run_still_waits(waiting, bob, run_events_heard, comment):
     with pytest.raises(WorkGraphError, match=re.escape(REASON_NEEDED)):
         run_plan_reject(run=waiting, reviewer=bob, comment=comment)
 
     assert WorkGraphRun.objects.get(pk=waiting.pk).status == "awaiting_approval"
-    assert heard == []
+    assert run_events_heard == []
 
 
 def test_the_page_refuses_an_empty_reason_with_words_and_moves_nothing(waiting, bob):

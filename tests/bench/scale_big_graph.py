@@ -11,9 +11,11 @@ each node fans out to two and fans in from two — 10,000 nodes, 19,800 edges.
   ``graphs.layout.compute.MAX_WORK_NODES`` collapsed into stages, so its first paint is these two
   answers and one box per stage), the task page with its to-do tree folded by stage, and a node page;
 - the run: the same shape (``RUN_LAYERS`` layers of ``WIDTH``) in the Celery mode, 4 worker processes,
-  the instant agent (``tests.bench.instant``), against bare Celery running it layer by layer (a chord a
-  layer, ``tests.bench.floor``), taking turns; each worker's largest resident set, read from /proc while
-  the run goes, is the memory figure.
+  the instant agent (``tests.bench.instant``), against bare Celery running it layer by layer (a group of
+  ``tests.bench.floor``'s no-op tasks a layer, the client waiting for each before sending the next: a
+  canvas of the whole shape, each message carrying the rest of it, grows with the square of the layers),
+  taking turns; each worker's largest resident set, read from /proc while the run goes, is the memory
+  figure.
 
 ``rows()`` gives the table rows of ``tests/bench/bench_scale.py``; ``bench_big_graph.py`` runs it alone. It
 must be called from a test that commits (``django_db(transaction=True)``): the workers share its database.
@@ -33,7 +35,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from celery import chain, group
+from celery import group
 from django.db import connection
 from django.test import Client, override_settings
 from django.utils import timezone
@@ -214,15 +216,6 @@ class Runs:
         return statistics.median(self.engine_s) / statistics.median(self.floor_s)
 
 
-def _floor_layers(layers: int):
-    """Bare Celery's run of the shape: a chord of ``WIDTH`` no-op tasks a layer, layer after layer."""
-    steps = []
-    for layer in range(layers):
-        steps.append(group(floor.noop.si(None, task_id(layer, column)) for column in range(WIDTH)))
-        steps.append(floor.join.s(f"layer{layer}"))
-    return chain(*steps)
-
-
 def _floor_worker_start(*, redis_url: str, queue: str, log_dir: Path) -> Worker:
     name = f"floor-{uuid.uuid4().hex[:8]}"
     log_path = log_dir / f"{name}.log"
@@ -287,7 +280,9 @@ def _engine_run(project: Project, *, layers: int) -> float:
 
 def _floor_run(layers: int) -> float:
     started = time.time()
-    _floor_layers(layers).apply_async().get(timeout=RUN_TIMEOUT)
+    for layer in range(layers):
+        group(floor.noop.si(None, task_id(layer, column)) for column in range(WIDTH)).apply_async().get(
+            timeout=RUN_TIMEOUT)
     return time.time() - started
 
 
