@@ -279,6 +279,9 @@ class _Writer:
                 more = True
             except Exception:
                 logger.exception("log writer: a drain failed; trying again in %.1f s", delay)
+                # Its transaction's end may have failed part way, leaving autocommit off: every later
+                # atomic() on this connection would then skip its commit, and its lines be lost unseen.
+                connection.close()
                 time.sleep(delay)
                 delay = min(delay * 2, RETRY_CAP_SECONDS)
                 more = True
