@@ -282,6 +282,7 @@ def _connection_release() -> None:
         and connection.connection is not None
         and not connection.errors_occurred
         and not connection.in_atomic_block
+        and connection.autocommit  # off when a transaction's end failed part way: its next commit would not run
     )
     if not healthy_sqlite:
         connection.close()

@@ -89,6 +89,7 @@ class _Heart:
                 connection.close()
             except Exception:
                 logger.exception("heartbeat failed")
+                connection.close()  # its transaction may have ended part way: the next beat starts afresh
 
     def _beat_due(self) -> None:
         now = time.monotonic()
