@@ -25,7 +25,7 @@ def test_lines_after_a_drain_whose_cleanup_failed_are_committed(task, monkeypatc
     execution = factories.ExecutionFactory(run=factories.RunFactory(task=task), status="running")
     log_file_open(execution=execution)
     real_store, real_set_autocommit = writer._batch_store, BaseDatabaseWrapper.set_autocommit
-    failing = threading.Event()
+    failing, refused = threading.Event(), threading.Event()
 
     def store_failing_once(batch):
         if not failing.is_set():
@@ -34,10 +34,10 @@ def test_lines_after_a_drain_whose_cleanup_failed_are_committed(task, monkeypatc
         real_store(batch)
 
     def set_autocommit_refused_once(self, autocommit, *args, **kwargs):
-        if autocommit and failing.is_set() and threading.current_thread().name == "log-writer":
-            if not getattr(set_autocommit_refused_once, "refused", False):
-                set_autocommit_refused_once.refused = True
-                raise RuntimeError("database access not allowed")
+        in_writer = threading.current_thread().name == "log-writer"
+        if autocommit and in_writer and failing.is_set() and not refused.is_set():
+            refused.set()
+            raise RuntimeError("database access not allowed")
         return real_set_autocommit(self, autocommit, *args, **kwargs)
 
     monkeypatch.setattr(writer, "RETRY_FIRST_SECONDS", 0.01)
@@ -47,7 +47,7 @@ def test_lines_after_a_drain_whose_cleanup_failed_are_committed(task, monkeypatc
         log_append(execution=execution, event="agent_output", text=f"line {n}")
 
     assert log_writes_wait(timeout=30)
-    assert getattr(set_autocommit_refused_once, "refused", False), "the failed drain's cleanup never ran"
+    assert refused.is_set(), "the failed drain's cleanup never ran"
     # Read on this test's own connection: only committed lines are seen here.
     wait_until(
         lambda: ExecutionLogLine.objects.filter(log_file_id=execution.pk).count() == 20,
