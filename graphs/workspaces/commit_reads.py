@@ -10,10 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from graphs.workspaces.git import WorkspaceError, repository_git, repository_git_run
-
-# git diff as the console reads a change (graphs.workspaces.worktrees reads it the same way).
-_DIFF_ARGS = ("diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv")
+from graphs.workspaces.git import WorkspaceError, commits_patch, repository_git, repository_git_run
 
 
 def commit_file_lines(repository: str | Path, commit: str, path: str) -> list[str] | None:
@@ -41,7 +38,7 @@ def commits_diff(repository: str | Path, old: str, new: str) -> tuple[str, int] 
     if not (old and new) or not top.is_dir():
         return None
     try:
-        patch = repository_git(top, *_DIFF_ARGS, old, new, raw=True)
+        patch = commits_patch(top, old, new)
     except WorkspaceError:
         return None
     shown = patch[: settings.WORKGRAPH_DIFF_PAGE_BYTES]

@@ -31,6 +31,9 @@ from typing import Any
 from graphs.errors import WorkGraphError
 
 COMMITTER = {"name": "Work Graph Console", "email": "workgraph@localhost"}
+# git diff as the console reads a change: git's own diff, no driver, converter or external program of the
+# repository's.
+DIFF_ARGS = ("diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv")
 # In the repository's git directory: held while a run's branch is made and a worktree added, removed
 # or pruned.
 REPOSITORY_LOCK_NAME = "workgraph.lock"
@@ -210,3 +213,8 @@ def git_checked(done: subprocess.CompletedProcess[bytes], args: tuple[str, ...],
     if done.returncode != 0:
         raise WorkspaceError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout if raw else done.stdout.decode("utf-8", errors="replace")
+
+
+def commits_patch(top: Path, old: str, new: str) -> bytes:
+    """The unified diff from ``old`` to ``new`` as git's own diff makes it (``DIFF_ARGS``)."""
+    return repository_git(top, *DIFF_ARGS, old, new, raw=True)

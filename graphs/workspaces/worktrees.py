@@ -40,9 +40,6 @@ from graphs.workspaces.pool import Worktree, worktree_committed, worktree_git, w
 
 BRANCH_PREFIX = "workgraph/run-"
 ATTEMPT_REF_PREFIX = "refs/workgraph/attempts/"
-# git diff as the console reads a change: git's own diff, no driver, converter or external program of the
-# repository's.
-_DIFF_ARGS = ("diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv")
 # How often a landing is built again on a head another attempt moved meanwhile.
 _LAND_TRIES = 20
 
@@ -284,7 +281,7 @@ def change_diff(repository: str, old: str, new: str, *, stored: str, size: int) 
     if len(stored.encode()) >= size or not (old and new) or not Path(repository).is_dir():
         return stored.encode()
     try:
-        return _patch(Path(repository), old, new)
+        return console_git.commits_patch(Path(repository), old, new)
     except WorkspaceError:
         return stored.encode()
 
@@ -350,7 +347,7 @@ def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int
     """The files changed from ``old`` to ``new`` with their line counts, and the unified diff (cut at
     ``WORKGRAPH_DIFF_MAX_BYTES``) with its whole size."""
     # One git run for both: each file's counts, a NUL after each, one more NUL, then the unified diff.
-    out = repository_git(top, *_DIFF_ARGS, "--numstat", "-z", "--patch", old, new, raw=True)
+    out = repository_git(top, *console_git.DIFF_ARGS, "--numstat", "-z", "--patch", old, new, raw=True)
     numstat, _, patch = out.partition(b"\0\0")
     files = []
     for entry in numstat.decode("utf-8", errors="replace").split("\0"):
@@ -362,12 +359,6 @@ def _diff(top: Path, old: str, new: str) -> tuple[list[dict[str, Any]], str, int
                       "binary": binary})
     limit = settings.WORKGRAPH_DIFF_MAX_BYTES
     return files, patch[:limit].decode("utf-8", errors="replace"), len(patch)
-
-
-def _patch(top: Path, old: str, new: str) -> bytes:
-    """The unified diff from ``old`` to ``new``, as git's own diff makes it: no driver, converter or external
-    program of the repository's."""
-    return repository_git(top, *_DIFF_ARGS, old, new, raw=True)
 
 
 def _worktree_path(execution: WorkNodeExecution) -> Path:
