@@ -127,6 +127,12 @@ function unknownTo(nodes) {
   return nodes.some((node) => !drawn.has(node.node_id));
 }
 
+// A graph the run has outgrown: nodes appended since graph.json was fetched have no attempt yet, so only
+// the manifest's version tells of them (a snapshot's, as the socket opens after the graph is drawn).
+function outgrown(snapshot) {
+  return snapshot.manifest_version !== undefined && snapshot.manifest_version !== latestData?.run.manifest_version;
+}
+
 fetchGraph().then((data) => graph.load(data)).then(() => {
   followUrl();
   let snapshots = 0;
@@ -142,7 +148,7 @@ fetchGraph().then((data) => graph.load(data)).then(() => {
       // The panel may have missed what this snapshot catches up on: it checks against the server.
       if (snapshots > 1) nodePanel.runChanged();
       else nodePanel.nodesChanged(snapshot.nodes ?? []);
-      if (snapshots > 1 || unknownTo(snapshot.nodes ?? [])) {
+      if (snapshots > 1 || unknownTo(snapshot.nodes ?? []) || outgrown(snapshot)) {
         await graph.append(await fetchGraph());
         graph.updateNodes(snapshot.nodes ?? []);
       }

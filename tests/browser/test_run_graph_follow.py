@@ -7,6 +7,8 @@ resync and redraws them.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db.models import F
 
@@ -55,6 +57,26 @@ def test_appended_nodes_come_into_view_while_the_user_has_not_moved_the_drawing(
     page.wait_for_function(ALL_BOXES_IN_VIEW)
     assert page.locator(".dag-new-nodes").is_hidden()
     page.screenshot(path=str(ARTIFACTS / "run-graph-appended.png"))
+
+
+def test_nodes_appended_between_the_graphs_fetch_and_the_sockets_opening_are_drawn(
+    chromium, console_server, alice, task
+):
+    first = _chain("plan", 2)
+    run = planned_run(task, {"nodes": first, "edges": edges_for(first)})
+    page = chromium.new_page(viewport={"width": 1200, "height": TALL})
+    page.set_default_timeout(PAGE_WAIT_MS)
+
+    # The page opens its socket once graph.json is drawn: the nodes are appended just before it reaches
+    # the server, so the first snapshot is the only word the page gets of them (no attempt, no event).
+    def appended_then_connected(socket) -> None:
+        _append(run, _chain("code", 3, after="plan1"))
+        socket.connect_to_server()
+
+    page.route_web_socket(re.compile(r"/ws/runs/"), appended_then_connected)
+    sign_in(page, f"{console_server}/runs/{run.run_id}/", "alice")
+    for node_id in ("code0", "code1", "code2"):
+        page.wait_for_selector(f"#dag .dag-box[data-node-id='{node_id}']")
 
 
 def test_a_user_who_zoomed_keeps_the_view_and_is_told_of_new_nodes(chromium, console_server, alice, task):
