@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -132,10 +133,32 @@ def _pages_kept(browser: Browser, test_name: str) -> list[str]:
         try:
             page.screenshot(path=str(stem.with_suffix(".png")), full_page=True, timeout=30_000)
             stem.with_suffix(".html").write_text(page.content())
-            said.append(f"{page.url}: {stem}.png and .html")
+            stem.with_suffix(".txt").write_text(page_story(page))
+            said.append(f"{page.url}: {stem}.png, .html and .txt")
         except Exception as error:  # a page that crashed or hangs: say so, and keep the test's own failure
             said.append(f"{page.url}: not kept ({error})")
+    # What the console's server logged up to the failure (each request it answered among it), before the
+    # next test of this process starts a daphne of its own over the same file.
+    served = ARTIFACTS / f"daphne{os.environ.get('PYTEST_XDIST_WORKER', '')}.log"
+    if pages and served.exists():
+        shutil.copyfile(served, kept_in / f"{test_name}-daphne.log")
+        said.append(f"the server's log: {kept_in / test_name}-daphne.log")
     return said
+
+
+def page_story(page) -> str:
+    """What went wrong in ``page`` as its browser saw it: what its console said above the info level
+    (where a module script that failed to load is reported, not as a page error), what its scripts threw,
+    and each request that failed or has not been answered yet."""
+    lines = [f"{message.type}: {message.text} ({message.location.get('url', '')})"
+             for message in page.console_messages() if message.type in {"error", "warning"}]
+    lines += [f"threw: {error}" for error in page.page_errors()]
+    for request in page.requests():
+        if request.failure:
+            lines.append(f"failed: {request.method} {request.url}: {request.failure}")
+        elif request.existing_response is None:
+            lines.append(f"unanswered: {request.method} {request.url}")
+    return "\n".join(lines) or "nothing went wrong that the browser saw"
 
 
 def _free_port() -> int:

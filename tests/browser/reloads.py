@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, page_story
 
 # For page.evaluate: what the page shows now, by region.
 SEEN = """
@@ -92,7 +92,7 @@ class OpenPages:
         try:
             drawn(page)
         except Exception as error:
-            raise AssertionError(f"{url} was never drawn; its scripts threw: {self.errors}") from error
+            raise AssertionError(f"{url} was never drawn; what its browser saw:\n{page_story(page)}") from error
         return page
 
     def equal_to_reloads(self, step: str) -> None:
