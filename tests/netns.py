@@ -1,16 +1,23 @@
 """Test hosts on this machine: Linux network namespaces joined by one bridge, for tests of what crosses a network.
 
-``network_create`` makes a bridge whose address (the gateway) lives in this namespace, and one
-namespace per host, each with a veth pair into the bridge, all on one /24. Every name carries a random
-tag, so the leftovers of a crashed run collide with nothing. Each host also gets a host name of its
-own (a UTS namespace per process), as the engine records which host ran what.
+``network_create`` makes a namespace of its own for the bridge (the hub, which holds the gateway's
+address) and one namespace per host, each with a veth pair into the bridge, all on one /24. Every name
+carries a random tag, so the leftovers of a crashed run collide with nothing. Each host also gets a host
+name of its own (a UTS namespace per process), as the engine records which host ran what.
 
-The services of this machine listen on its loopback, which another namespace cannot reach:
-``Network.forward`` starts a TCP forwarder bound to the gateway's address. ``python -m tests.netns
-forward ADDRESS PORT=HOST:PORT...`` is that forwarder.
+Nothing of it is made in this machine's own namespace, where its other programs live. There, a bridge
+or an address coming or going is a network change: Chromium fails each request still waiting for a
+connection with ERR_NETWORK_CHANGED, which stops a page's module scripts half-loaded in a browser test
+running beside this one (or in the developer's own browser).
+
+The two sides meet through Unix sockets, which network namespaces do not divide: ``Network.relay``
+starts a relay on each side. The hosts reach this machine's services (listening on its loopback) at
+the gateway's address; this namespace reaches each exposed port of a host at a loopback port of its
+own. ``python -m tests.netns relay LISTEN=TARGET...`` is that relay; an endpoint is ``HOST:PORT`` or a
+Unix socket's path.
 
 Needs root and iproute2; ``NetnsUnavailable`` says why a network could not be made. ``Network.close``
-stops every process the network started (by process group) and deletes the namespaces and the bridge.
+stops every process the network started (by process group) and deletes the namespaces.
 """
 
 from __future__ import annotations
@@ -24,13 +31,18 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.error import HTTPError
+from urllib.request import urlopen
 
 STOP_TIMEOUT = 10.0
-FORWARDER_TIMEOUT = 10.0
-FORWARDER_READY = "forwarding"
+RELAY_TIMEOUT = 10.0
+RELAY_READY = "relaying"
+# Only the hub and its hosts hold it, so it cannot clash with a network of this machine's.
+SUBNET = "10.77.0"
 
 
 class NetnsUnavailable(Exception):
@@ -49,11 +61,16 @@ class Host:
 @dataclass
 class Network:
     tag: str
-    subnet: str
-    bridge: str
     hosts: dict[str, Host] = field(default_factory=dict)
     processes: list[subprocess.Popen] = field(default_factory=list)
-    forwarders: list[subprocess.Popen] = field(default_factory=list)
+    relays: list[subprocess.Popen] = field(default_factory=list)
+    sockets: Path | None = None
+
+    subnet = SUBNET
+
+    @property
+    def hub(self) -> str:
+        return f"{self.tag}-hub"
 
     @property
     def gateway(self) -> str:
@@ -68,45 +85,62 @@ class Network:
         self.processes.append(process)
         return process
 
-    def forward(self, routes: dict[int, tuple[str, int]], *, log_path: Path, cwd: Path) -> None:
-        """Forward each port of the gateway's address to ``(host, port)`` as this namespace reaches it."""
-        command = [sys.executable, "-m", "tests.netns", "forward", self.gateway,
-                   *(f"{port}={host}:{target}" for port, (host, target) in routes.items())]
+    def relay(self, *, services: dict[int, tuple[str, int]], exposed: list[tuple[Host, int]], log_dir: Path,
+              cwd: Path) -> dict[tuple[str, int], int]:
+        """Let the hosts reach each port of ``services`` at the gateway's address (``(host, port)`` as this
+        namespace reaches it), and this namespace reach each ``exposed`` port of a host at a loopback port:
+        returned by the host's name and its port."""
+        # A Unix socket's path is bounded (108 bytes): a short folder of its own, not the test's tmp_path.
+        self.sockets = Path(tempfile.mkdtemp(prefix=f"{self.tag}-"))
+        here, hub, reached = [], [], {}
+        for port, (address, target) in services.items():
+            meeting = self.sockets / f"service-{port}"
+            hub.append(f"{self.gateway}:{port}={meeting}")
+            here.append(f"{meeting}={address}:{target}")
+        for host, port in exposed:
+            meeting = self.sockets / f"{host.name}-{port}"
+            reached[(host.name, port)] = _free_port()
+            here.append(f"127.0.0.1:{reached[(host.name, port)]}={meeting}")
+            hub.append(f"{meeting}={host.address}:{port}")
+        relay = [sys.executable, "-m", "tests.netns", "relay"]
+        self._relay_started([*relay, *here], log_path=log_dir / "relay-here.log", cwd=cwd)
+        self._relay_started(["ip", "netns", "exec", self.hub, *relay, *hub], log_path=log_dir / "relay-hub.log",
+                            cwd=cwd)
+        return reached
+
+    def _relay_started(self, command: list[str], *, log_path: Path, cwd: Path) -> None:
         process = _start(command, env={**os.environ, "PYTHONUNBUFFERED": "1"}, log_path=log_path, cwd=cwd)
-        self.forwarders.append(process)
-        deadline = time.monotonic() + FORWARDER_TIMEOUT
-        while FORWARDER_READY not in log_path.read_text(errors="replace"):
+        self.relays.append(process)
+        deadline = time.monotonic() + RELAY_TIMEOUT
+        while RELAY_READY not in log_path.read_text(errors="replace"):
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the forwarder did not start:\n{log_path.read_text(errors='replace')}")
+                raise RuntimeError(f"the relay did not start:\n{log_path.read_text(errors='replace')}")
             time.sleep(0.05)
 
     def close(self) -> None:
-        """Stop the hosts' processes, then the forwarders (SIGTERM, then SIGKILL after a bound); then delete
-        the namespaces and the bridge."""
+        """Stop the hosts' processes, then the relays (SIGTERM, then SIGKILL after a bound); then delete
+        the namespaces, the bridge and the veth pairs with them."""
         _stop(self.processes)
-        _stop(self.forwarders)
-        for host in self.hosts.values():
+        _stop(self.relays)
+        for namespace in [host.namespace for host in self.hosts.values()] + [self.hub]:
             # Anything still in the namespace was started here (by a process of the network).
-            pids = _ip("netns", "pids", host.namespace, check=False).stdout.split()
-            for pid in pids:
+            for pid in _ip("netns", "pids", namespace, check=False).stdout.split():
                 try:
                     os.kill(int(pid), signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            # Deleting one end deletes the pair now; a namespace's own devices go when the kernel gets to it.
-            _ip("link", "del", host.veth, check=False)
-            _ip("netns", "del", host.namespace, check=False)
-        _ip("link", "del", self.bridge, check=False)
+            _ip("netns", "del", namespace, check=False)
+        if self.sockets is not None:
+            shutil.rmtree(self.sockets, ignore_errors=True)
 
 
 def network_create(names: list[str]) -> Network:
-    """A bridge and one host per name (``<subnet>.11`` upwards); cleaned up again if any step fails."""
+    """A hub with its bridge and one host per name (``<subnet>.11`` upwards); cleaned up again if any step fails."""
     if os.geteuid() != 0:
         raise NetnsUnavailable(f"making network namespaces needs root (running as uid {os.geteuid()})")
     if shutil.which("ip") is None or shutil.which("unshare") is None:
         raise NetnsUnavailable("iproute2's ip and util-linux's unshare are needed (apt-get install iproute2)")
-    tag = f"wg{random.getrandbits(16):04x}"
-    network = Network(tag=tag, subnet=_free_subnet(), bridge=f"{tag}br")
+    network = Network(tag=f"wg{random.getrandbits(16):04x}")
     try:
         _setup(network, names)
     except BaseException:
@@ -116,35 +150,27 @@ def network_create(names: list[str]) -> Network:
 
 
 def _setup(network: Network, names: list[str]) -> None:
-    _ip("link", "add", network.bridge, "type", "bridge")
-    _ip("addr", "add", f"{network.gateway}/24", "dev", network.bridge)
-    _ip("link", "set", network.bridge, "up")
+    hub = ("-n", network.hub)
+    _ip("netns", "add", network.hub)
+    _ip(*hub, "link", "add", "bridge", "type", "bridge")
+    _ip(*hub, "addr", "add", f"{network.gateway}/24", "dev", "bridge")
+    _ip(*hub, "link", "set", "bridge", "up")
+    _ip(*hub, "link", "set", "lo", "up")
     for index, name in enumerate(names):
         host = Host(name=name, namespace=f"{network.tag}-{name}", hostname=f"{network.tag}-{name}",
-                    address=f"{network.subnet}.{11 + index}", veth=f"{network.tag}{name}")
+                    address=f"{network.subnet}.{11 + index}", veth=name)
         _ip("netns", "add", host.namespace)
         network.hosts[name] = host
         inside = f"{host.veth}p"
-        _ip("link", "add", host.veth, "type", "veth", "peer", "name", inside, "netns", host.namespace)
-        _ip("link", "set", host.veth, "master", network.bridge, "up")
+        _ip(*hub, "link", "add", host.veth, "type", "veth", "peer", "name", inside, "netns", host.namespace)
+        _ip(*hub, "link", "set", host.veth, "master", "bridge", "up")
         _ip("-n", host.namespace, "link", "set", inside, "name", "eth0")
         _ip("-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", "eth0")
         _ip("-n", host.namespace, "link", "set", "eth0", "up")
         _ip("-n", host.namespace, "link", "set", "lo", "up")
-        # Traffic to a host must stay on the bridge: never let it follow the default route off the machine.
-        route = _ip("-4", "route", "get", host.address).stdout
-        if f"dev {network.bridge}" not in route:
-            raise RuntimeError(f"{host.address} is not routed over {network.bridge}: {route}")
-
-
-def _free_subnet() -> str:
-    """A 10.x.y /24 that no address or route of this machine uses yet."""
-    taken = _ip("-4", "-o", "addr", "show").stdout + _ip("-4", "route", "show", "table", "all").stdout
-    for _ in range(100):
-        subnet = f"10.{random.randint(64, 250)}.{random.randint(0, 255)}"
-        if f"{subnet}." not in taken:
-            return subnet
-    raise NetnsUnavailable("no free 10.x.y.0/24 subnet found")
+        route = _ip("-n", host.namespace, "-4", "route", "get", network.gateway).stdout
+        if "dev eth0" not in route:
+            raise RuntimeError(f"{network.gateway} is not routed over {host.name}'s eth0: {route}")
 
 
 def _ip(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -154,12 +180,22 @@ def _ip(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
     return result
 
 
-def listening(address: str, port: int) -> bool:
+def answers(url: str) -> bool:
+    """Whether an HTTP server answers at ``url`` (any status): through a relay, whose own port always
+    accepts, a connection alone says nothing."""
     try:
-        socket.create_connection((address, port), timeout=0.5).close()
+        urlopen(url, timeout=2).close()
+    except HTTPError:
+        return True
     except OSError:
         return False
     return True
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _start(command: list[str], *, env: dict[str, str], log_path: Path, cwd: Path) -> subprocess.Popen:
@@ -189,23 +225,31 @@ def _signal_group(process: subprocess.Popen, sig: signal.Signals) -> None:
         pass
 
 
-# --- the forwarder ---------------------------------------------------------------------------------
+# --- the relay ---------------------------------------------------------------------------------------
 
 
-async def _forward(address: str, routes: dict[int, tuple[str, int]]) -> None:
-    servers = [
-        await asyncio.start_server(functools.partial(_relay, target), address, port)
-        for port, target in routes.items()
-    ]
-    print(FORWARDER_READY, address, " ".join(map(str, routes)), flush=True)
+async def _relays(routes: list[tuple[str, str]]) -> None:
+    servers = [await _listening(listen, functools.partial(_relay, target)) for listen, target in routes]
+    print(RELAY_READY, " ".join(listen for listen, _ in routes), flush=True)
     async with asyncio.TaskGroup() as group:
         for server in servers:
             group.create_task(server.serve_forever())
 
 
-async def _relay(target: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _listening(endpoint: str, handler) -> asyncio.Server:
+    if endpoint.startswith("/"):
+        return await asyncio.start_unix_server(handler, endpoint)
+    address, _, port = endpoint.rpartition(":")
+    return await asyncio.start_server(handler, address, int(port))
+
+
+async def _relay(target: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        upstream_reader, upstream_writer = await asyncio.open_connection(*target)
+        if target.startswith("/"):
+            upstream_reader, upstream_writer = await asyncio.open_unix_connection(target)
+        else:
+            address, _, port = target.rpartition(":")
+            upstream_reader, upstream_writer = await asyncio.open_connection(address, int(port))
     except OSError:
         writer.close()
         return
@@ -213,7 +257,8 @@ async def _relay(target: tuple[str, int], reader: asyncio.StreamReader, writer: 
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    # PostgreSQL's and Redis's clients never half-close: one side's end is the connection's end.
+    # None of the clients relayed (PostgreSQL's, Redis's, HTTP and WebSocket ones) half-closes: one
+    # side's end is the connection's end.
     try:
         while data := await reader.read(65536):
             writer.write(data)
@@ -225,15 +270,10 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 
 def _main(arguments: list[str]) -> int:
-    if len(arguments) < 3 or arguments[0] != "forward":
-        print("usage: python -m tests.netns forward ADDRESS PORT=HOST:PORT...", file=sys.stderr)
+    if len(arguments) < 2 or arguments[0] != "relay":
+        print("usage: python -m tests.netns relay LISTEN=TARGET... (HOST:PORT or a socket's path)", file=sys.stderr)
         return 2
-    routes = {}
-    for route in arguments[2:]:
-        port, _, target = route.partition("=")
-        host, _, target_port = target.rpartition(":")
-        routes[int(port)] = (host, int(target_port))
-    asyncio.run(_forward(arguments[1], routes))
+    asyncio.run(_relays([tuple(route.split("=", 1)) for route in arguments[1:]]))
     return 0
 
 

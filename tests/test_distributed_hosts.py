@@ -1,6 +1,7 @@
 """The distributed mode as separate hosts: two daphnes and two Celery workers, each in a network namespace
 of its own on one bridge, sharing nothing but PostgreSQL and Redis (reached over the bridge, as from
-other machines) — no disk, no log directory, no host name.
+other machines) — no disk, no log directory, no host name. The browser and the test's own WebSocket
+client reach each daphne host through a loopback port relayed to it (``tests.netns``).
 
 A run whose two parallel nodes go to the two worker hosts is watched live by a browser page on each
 daphne host, and by a WebSocket client that moves from one daphne host to the other mid-stream with
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -36,7 +38,7 @@ from tests.browser.conftest import chromium_launched
 from tests.celery_worker import Broker, Worker, current_database_url, wait_until
 from tests.clients import signed_in
 from tests.conftest import IN_CI
-from tests.netns import Host, NetnsUnavailable, Network, listening, network_create
+from tests.netns import Host, NetnsUnavailable, Network, answers, network_create
 from tests.run_builders import edges_for, latest, node, planned_run
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -60,6 +62,8 @@ def _unavailable(reason: str) -> NoReturn:
 class Cluster:
     daphnes: tuple[Host, Host]
     workers: tuple[Host, Host]
+    # Where this namespace reaches each daphne host, by the host's name.
+    urls: dict[str, str]
 
 
 @pytest.fixture
@@ -76,17 +80,20 @@ def network() -> Iterator[Network]:
 
 @pytest.fixture
 def cluster(broker, network, tmp_path) -> Cluster:
-    """PostgreSQL and Redis forwarded to the gateway, a daphne on d1 and d2, a worker on w1 and w2, all ready.
+    """PostgreSQL and Redis relayed to the gateway, a daphne on d1 and d2 (each relayed to a loopback port
+    here), a worker on w1 and w2, all ready.
 
     ``network`` comes after ``broker``, so the workers are gone before their queue is deleted. Each
     process's output is in ``tmp_path``, ``<host>.log``.
     """
     database = urlsplit(current_database_url())
     redis = urlsplit(broker.url)
-    network.forward({database.port: (database.hostname, database.port), redis.port: (redis.hostname, redis.port)},
-                    log_path=tmp_path / "forwarder.log", cwd=settings.BASE_DIR)
     daphnes = (network.hosts["d1"], network.hosts["d2"])
     workers = (network.hosts["w1"], network.hosts["w2"])
+    reached = network.relay(
+        services={database.port: (database.hostname, database.port), redis.port: (redis.hostname, redis.port)},
+        exposed=[(host, PORT) for host in daphnes], log_dir=tmp_path, cwd=settings.BASE_DIR)
+    urls = {host.name: f"http://127.0.0.1:{reached[(host.name, PORT)]}" for host in daphnes}
 
     def log_path(host: Host) -> Path:
         return tmp_path / f"{host.name}.log"
@@ -94,7 +101,7 @@ def cluster(broker, network, tmp_path) -> Cluster:
     servers = [
         network.spawn(host, [sys.executable, "-m", "daphne", "-b", host.address, "-p", str(PORT),
                              "console.asgi:application"],
-                      env=_host_env(network, host, broker, tmp_path, ALLOWED_HOSTS=host.address),
+                      env=_host_env(network, host, broker, tmp_path, ALLOWED_HOSTS="127.0.0.1"),
                       log_path=log_path(host), cwd=settings.BASE_DIR)
         for host in daphnes
     ]
@@ -108,13 +115,13 @@ def cluster(broker, network, tmp_path) -> Cluster:
                       log_path=log_path(host), cwd=settings.BASE_DIR)
         for host in workers
     ]
-    # All four start at once; each is then waited for, over the bridge from here.
+    # All four start at once; each is then waited for, through the relays from here.
     for host, process in zip(daphnes, servers, strict=True):
-        wait_until(lambda host=host: listening(host.address, PORT), timeout=STARTUP_TIMEOUT, alive=process,
-                   message=lambda host=host: f"daphne did not listen on {host.address}:\n{_tail(log_path(host))}")
+        wait_until(lambda host=host: answers(f"{urls[host.name]}/login/"), timeout=STARTUP_TIMEOUT, alive=process,
+                   message=lambda host=host: f"daphne did not answer on {host.address}:\n{_tail(log_path(host))}")
     for host, process in zip(workers, consumers, strict=True):
         Worker(name=host.name, process=process, log_path=log_path(host)).wait_ready(timeout=STARTUP_TIMEOUT)
-    return Cluster(daphnes=daphnes, workers=workers)
+    return Cluster(daphnes=daphnes, workers=workers, urls=urls)
 
 
 def _host_env(network: Network, host: Host, broker: Broker, tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -156,9 +163,9 @@ def browser():
 class MovingListener(threading.Thread):
     """A WebSocket client that reads the log from one daphne, leaves mid-stream and resumes on another."""
 
-    def __init__(self, *, first: Host, second: Host, path: str, cookie: str) -> None:
+    def __init__(self, *, first: Host, second: Host, urls: dict[str, str], path: str, cookie: str) -> None:
         super().__init__(daemon=True)
-        self.first, self.second, self.path, self.cookie = first, second, path, cookie
+        self.first, self.second, self.urls, self.path, self.cookie = first, second, urls, path, cookie
         self.before: list[dict] = []
         self.after: list[dict] = []
         self.moved_at = 0.0
@@ -176,8 +183,8 @@ class MovingListener(threading.Thread):
             self.error = error
 
     def _read(self, host: Host, *, after: int, into: list[dict], stop_after: int | None) -> None:
-        origin = f"http://{host.address}:{PORT}"
-        uri = f"ws://{host.address}:{PORT}{self.path}?after={after}"
+        origin = self.urls[host.name]
+        uri = f"ws://{origin.removeprefix('http://')}{self.path}?after={after}"
         deadline = time.monotonic() + RUN_TIMEOUT
         with connect(uri, origin=origin, additional_headers={"Cookie": self.cookie}, open_timeout=10) as socket:
             while stop_after is None or len(into) < stop_after:
@@ -215,12 +222,12 @@ def test_a_run_on_two_worker_hosts_streams_each_line_once_to_watchers_on_two_dap
     for host in (d1, d2):
         context = browser.new_context()
         context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session,
-                              "url": f"http://{host.address}:{PORT}"}])
+                              "url": cluster.urls[host.name]}])
         page = context.new_page()
         page.set_default_timeout(RUN_TIMEOUT * 1000)
         # Signed in and warmed up: the first request a daphne serves is slow, and the log would not wait.
-        page.goto(f"http://{host.address}:{PORT}/")
-        assert page.url == f"http://{host.address}:{PORT}/", page.url
+        page.goto(f"{cluster.urls[host.name]}/")
+        assert page.url == f"{cluster.urls[host.name]}/", page.url
         frames: list[dict] = []
         # The log's socket only: the node page also follows its run on the run's socket.
         page.on("websocket", lambda socket, frames=frames: "/log/" in socket.url and socket.on(
@@ -233,11 +240,11 @@ def test_a_run_on_two_worker_hosts_streams_each_line_once_to_watchers_on_two_dap
     run_start(run=run)
     watched = run.executions.get(node_id="left")
 
-    mover = MovingListener(first=d1, second=d2, path=f"/ws/node-executions/{watched.pk}/log/",
+    mover = MovingListener(first=d1, second=d2, urls=cluster.urls, path=f"/ws/node-executions/{watched.pk}/log/",
                            cookie=f"{settings.SESSION_COOKIE_NAME}={session}")
     mover.start()
     for host, (page, _) in pages.items():
-        page.goto(f"http://{host.address}:{PORT}/executions/{watched.pk}/", wait_until="commit")
+        page.goto(f"{cluster.urls[host.name]}/executions/{watched.pk}/", wait_until="commit")
     for page, _ in pages.values():
         page.wait_for_selector("#log-state:text-is('log complete')")
     mover.join(RUN_TIMEOUT)
@@ -275,6 +282,25 @@ def test_a_run_on_two_worker_hosts_streams_each_line_once_to_watchers_on_two_dap
     # The second daphne served lines written after the listener came to it: it moved mid-stream.
     assert any(datetime.fromisoformat(line["ts"]).timestamp() > mover.moved_at for line in mover.after), (
         mover.moved_at, mover.after)
+
+
+def test_the_hosts_network_changes_nothing_in_this_machines_own_namespace():
+    # A browser here would take any change for a network change, and fail the requests it has waiting.
+    before = _links_and_addresses()
+    try:
+        made = network_create(["d1", "w1"])
+    except NetnsUnavailable as error:
+        _unavailable(f"the hosts' network namespaces cannot be made here: {error}")
+    try:
+        assert _links_and_addresses() == before
+    finally:
+        made.close()
+    assert _links_and_addresses() == before
+
+
+def _links_and_addresses() -> str:
+    return "".join(subprocess.run(["ip", "-br", what], capture_output=True, text=True, check=True).stdout
+                   for what in ("link", "addr"))
 
 
 def _ended(run) -> bool:
