@@ -8,13 +8,12 @@ or that no route matched). The API answers its own JSON errors (console.api.erro
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
 from django.urls import Resolver404, resolve, reverse
+from django.utils.deprecation import MiddlewareMixin
 
 # The list a missing page most likely came from, by the start of its path.
 _WAYS_BACK = (
@@ -44,14 +43,11 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return HttpResponseServerError(loader.get_template("500.html").render())
 
 
-class NotFoundPageMiddleware:
+class NotFoundPageMiddleware(MiddlewareMixin):
     """Answer an Http404 from a console view, and a URL no route matches, with the console's 404 page, in
     DEBUG too."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def process_request(self, request: HttpRequest) -> HttpResponse | None:
         # Django resolves the URL outside every middleware's reach and, in DEBUG, answers a miss with its
         # technical page; resolving first is the only way to answer it. Outside DEBUG handler404 does.
         if settings.DEBUG and not request.path.startswith("/api/"):
@@ -59,7 +55,7 @@ class NotFoundPageMiddleware:
                 resolve(request.path_info, getattr(request, "urlconf", None))
             except Resolver404 as exception:
                 return page_not_found(request, exception)
-        return self.get_response(request)
+        return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, Http404) and not request.path.startswith("/api/"):

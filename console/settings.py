@@ -49,14 +49,14 @@ INSTALLED_APPS = [
     "console",
 ]
 
+# Each one async-capable (a test holds it): under daphne no request crosses from a thread into the loop.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "console.api.errors.ApiErrorsJsonMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Below WhiteNoise, which answers static files itself (already compressed, with ranges); above
-    # everything else that writes a body. A 3,000-node graph.json is 2.3 MB, a tenth of that gzipped.
-    # Django's gzip pads each answer at random, so a page's CSRF token is not guessable by its length.
+    "console.static_files.StaticFilesMiddleware",
+    # Below the static files (compressed ahead), above all else that writes a body: a 3,000-node graph.json
+    # is 2.3 MB, a tenth gzipped. Django's gzip pads answers at random: no CSRF token guessed by its length.
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.deprecation import MiddlewareMixin
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
@@ -86,18 +86,14 @@ def error_handlers_install(api: NinjaAPI) -> None:
 _STATUS_CODES = {404: "not_found", 405: "method_not_allowed", 500: "server_error"}
 
 
-class ApiErrorsJsonMiddleware:
+class ApiErrorsJsonMiddleware(MiddlewareMixin):
     """Replace any non-JSON error answer under ``/api/`` with the API's JSON error shape.
 
     Django answers an unknown path, and ninja an unsupported method, before any exception handler of
     the API runs; an unhandled exception becomes Django's HTML 500 page (after Django has logged it).
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
         if (
             response.status_code < 400
             or not request.path.startswith("/api/")

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -167,10 +168,23 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class Daphne:
+    url: str
+    process: subprocess.Popen
+
+
 @contextmanager
 def console_served(**settings: str) -> Iterator[str]:
     """The console served by a real daphne (pages, API and WebSockets) in the embedded mode, on the test
     database, with ``settings`` as extra environment; yields its base URL."""
+    with daphne_serving(**settings) as daphne:
+        yield daphne.url
+
+
+@contextmanager
+def daphne_serving(**settings: str) -> Iterator[Daphne]:
+    """``console_served``'s daphne, yielded with its process; stopped (if it still runs) on the way out."""
     port = _free_port()
     env = {
         **os.environ,
@@ -203,7 +217,7 @@ def console_served(**settings: str) -> Iterator[str]:
                     said = Path(log.name).read_text(errors="replace")[-2000:]
                     raise RuntimeError(f"daphne did not start (exit code {server.poll()}):\n{said}") from None
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
+        yield Daphne(f"http://127.0.0.1:{port}", server)
     finally:
         server.terminate()
         try:
