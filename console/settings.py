@@ -49,7 +49,7 @@ INSTALLED_APPS = [
     "console",
 ]
 
-# Each one async-capable (a test holds it): under daphne no request crosses from a thread into the loop.
+# Each one async-capable (a test holds it): under daphne no request crosses from a thread back into the loop.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",

@@ -283,10 +283,11 @@ def sign_in(page, url: str, username: str) -> None:
 
 
 def raw_log_open(page) -> None:
-    """Unfold the node page's raw log once the page's scripts have drawn it: the trace they build above
-    the log moves its summary down, and a click aimed before that lands where the summary was."""
+    """Unfold the node page's raw log once the page's scripts have drawn it, from the keyboard: the page
+    moves the summary down whenever a part above it grows (the trace drawn, the attempt's output come),
+    and a click aimed just before lands where the summary was."""
     page.wait_for_selector("#log-lines[data-viewer='ready']", state="attached")
-    page.click("#raw-log summary")
+    page.locator("#raw-log summary").press("Enter")
     page.wait_for_selector("#raw-log[open]", state="attached")
 
 
