@@ -28,7 +28,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.request import urlopen
+
+from tests.redis_server import free_port
 
 STOP_TIMEOUT = 10.0
 RELAY_TIMEOUT = 10.0
@@ -99,7 +100,7 @@ class Network:
             here.append(f"{meeting}={address}:{target}")
         for host, port in exposed:
             meeting = self.sockets / f"{host.name}-{port}"
-            reached[(host.name, port)] = _free_port()
+            reached[(host.name, port)] = free_port()
             here.append(f"127.0.0.1:{reached[(host.name, port)]}={meeting}")
             hub.append(f"{meeting}={host.address}:{port}")
         relay = [sys.executable, "-m", "tests.netns", "relay"]
@@ -190,12 +191,6 @@ def answers(url: str) -> bool:
     except OSError:
         return False
     return True
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _start(command: list[str], *, env: dict[str, str], log_path: Path, cwd: Path) -> subprocess.Popen:
