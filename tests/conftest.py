@@ -116,6 +116,13 @@ def _heartbeat_held_inside_a_test_transaction(request, settings):
 
 
 @pytest.fixture
+def through_libgit2(settings):
+    """Attempts stage, commit and land through libgit2 wherever it does what git does, whatever the
+    environment's ``WORKGRAPH_GIT_BACKEND`` says."""
+    settings.WORKGRAPH_GIT_BACKEND = "auto"
+
+
+@pytest.fixture
 def project(db):
     return factories.ProjectFactory()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from graphs.workspaces import pool
+from graphs.workspaces.libgit import staged, staged_commit
 from graphs.workspaces.pool import pool_folder, worktree_committed, worktree_git, worktree_held
 from tests.repos import git, repository_create
 
@@ -168,6 +169,16 @@ def test_a_worktree_whose_dot_git_was_tampered_with_is_made_again(repo, tmp_path
     assert not (decoy / ".git" / "index").exists() and not list((decoy / ".git" / "refs" / "heads").iterdir())
     assert not (tmp_path / "owned").exists()
     assert git(repo, "worktree", "list").count("\n") == 2  # the repository's own and the pool's one
+
+
+def landed(worktree, *, by_libgit2: bool = False) -> str:
+    """Commit all the worktree holds as a landing does: through libgit2 where it stages as git does (with
+    ``by_libgit2``, only there), else by git; record the commit as the worktree's clean head and return it."""
+    change = staged(worktree)
+    assert change is not None or not by_libgit2
+    commit = (staged_commit(change, "attempt") or change.head) if change is not None else _commit_everything(worktree)
+    worktree_committed(worktree, commit)
+    return commit
 
 
 def _commit_everything(worktree) -> str:

@@ -15,11 +15,11 @@ import inotify_simple
 import pytest
 
 from graphs.workspaces import watches
-from graphs.workspaces.libgit import staged, staged_commit
-from graphs.workspaces.pool import worktree_committed
 from graphs.workspaces.watches import touched
 from tests.repos import git
-from tests.test_workspace_pool import head_tree, held, pool_repository, tree_of
+from tests.test_workspace_pool import head_tree, held, landed, pool_repository, tree_of
+
+pytestmark = pytest.mark.usefixtures("through_libgit2")
 
 
 @pytest.fixture
@@ -27,26 +27,12 @@ def repo(tmp_path) -> Path:
     return pool_repository(tmp_path)
 
 
-@pytest.fixture(autouse=True)
-def _through_libgit2(settings):
-    settings.WORKGRAPH_GIT_BACKEND = "auto"
-
-
-def _landed(worktree) -> str:
-    """Stage and commit all the worktree holds through libgit2, as a landing does; the commit."""
-    change = staged(worktree)
-    assert change is not None
-    commit = staged_commit(change, "attempt") or change.head
-    worktree_committed(worktree, commit)
-    return commit
-
-
 def test_what_an_earlier_hold_made_is_watched_in_the_next(repo, tmp_path):
     with held(repo, tmp_path, "main") as first:
         (first.path / "new" / "deeper").mkdir(parents=True)
         (first.path / "new" / "deeper" / "f.txt").write_text("one\n")
         os.rename(first.path / "lib", first.path / "library")
-        commit = _landed(first)
+        commit = landed(first, by_libgit2=True)
 
     with held(repo, tmp_path, commit) as second:
         assert touched(second) == set()
@@ -54,7 +40,7 @@ def test_what_an_earlier_hold_made_is_watched_in_the_next(repo, tmp_path):
         (second.path / "library" / "b.py").write_text("B = 3\n")
 
         assert touched(second) == {"new/deeper/f.txt", "library/b.py"}
-        second_commit = _landed(second)
+        second_commit = landed(second, by_libgit2=True)
     assert tree_of(second.path) == head_tree(repo, second_commit)
     assert git(repo, "show", f"{second_commit}:new/deeper/f.txt") == "two\n"
 
@@ -74,7 +60,7 @@ def test_a_file_with_a_second_name_still_there_is_not_trusted(repo, tmp_path):
         os.link(worktree.path / "lib" / "b.py", worktree.path / "lib" / "b2.py")
 
         assert touched(worktree) is None
-        commit = _landed(worktree)
+        commit = landed(worktree, by_libgit2=True)
     assert git(repo, "show", f"{commit}:lib/b2.py") == "B = 2\n"
     assert tree_of(worktree.path) == head_tree(repo, commit)
 
@@ -88,7 +74,7 @@ def test_an_overflowed_queue_is_not_trusted_and_the_worktree_is_walked(repo, tmp
             (worktree.path / "many" / f"{number}.txt").write_bytes(b"")
 
         assert touched(worktree) is None
-        commit = _landed(worktree)
+        commit = landed(worktree, by_libgit2=True)
     assert len(git(repo, "ls-tree", "--name-only", f"{commit}:many").split()) == limit // 2 + 1
     assert tree_of(worktree.path) == head_tree(repo, commit)
 
@@ -104,7 +90,7 @@ def test_a_watch_that_could_not_be_added_is_not_trusted(repo, tmp_path, monkeypa
         (worktree.path / "unwatched" / "f.txt").write_text("f\n")
 
         assert touched(worktree) is None
-        commit = _landed(worktree)
+        commit = landed(worktree, by_libgit2=True)
     assert git(repo, "show", f"{commit}:unwatched/f.txt") == "f\n"
 
 
@@ -114,7 +100,7 @@ def test_without_inotify_every_worktree_is_walked(repo, tmp_path, monkeypatch):
         (worktree.path / "README.md").write_text("changed\n")
 
         assert worktree.state.watch is None and touched(worktree) is None
-        commit = _landed(worktree)
+        commit = landed(worktree, by_libgit2=True)
     assert tree_of(worktree.path) == head_tree(repo, commit)
 
 
@@ -132,7 +118,7 @@ def test_a_worktree_no_watch_could_be_had_for_is_walked_without_listing_it_again
     with held(repo, tmp_path, "main") as second:
         (second.path / "README.md").write_text("changed\n")
         assert touched(second) is None
-        commit = _landed(second)
+        commit = landed(second, by_libgit2=True)
     assert len(tried) == 1
     assert tree_of(second.path) == head_tree(repo, commit)
 

@@ -12,11 +12,9 @@ from pathlib import Path
 import pytest
 
 from graphs.workspaces import pool
-from graphs.workspaces.libgit import staged, staged_commit
-from graphs.workspaces.pool import pool_folder, worktree_committed
+from graphs.workspaces.pool import pool_folder
 from tests.test_workspace_pool import (
     _commands_recorded,
-    _commit_everything,
     a_mode_and_a_nested_git_besides,
     edited_only,
     edited_with_empty_folders,
@@ -24,19 +22,17 @@ from tests.test_workspace_pool import (
     head_tree,
     held,
     ignored_and_edited,
+    landed,
     pool_repository,
     tree_of,
 )
+
+pytestmark = pytest.mark.usefixtures("through_libgit2")
 
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
     return pool_repository(tmp_path)
-
-
-@pytest.fixture(autouse=True)
-def _through_libgit2(settings):
-    settings.WORKGRAPH_GIT_BACKEND = "auto"
 
 
 @pytest.fixture
@@ -53,14 +49,6 @@ def sweeps(monkeypatch) -> list[Path]:
     return walked
 
 
-def _landed(worktree) -> str:
-    """Commit all the worktree holds as a landing does (through libgit2 where it stages as git does)."""
-    change = staged(worktree)
-    commit = (staged_commit(change, "attempt") or change.head) if change is not None else _commit_everything(worktree)
-    worktree_committed(worktree, commit)
-    return commit
-
-
 def _untracked_file_and_symlink(path: Path) -> None:
     (path / "notes.txt").write_text("committed\n")
     (path / "lib" / "scratch.log").write_text("ignored\n")
@@ -74,7 +62,7 @@ def test_a_committed_worktree_is_given_back_by_its_touched_paths_alone(repo, tmp
     ran = _commands_recorded(monkeypatch)
     with held(repo, tmp_path, "main") as first:
         left(first.path)
-        commit = _landed(first)
+        commit = landed(first)
         ran.clear()
     assert sweeps == [] and ran == []
     assert (pool_folder(tmp_path / "workspaces", repo) / "0.clean").read_text() == commit
@@ -95,7 +83,7 @@ def _odd_folder_mode(path: Path) -> None:
 def test_what_git_could_not_see_or_set_among_the_touched_paths_resets_it_whole(repo, tmp_path, sweeps, left):
     with held(repo, tmp_path, "main") as worktree:
         left(worktree.path)
-        commit = _landed(worktree)
+        commit = landed(worktree)
     assert sweeps == [worktree.path]
     assert tree_of(worktree.path) == head_tree(repo, commit)
 
@@ -103,7 +91,7 @@ def test_what_git_could_not_see_or_set_among_the_touched_paths_resets_it_whole(r
 def test_a_worktree_written_in_after_it_was_left_clean_is_reset_when_taken(repo, tmp_path, sweeps):
     with held(repo, tmp_path, "main") as first:
         (first.path / "README.md").write_text("committed\n")
-        commit = _landed(first)
+        commit = landed(first)
     (first.path / "README.md").write_text("written after the give-back\n")
     (first.path / "stray.txt").write_text("so was this\n")
 
