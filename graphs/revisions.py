@@ -48,7 +48,7 @@ def revision_save(
     with transaction.atomic():
         if record.pk is not None:
             # Serializes revision numbering, and the conflict check, between concurrent saves of the record.
-            type(record).objects.select_for_update().filter(pk=record.pk).first()
+            type(record).objects.select_for_update(no_key=True).filter(pk=record.pk).first()
         latest = record.revisions.order_by("-number").first() if record.pk is not None else None
         content = revision_content(fields=fields, source=record)
         theirs = revision_content(fields=fields, source=latest) if latest is not None else None
@@ -107,7 +107,7 @@ def revision_label_move(
         raise RevisionUnknown(f"{label!r} is no label: the labels are {', '.join(LABELS)}.")
     with transaction.atomic():
         # Serializes the moves of a record's labels (and its saves, which number revisions the same way).
-        type(record).objects.select_for_update().filter(pk=record.pk).first()
+        type(record).objects.select_for_update(no_key=True).filter(pk=record.pk).first()
         revision = revision_pinned(record=record, ref=number)
         current = record.labels.filter(label=label).select_related("revision").first()
         before = current.revision.number if current is not None else None

@@ -47,7 +47,7 @@ def token_create(
     now = timezone.now()
     with transaction.atomic():
         # Locks the user's row, so two concurrent creations cannot both pass the limit.
-        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        get_user_model().objects.select_for_update(no_key=True).filter(pk=user.pk).first()
         if _active(ApiToken.objects.filter(user=user), now=now).count() >= MAX_ACTIVE_TOKENS:
             raise TokenLimitReached(f"you already hold {MAX_ACTIVE_TOKENS} active tokens; revoke one first")
         token = ApiToken.objects.create(
@@ -63,7 +63,8 @@ def token_create(
 def token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
     """Revoke one of the user's own tokens; return False when there is no such active token."""
     with transaction.atomic():
-        token = ApiToken.objects.select_for_update().filter(pk=token_id, user=user, revoked_at__isnull=True).first()
+        token = ApiToken.objects.select_for_update(no_key=True).filter(
+            pk=token_id, user=user, revoked_at__isnull=True).first()
         if token is None:
             return False
         ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())

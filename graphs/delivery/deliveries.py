@@ -65,7 +65,7 @@ def run_delivery_request(*, run: WorkGraphRun, by: AbstractBaseUser, remote_bran
         raise DeliveryRefused("delivery_off", f"The project {project.slug} delivers nothing: its delivery setting"
                                               " is off. A lead sets where it delivers first.")
     with transaction.atomic():
-        existing = RunDelivery.objects.select_for_update().filter(run=run).first()
+        existing = RunDelivery.objects.select_for_update(no_key=True).filter(run=run).first()
         before = existing.state if existing is not None else None
         delivery = _queued(run, project_delivery, trigger=RunDelivery.Trigger.REQUESTED, by=by,
                            remote_branch=remote_branch or (existing.remote_branch if existing else None))

@@ -236,7 +236,8 @@ def _follow_up(execution: WorkNodeExecution, *, author: AbstractBaseUser, draft:
                             " follow-up run")
     with transaction.atomic():
         # The attempt's row, locked, orders two requests at once: the second finds the run no longer latest.
-        WorkNodeExecution.objects.select_for_update().filter(pk=execution.pk).values_list("pk", flat=True).get()
+        locked = WorkNodeExecution.objects.select_for_update(no_key=True).filter(pk=execution.pk)
+        locked.values_list("pk", flat=True).get()
         if attempt_review_standing(execution) != "landed":
             raise NotReviewable(f"run {str(run.pk)[:8]} is no longer its task's latest run")
         review = _review_record(execution, author=author, draft=draft)
@@ -253,7 +254,7 @@ def _record_only(execution: WorkNodeExecution, *, author: AbstractBaseUser, draf
     """A comment (or an approval of a change already landed): recorded, nothing moves. The attempt's row is
     locked, so a decision taken at the same time comes before or after it, whole."""
     with transaction.atomic():
-        status = WorkNodeExecution.objects.select_for_update().filter(pk=execution.pk).values_list(
+        status = WorkNodeExecution.objects.select_for_update(no_key=True).filter(pk=execution.pk).values_list(
             "status", flat=True).get()
         if status != execution.status:
             raise NotReviewable(f"a decision on attempt {execution.attempt} of {execution.node_id} was taken meanwhile")

@@ -56,7 +56,7 @@ def run_cancel(*, run: WorkGraphRun, by: AbstractBaseUser | None = None) -> None
     their heartbeat, and the run ends ``cancelled`` once none is left running. The audit log records
     ``by`` cancelling it, unless a stop was asked for already."""
     with transaction.atomic():
-        asked_before = WorkGraphRun.objects.select_for_update().filter(pk=run.pk).values_list(
+        asked_before = WorkGraphRun.objects.select_for_update(no_key=True).filter(pk=run.pk).values_list(
             "cancel_requested_at", flat=True).first()
         if run_stop(run_id=run.run_id) is None:
             run.refresh_from_db(fields=["status", "review_decision"])

@@ -74,7 +74,7 @@ def _decide(*, run: WorkGraphRun, reviewer: AbstractBaseUser, comment: str, deci
 
 def _appends_waiting_locked(run: WorkGraphRun) -> list[AppendReview]:
     """Lock the run and return its appends waiting for a reviewer (none: the run waits for its plan)."""
-    WorkGraphRun.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True).get()
+    WorkGraphRun.objects.select_for_update(no_key=True).filter(pk=run.pk).values_list("pk", flat=True).get()
     return append_reviews_waiting(run.pk)
 
 

@@ -57,7 +57,8 @@ def run_locked(run_id: Any, *, with_manifest: bool = True) -> Iterator[WorkGraph
     with transaction.atomic():
         if with_manifest:
             # of=("self",): lock the run row only, not the task and project rows joined in with it.
-            yield WorkGraphRun.objects.select_for_update(of=("self",)).select_related("task__project").get(pk=run_id)
+            locked = WorkGraphRun.objects.select_for_update(no_key=True, of=("self",))
+            yield locked.select_related("task__project").get(pk=run_id)
         else:
             yield row_locked_read(WorkGraphRun, pk=run_id, names=RUN_FIELDS)
 

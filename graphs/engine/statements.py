@@ -98,7 +98,7 @@ def row_update(model: type[Model], *, pk: Any, where: Mapping[str, Any], values:
 
 @functools.cache
 def _locked_read_sql(model: type[Model], names: tuple[str, ...], alias: str) -> str:
-    lock = f" {connection.ops.for_update_sql()}" if connection.features.has_select_for_update else ""
+    lock = f" {connection.ops.for_update_sql(no_key=True)}" if connection.features.has_select_for_update else ""
     return (
         f"{_select_sql(_columns(model, names, alias))} FROM {_table_sql(model)}"
         f" WHERE {_column_sql(model, 'pk')} = %s{lock}"
@@ -106,8 +106,8 @@ def _locked_read_sql(model: type[Model], names: tuple[str, ...], alias: str) -> 
 
 
 def row_locked_read(model: type[M], *, pk: Any, names: Sequence[str]) -> M:
-    """``model.objects.select_for_update().only(*names).get(pk=pk)``: the row, locked until the caller's
-    transaction ends, with the other fields deferred; ``model.DoesNotExist`` when there is none."""
+    """``model.objects.select_for_update(no_key=True).only(*names).get(pk=pk)``: the row, locked until the
+    caller's transaction ends, with the other fields deferred; ``model.DoesNotExist`` when there is none."""
     attnames = _attnames(model, tuple(names))
     with connection.cursor() as cursor:
         cursor.execute(_locked_read_sql(model, attnames, connection.alias),
@@ -153,7 +153,8 @@ def _next_queued_sql(names: tuple[str, ...], run_names: tuple[str, ...], alias: 
     lock = ""
     if features.has_select_for_update:
         of = (_table_sql(WorkNodeExecution),) if features.has_select_for_update_of else ()
-        lock = " " + connection.ops.for_update_sql(skip_locked=features.has_select_for_update_skip_locked, of=of)
+        lock = " " + connection.ops.for_update_sql(skip_locked=features.has_select_for_update_skip_locked, of=of,
+                                                   no_key=True)
     return (
         f"{_select_sql(columns)} FROM {_table_sql(WorkNodeExecution)}"
         f" INNER JOIN {_table_sql(WorkGraphRun)} ON ({attempt('run')} = {_column_sql(WorkGraphRun, 'pk')})"
@@ -168,7 +169,7 @@ def attempt_next_queued_lock(
 ) -> WorkNodeExecution | None:
     """The run's longest-waiting queued attempt that may start at ``now``, locked and skipped by every
     other worker's look until the caller's transaction ends where the database can (PostgreSQL), with
-    its run: ``WorkNodeExecution.objects.select_for_update(skip_locked=True, of=("self",))
+    its run: ``WorkNodeExecution.objects.select_for_update(no_key=True, skip_locked=True, of=("self",))
     .select_related("run").only(*names, *run__names).filter(run_id=run_id, status=QUEUED)
     .filter(Q(not_before__isnull=True) | Q(not_before__lte=now)).order_by("ready_at", "created_at").first()``.
     """

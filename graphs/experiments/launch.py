@@ -47,7 +47,7 @@ def experiment_advance(experiment_id: Any) -> Experiment:
     """Move the experiment on: stop it when its budget is spent, start pending items while fewer than its
     concurrency run, and finish it when nothing is pending or running. Returns it as it is now."""
     with transaction.atomic():
-        experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
+        experiment = Experiment.objects.select_for_update(no_key=True).get(pk=experiment_id)
         if experiment.is_finished():
             return experiment
         spent = experiment_spent(experiment)
@@ -71,7 +71,7 @@ def experiment_cancel(*, experiment: Experiment) -> bool:
     """Cancel the experiment: no item starts any more, and the runs under way are stopped (each is scored
     as it ends). Returns whether this call cancelled it (False: it had ended already)."""
     with transaction.atomic():
-        locked = Experiment.objects.select_for_update().get(pk=experiment.pk)
+        locked = Experiment.objects.select_for_update(no_key=True).get(pk=experiment.pk)
         if locked.is_finished():
             return False
         _stop(locked, status=Experiment.Status.CANCELLED, error="")

@@ -57,7 +57,7 @@ def webhook_create(*, project: Project, url: str, events: Iterable[str], format:
     if problems:
         raise WebhookInvalid(problems)
     with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk", flat=True).get()
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk", flat=True).get()
         # Counted again under the project's lock: another lead may have added one since.
         room = _room_problem(project)
         if room:

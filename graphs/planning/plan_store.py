@@ -25,7 +25,8 @@ def run_fresh_manifest_store(*, run: WorkGraphRun, manifest: dict) -> tuple[Work
     """Store a fresh run's ``manifest`` and set it awaiting approval or ready; its node_ids."""
     needs_approval = run.task.project.require_plan_approval
     with transaction.atomic():
-        locked = WorkGraphRun.objects.select_for_update().filter(pk=run.pk).values("status", "cancel_requested_at")
+        locked = WorkGraphRun.objects.select_for_update(no_key=True).filter(pk=run.pk).values(
+            "status", "cancel_requested_at")
         current = locked.get()
         if current["cancel_requested_at"] is not None or current["status"] != WorkGraphRun.Status.PLANNING:
             raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
@@ -42,7 +43,7 @@ def run_still_open(*, run_id: Any) -> WorkGraphRun:
     """The run an answer that adds no node leaves as it is, once checked under its lock to be neither
     cancelled nor finished meanwhile (as a merge would check)."""
     with transaction.atomic():
-        run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
+        run = WorkGraphRun.objects.select_for_update(no_key=True).select_related("task__project").get(pk=run_id)
         if run.cancel_requested_at is not None:
             raise PlanningFailedError("the run was cancelled while planning", cancelled=True)
         if run.is_finished():
@@ -60,7 +61,7 @@ def run_append_merge(
     project requires plan approval, the new nodes wait for a reviewer from the same commit on.
     """
     with transaction.atomic():
-        run = WorkGraphRun.objects.select_for_update().select_related("task__project").get(pk=run_id)
+        run = WorkGraphRun.objects.select_for_update(no_key=True).select_related("task__project").get(pk=run_id)
         if run.cancel_requested_at is not None:
             raise PlanningFailedError("the run was cancelled while planning; nothing was appended", cancelled=True)
         if run.is_finished():

@@ -123,7 +123,7 @@ def _membership_locked(project: Project, username: str, refusals: Refusals) -> P
     """The membership of ``username``; None, with the problem added to ``refusals``, when there is none."""
     # The project's row is locked (on PostgreSQL) for the transaction: changes of one project's members
     # are made one at a time, so two leads demoting each other at once cannot leave it without a lead.
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()
     membership = None
     if _username_plausible(username):
         membership = ProjectMembership.objects.filter(project=project, user__username=username).first()

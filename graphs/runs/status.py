@@ -100,7 +100,7 @@ def run_stop(*, run_id: Any, error_code: str = "", error: str = "") -> WorkGraph
     """
     now = timezone.now()
     with transaction.atomic():
-        run = WorkGraphRun.objects.select_for_update().get(pk=run_id)
+        run = WorkGraphRun.objects.select_for_update(no_key=True).get(pk=run_id)
         if run.is_finished():
             return None
         if run.cancel_requested_at is None:
@@ -178,7 +178,7 @@ def task_claim_for_new_run(*, task_id: Any, supersede_unstarted: bool = False) -
     Call inside the transaction that creates the run: concurrent requests queue on the task row, and
     each sees what the one before it committed, so a task never gets two runs under way at once.
     """
-    Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
+    Task.objects.select_for_update(no_key=True).filter(pk=task_id).values_list("pk", flat=True).first()
     under_way = runs_latest_first(WorkGraphRun.objects.filter(task_id=task_id).exclude(
         status__in=list(WorkGraphRun.FINISHED_STATUSES))).first()
     if under_way is None:
@@ -206,7 +206,7 @@ def task_status_refresh(*, task_id: Any) -> str:
     incomplete) is kept while the latest run is finished and cleared while it is not.
     """
     with transaction.atomic():
-        Task.objects.select_for_update().filter(pk=task_id).values_list("pk", flat=True).first()
+        Task.objects.select_for_update(no_key=True).filter(pk=task_id).values_list("pk", flat=True).first()
         run = task_latest_run(task_id)
         outcome: dict[str, Any] = {}
         incompleteness = None
