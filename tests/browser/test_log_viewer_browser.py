@@ -10,16 +10,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphs.logs.store import log_file_open
+from graphs.engine.record import attempt_finish
+from graphs.logs.store import log_append, log_file_close, log_file_open, log_writes_wait
 from graphs.models import ExecutionLogFile, ExecutionLogLine, WorkNodeExecution
 from tests import factories
-from tests.browser.conftest import ARTIFACTS, OVERFLOW, PAGE_WAIT_MS, attempt_running, raw_log_open, sign_in
+from tests.browser.conftest import ARTIFACTS, OVERFLOW, PAGE_WAIT_MS, raw_log_open, sign_in
 from tests.run_builders import node, planned_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HOSTILE = '<img src=x onerror="window.pwned = true">'
 LINES = 1500
+WORKER = "host:1:follow"
 
 
 def closed_log(attempt: WorkNodeExecution, *, lines: int) -> None:
@@ -105,15 +107,24 @@ WATCH_CHANGES = """() => {
 }"""
 
 
-def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_console_server, alice, task):
-    # A test script is the offline agent's longest text: a dozen lines, one every 0.4 s.
-    run = planned_run(task, {"nodes": [node("draft", node_type="test_script")], "edges": []})
+def _written_live(attempt: WorkNodeExecution, count: int) -> None:
+    """``count`` more lines of the agent's output, stored and sent to the page as a worker's are."""
+    for _ in range(count):
+        log_append(execution=attempt, event="agent_output", text="test output: still testing")
+    assert log_writes_wait()
+
+
+def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, console_server, alice, task):
+    # The test writes the attempt's lines itself, each when it needs one: an agent writing at its own pace
+    # may have finished before a step that waits for a new line.
+    run = planned_run(task, {"nodes": [node("draft")], "edges": []}, status="running")
+    attempt = factories.ExecutionFactory(run=run, node_id="draft", status="running", worker=WORKER)
+    log_file_open(execution=attempt)
+    log_append(execution=attempt, event="node_start", attempt=1, cause="initial", worker=WORKER)
+    _written_live(attempt, 6)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(PAGE_WAIT_MS)
-    sign_in(page, f"{slow_console_server}/tasks/{task.pk}/", "alice")
-    page.click(f"#run-{run.run_id} button[data-action='start']")
-    attempt = attempt_running(run, "draft")
-    page.goto(f"{slow_console_server}/executions/{attempt.pk}/")
+    sign_in(page, f"{console_server}/executions/{attempt.pk}/", "alice")
     # A short window onto the log, so that a few lines already overflow it.
     raw_log_open(page)
     page.eval_on_selector("#log-lines", "list => { list.style.maxHeight = '4.5em'; }")
@@ -123,6 +134,7 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     page.wait_for_function("() => document.getElementById('log-count').textContent.endsWith('matching lines')")
     page.evaluate(WATCH_CHANGES)
     present = page.evaluate(LINE_COUNT)
+    _written_live(attempt, 3)
     page.wait_for_function(f"() => document.querySelectorAll('#log-lines li').length >= {present + 3}")
     assert page.evaluate(AT_END), "following keeps the newest line in view"
     assert page.evaluate("window.linesTouched") == [], "a live line leaves the lines before it alone"
@@ -132,6 +144,7 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     page.uncheck("#log-follow")
     page.eval_on_selector("#log-lines", "l => { l.scrollTop = 0; }")
     paused_at = page.evaluate(LINE_COUNT)
+    _written_live(attempt, 1)
     page.wait_for_function(f"() => document.querySelectorAll('#log-lines li').length >= {paused_at + 1}")
     assert page.eval_on_selector("#log-lines", "l => l.scrollTop") == 0, "a paused log stays where it was read"
 
@@ -143,6 +156,8 @@ def test_follow_keeps_the_newest_live_line_in_view_until_paused(chromium, slow_c
     page.check("#log-follow")
 
     # The kinds grow with the live lines: the attempt's last line is a kind the page began without.
+    attempt_finish(attempt, worker=WORKER, status="succeeded", output={"text": "tested"})
+    log_file_close(execution=attempt)
     page.wait_for_selector("#log-kinds label[data-kind='node_finished']")
     page.wait_for_selector("body[data-attempt-finished='true']")
     kinds = page.eval_on_selector_all("#log-kinds label[data-kind]", "els => els.map(e => e.dataset.kind)")
