@@ -4,7 +4,8 @@ A browser sends a click to the element both the press and the release landed on;
 them would send it to their common ancestor, and the link pressed would not be followed. So an answer
 that arrives while a press in the panel is under way waits for the release: the click goes to the link
 pressed, and the panel shows the answer after it. An answer saying what the panel already shows leaves its
-elements as they are.
+elements as they are. Nor does the attempt's log, streaming into the panel's end, move a link from under
+a press.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from graphs.engine.record import attempt_finish
+from graphs.logs.store import log_append, log_file_close, log_file_open, log_writes_wait
 from graphs.models import WorkNodeExecution
+from tests import factories
 from tests.browser.conftest import PAGE_WAIT_MS, sign_in
-from tests.run_builders import run_with_attempts
+from tests.run_builders import node, planned_run, run_with_attempts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,6 +26,8 @@ LINK = "#panel-body a:has-text('Open the node page')"
 OUTPUT = "#panel-body pre[data-field='output']"
 # Every panel answer handled so far (drawn, kept as it was, or waiting for a release).
 ANSWERS = "() => Number(document.getElementById('panel-body').dataset.answers || 0)"
+LOG_LINES = "#panel-body ol.log-lines li"
+WORKER = "host:1:press"
 
 
 class PanelAnswers:
@@ -133,4 +139,30 @@ def test_an_answer_saying_what_the_panel_shows_keeps_its_elements(chromium, cons
 
     assert link.evaluate("(a) => a.isConnected")
     expect(page.locator(OUTPUT)).to_have_text("the first words")
+    page.close()
+
+
+def test_a_link_pressed_while_the_log_streams_into_the_panel_is_followed(chromium, console_server, alice, task):
+    # The lines are written here, as a worker writes them, while the press is under way.
+    run = planned_run(task, {"nodes": [node("write")], "edges": []}, status="running")
+    attempt = factories.ExecutionFactory(run=run, node_id="write", status="running", worker=WORKER)
+    log_file_open(execution=attempt)
+    log_append(execution=attempt, event="node_start", attempt=1, cause="initial", worker=WORKER)
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(PAGE_WAIT_MS)
+    sign_in(page, f"{console_server}/runs/{run.run_id}/?node=write", "alice")
+    page.wait_for_selector("#dag[data-painted='true']")
+    expect(page.locator(LOG_LINES)).to_have_count(1)
+
+    _pressed(page)
+    for _ in range(30):
+        log_append(execution=attempt, event="agent_output", text="still writing")
+    assert log_writes_wait()
+    expect(page.locator(LOG_LINES)).to_have_count(31)
+    with page.expect_navigation():
+        page.mouse.up()
+    assert page.url == f"{console_server}/executions/{attempt.pk}/"
+
+    attempt_finish(attempt, worker=WORKER, status="succeeded", output={"text": "written"})
+    log_file_close(execution=attempt)
     page.close()
